@@ -1,0 +1,121 @@
+"""The agent seam: the ``Agent`` protocol and the registry that builds agents by name.
+
+An agent answers ``act(board) -> Action`` for a uint64 board, choosing only legal actions;
+``act_batch(boards)`` and ``reset(seed)`` are optional. Agents are registered lazily by
+``"module:attr"`` so that listing them never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from ai2048.rules import Action
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything with ``act(board) -> Action``; the evaluator, CLI and UIs take any of them."""
+
+    def act(self, board: int) -> Action: ...
+
+
+class BaseAgent:
+    """Convenience base: ``act_batch`` loops over ``act``; ``reset`` is a no-op; ``explain`` is empty."""
+
+    name: str = "agent"
+
+    def act(self, board: int) -> Action:
+        raise NotImplementedError
+
+    def act_batch(self, boards: np.ndarray) -> np.ndarray:
+        """[N] uint64 boards -> [N] int64 actions."""
+        return np.array([int(self.act(int(b))) for b in boards], dtype=np.int64)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Forget per-game state and reseed any randomness."""
+
+    def explain(self, board: int) -> dict[str, float]:
+        """The agent's value of each legal move (name -> value), shown by hints; empty if it has none."""
+        return {}
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A registered agent: where its factory lives and what it is, in one line."""
+
+    name: str
+    target: str
+    description: str
+
+    def factory(self) -> Callable[..., Any]:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+_REGISTRY: dict[str, AgentSpec] = {}
+
+
+def register(name: str, target: str, description: str) -> None:
+    """Register the factory at ``"module:attr"`` under ``name`` (later issues add learned agents)."""
+    _REGISTRY[name] = AgentSpec(name, target, description)
+
+
+def available() -> dict[str, str]:
+    """Registered agent names with their one-line descriptions."""
+    return {n: s.description for n, s in sorted(_REGISTRY.items())}
+
+
+def _spec(name: str) -> AgentSpec:
+    if not isinstance(name, str) or name not in _REGISTRY:
+        names = ", ".join(sorted(_REGISTRY))
+        raise ValueError(f"unknown agent {name!r}; available agents: {names}")
+    return _REGISTRY[name]
+
+
+def config_keys(name: str) -> dict[str, Any]:
+    """The config keys agent ``name`` accepts, with their defaults (``inspect.Parameter.empty`` if required)."""
+    sig = inspect.signature(_spec(name).factory())
+    return {
+        k: p.default
+        for k, p in sig.parameters.items()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and k != "self"
+    }
+
+
+def make_agent(name: str, **config: Any) -> Any:
+    """Build the agent registered as ``name`` with keyword ``config``; unknown keys raise."""
+    spec = _spec(name)
+    keys = config_keys(name)
+    unknown = sorted(set(config) - set(keys))
+    if unknown:
+        valid = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k for k, v in keys.items())
+        raise ValueError(f"agent {name!r} has no config key(s) {', '.join(unknown)}; valid keys: {valid}")
+    agent = spec.factory()(**config)
+    agent.name = name
+    return agent
+
+
+def load_agent(path: str | Path, **overrides: Any) -> Any:
+    """Rebuild a trained agent from its run directory (``meta.json`` names the agent)."""
+    run = Path(path)
+    meta_path = run / "meta.json"
+    if not run.is_dir():
+        raise FileNotFoundError(f"{run} is not a run directory (expected a folder with meta.json)")
+    if not meta_path.is_file():
+        raise FileNotFoundError(f"{run} has no meta.json, so it is not an ai2048 run directory")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{meta_path} is not valid JSON ({e}); the run directory is corrupt") from e
+    name = meta.get("agent")
+    if not name:
+        raise ValueError(f"{meta_path} does not say which agent it holds (no 'agent' key)")
+    return make_agent(name, weights=str(run), **overrides)

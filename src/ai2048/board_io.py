@@ -1,0 +1,131 @@
+"""Conversion between boards and the shapes people use, with input checks.
+
+Every user-facing function checks its input here and raises ``ValueError``/``TypeError`` naming
+the problem, so no user mistake reaches a numba kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ai2048.engine.board import pack
+from ai2048.rules import MAX_EXPONENT
+
+
+def check_board(board: Any) -> np.uint64:
+    """Return ``board`` as ``np.uint64`` after checking it is a 64-bit board integer."""
+    if isinstance(board, (bool, np.bool_)):
+        raise TypeError("board must be a uint64 integer (see ai2048.encode), got a bool")
+    if isinstance(board, np.ndarray):
+        if board.shape != ():
+            raise TypeError(
+                f"board must be one uint64 integer, got an array of shape {board.shape}; "
+                "use ai2048.encode(cells) to pack a grid"
+            )
+        board = board.item()
+    if isinstance(board, np.integer):
+        if board.dtype not in (np.uint64, np.int64, np.uint32, np.int32, np.uint16, np.uint8):
+            raise TypeError(f"board has dtype {board.dtype}; expected uint64")
+        board = int(board)
+    if not isinstance(board, int):
+        raise TypeError(
+            f"board must be a uint64 integer (see ai2048.encode), got {type(board).__name__}"
+        )
+    if not 0 <= board < 1 << 64:
+        raise ValueError(f"board {board} is outside 0..2**64-1; encode a grid with ai2048.encode")
+    return np.uint64(board)
+
+
+def check_action(action: Any) -> int:
+    """Return ``action`` as an int in 0..3 (``Action`` members and integers are accepted)."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise TypeError(
+            f"action must be an ai2048.Action or an int 0..3, got {type(action).__name__} {action!r}"
+        )
+    a = int(action)
+    if not 0 <= a <= 3:
+        raise ValueError(
+            f"action {a} is out of range: use 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3, see ai2048.Action)"
+        )
+    return a
+
+
+def _as_cells(values: Any, what: str) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"{what} must be numbers, got dtype {arr.dtype}")
+    if arr.shape not in ((16,), (4, 4)):
+        raise ValueError(f"{what} must have 16 entries or shape (4, 4), got shape {arr.shape}")
+    flat = arr.reshape(16)
+    if np.issubdtype(flat.dtype, np.floating):
+        if not np.all(np.isfinite(flat)) or not np.all(flat == np.round(flat)):
+            raise ValueError(f"{what} must be whole numbers, got {flat.tolist()}")
+    return flat.astype(np.int64)
+
+
+def encode(exponents: Any) -> int:
+    """Pack 16 exponents (row-major list or a [4, 4] array, 0 = empty) into a board.
+
+    >>> hex(encode([1, 1, 1, 1] + [0] * 12))
+    '0x1111'
+    """
+    cells = _as_cells(exponents, "exponents")
+    bad = (cells < 0) | (cells > MAX_EXPONENT)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"exponent {int(cells[i])} at cell {i} is outside 0..{MAX_EXPONENT} "
+            f"(0 = empty, {MAX_EXPONENT} = {2**MAX_EXPONENT}); for tile values use ai2048.from_tiles"
+        )
+    return int(pack(cells))
+
+
+def decode(board: Any) -> np.ndarray:
+    """The [4, 4] uint8 exponents of a board (row 0 on top)."""
+    b = int(check_board(board))
+    return np.array([(b >> (4 * i)) & 0xF for i in range(16)], dtype=np.uint8).reshape(4, 4)
+
+
+def from_tiles(values: Any) -> int:
+    """Pack tile values (0, 2, 4, ..., 32768; row-major list or [4, 4]) into a board."""
+    cells = _as_cells(values, "tile values")
+    out = np.zeros(16, dtype=np.int64)
+    for i, v in enumerate(cells.tolist()):
+        if v == 0:
+            continue
+        if v < 2 or v & (v - 1) or v > 2**MAX_EXPONENT:
+            raise ValueError(
+                f"tile value {v} at cell {i} is not a power of two in 2..{2**MAX_EXPONENT} "
+                "(use 0 for an empty cell; for exponents use ai2048.encode)"
+            )
+        out[i] = v.bit_length() - 1
+    return int(pack(out))
+
+
+def to_tiles(board: Any) -> np.ndarray:
+    """The [4, 4] int64 tile values of a board (0 = empty)."""
+    e = decode(board).astype(np.int64)
+    return np.where(e > 0, np.left_shift(1, e), 0)
+
+
+def check_boards(boards: Any) -> np.ndarray:
+    """Return ``boards`` as a C-contiguous ``uint64[N]`` array after checking dtype and shape."""
+    arr = np.asarray(boards)
+    if arr.ndim != 1:
+        raise ValueError(f"boards must be a 1-D uint64 array [N], got shape {arr.shape}")
+    if arr.dtype != np.uint64:
+        raise TypeError(f"boards must have dtype uint64, got {arr.dtype}; use np.asarray(x, np.uint64)")
+    return np.ascontiguousarray(arr)
+
+
+def render_text(board: Any) -> str:
+    """A compact, readable text board: tile values, '.' for empty, one row a line."""
+    tiles = to_tiles(board)
+    width = max(4, max(len(str(int(v))) for v in tiles.flat))
+    lines = [" ".join(str(int(v)).rjust(width) if v else ".".rjust(width) for v in row) for row in tiles]
+    return "\n".join(lines)
+

@@ -1,0 +1,101 @@
+"""Run directories and atomic writes: nothing is lost if a process dies mid-write.
+
+A run directory holds ``config.json`` (the frozen config), ``meta.json`` (agent name, rules
+version, format, progress), ``metrics.jsonl`` (one JSON object a line) and weights files.
+Every file is written to a temporary name in the same folder and renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def atomic_write(path: str | Path, write: Callable[[Any], None], mode: str = "wb") -> None:
+    """Call ``write(file)`` on a temp file beside ``path``, fsync it, then rename it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode) as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON, atomically."""
+    text = json.dumps(obj, indent=2, default=_json_default) + "\n"
+    atomic_write(path, lambda f: f.write(text), mode="w")
+
+
+def read_json(path: str | Path, what: str = "file") -> Any:
+    """Read JSON, turning a missing or corrupt file into an error that names it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} {path} does not exist")
+    try:
+        return json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{what} {path} is not valid JSON ({e}); it may be truncated or corrupt") from e
+
+
+def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
+    """Append one JSON line and flush it to disk (a torn last line is skipped by :func:`read_jsonl`)."""
+    with open(path, "a") as f:
+        f.write(json.dumps(record, default=_json_default) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """All complete records of a JSON-lines file; a torn final line (crash mid-append) is dropped."""
+    out = []
+    lines = Path(path).read_text().splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError as e:
+            if i == len(lines) - 1:
+                break
+            raise ValueError(f"{path}: line {i + 1} is not valid JSON ({e})") from e
+    return out
+
+
+def truncate_jsonl(path: str | Path, keep: Callable[[dict[str, Any]], bool]) -> None:
+    """Rewrite a JSON-lines file atomically, keeping the records ``keep`` accepts (used on resume)."""
+    path = Path(path)
+    if not path.exists():
+        return
+    records = [r for r in read_jsonl(path) if keep(r)]
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    atomic_write(path, lambda f: f.write(text), mode="w")
+
+
+def save_npz(path: str | Path, **arrays: np.ndarray) -> None:
+    """Save arrays compressed, atomically."""
+    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"cannot write {type(o).__name__} to JSON")

@@ -1,0 +1,47 @@
+"""The ``ai2048`` command: one entry point, one module per subcommand in this package.
+
+Each module ``ai2048.cli.<name>`` defines ``register(subparsers)``, which adds its parser and sets
+``func(args) -> int``. Modules are discovered, so adding a command touches no other file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every discovered subcommand."""
+    import ai2048
+
+    parser = argparse.ArgumentParser(
+        prog="ai2048", description="Play, study and train AI for the game 2048."
+    )
+    parser.add_argument("--version", action="version", version=f"ai2048 {ai2048.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as e:
+        print(f"ai2048 {args.command}: error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,127 @@
+"""The single-board kernels over ``uint64[N]`` batches, in parallel with ``prange``.
+
+Each game in a batch owns one SplitMix64 state (``states[i]``), so a batch replays exactly the
+games that N single boards seeded the same way would play.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ai2048.engine.board import NIBBLE, max_exponent
+from ai2048.engine.moves import legal_bits, log2_reward, move
+from ai2048.engine.spawn import new_board, random_play, spawn
+
+
+@njit(cache=True, parallel=True)
+def batch_move(boards: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[N] boards, [N] actions -> ([N] boards, [N] rewards); no spawn."""
+    n = boards.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    rew = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        out[i], rew[i] = move(boards[i], actions[i])
+    return out, rew
+
+
+@njit(cache=True, parallel=True)
+def batch_legal_masks(boards: np.ndarray) -> np.ndarray:
+    """[N] boards -> [N, 4] bool, True where the action changes the board."""
+    n = boards.shape[0]
+    out = np.empty((n, 4), dtype=np.bool_)
+    for i in prange(n):
+        bits = legal_bits(boards[i])
+        for a in range(4):
+            out[i, a] = (bits >> a) & 1
+    return out
+
+
+@njit(cache=True, parallel=True)
+def batch_random_play(boards: np.ndarray, states: np.ndarray, p_two: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play every board to the end with uniformly random legal moves: (finals, scores, moves)."""
+    n = boards.shape[0]
+    finals = np.empty(n, dtype=np.uint64)
+    scores = np.empty(n, dtype=np.int64)
+    moves = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
+    return finals, scores, moves
+
+
+@njit(cache=True, parallel=True)
+def batch_reset(boards: np.ndarray, states: np.ndarray, p_two: float, which: np.ndarray) -> None:
+    """Start a new game (two spawned tiles) in every slot where ``which`` [N] is True."""
+    for i in prange(boards.shape[0]):
+        if which[i]:
+            boards[i] = new_board(states[i : i + 1], p_two)
+
+
+@njit(cache=True, parallel=True)
+def batch_step(
+    boards: np.ndarray,
+    actions: np.ndarray,
+    states: np.ndarray,
+    p_two: float,
+    rewards: np.ndarray,
+    log_rewards: np.ndarray,
+    illegal: np.ndarray,
+    masks: np.ndarray,
+    max_exp: np.ndarray,
+    empty: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """One env step for every board, in place, fused so the batch is walked once.
+
+    In: ``boards`` [N] uint64, ``actions`` [N] int, ``states`` [N] uint64 RNG states.
+    Out: ``boards`` after move + spawn (unchanged where the action is illegal), ``rewards`` [N]
+    int64 score gained, ``log_rewards`` [N] int64 (seed 000), ``illegal`` [N] bool, ``masks``
+    [N, 4] bool legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64 empty
+    cells, ``obs`` [N, 4, 4] uint8 exponents.
+    """
+    for i in prange(boards.shape[0]):
+        b = boards[i]
+        a = actions[i]
+        nb, r = move(b, a)
+        if nb == b:
+            illegal[i] = True
+            rewards[i] = 0
+            log_rewards[i] = 0
+        else:
+            illegal[i] = False
+            rewards[i] = r
+            log_rewards[i] = log2_reward(b, a)
+            b = spawn(nb, states[i : i + 1], p_two)
+            boards[i] = b
+        bits = legal_bits(b)
+        m = np.uint64(0)
+        e = np.int64(0)
+        for a2 in range(4):
+            masks[i, a2] = (bits >> a2) & 1
+        for c in range(16):
+            x = (b >> np.uint64(4 * c)) & NIBBLE
+            obs[i, c >> 2, c & 3] = x
+            if x > m:
+                m = x
+            if x == 0:
+                e += 1
+        max_exp[i] = m
+        empty[i] = e
+
+
+@njit(cache=True, parallel=True)
+def batch_observe(boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray) -> None:
+    """Fill the per-board outputs of :func:`batch_step` without moving (after a reset)."""
+    for i in prange(boards.shape[0]):
+        b = boards[i]
+        bits = legal_bits(b)
+        for a in range(4):
+            masks[i, a] = (bits >> a) & 1
+        e = np.int64(0)
+        for c in range(16):
+            x = (b >> np.uint64(4 * c)) & NIBBLE
+            obs[i, c >> 2, c & 3] = x
+            if x == 0:
+                e += 1
+        max_exp[i] = max_exponent(b)
+        empty[i] = e

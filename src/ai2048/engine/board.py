@@ -1,0 +1,111 @@
+"""The board: one ``uint64``, 16 nibbles, each the exponent of a tile (0 = empty).
+
+::
+
+    bit:   0   4   8  12        cell (r, c) lives at bits 4*(4*r + c)
+         +---+---+---+---+
+         | 0 | 1 | 2 | 3 |  row 0 = bits  0..15  (top row, least significant)
+         | 4 | 5 | 6 | 7 |  row 1 = bits 16..31
+         | 8 | 9 | a | b |  row 2 = bits 32..47
+         | c | d | e | f |  row 3 = bits 48..63
+         +---+---+---+---+
+
+A row is a 16-bit integer with column 0 in its lowest nibble, which is what the row tables index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+ROW_MASK = np.uint64(0xFFFF)
+NIBBLE = np.uint64(0xF)
+
+
+@njit(cache=True, inline="always")
+def transpose(b: np.uint64) -> np.uint64:
+    """Swap cell (r, c) with (c, r) in a few mask-and-shift steps (nneonneo/2048-ai)."""
+    a1 = b & np.uint64(0xF0F00F0FF0F00F0F)
+    a2 = b & np.uint64(0x0000F0F00000F0F0)
+    a3 = b & np.uint64(0x0F0F00000F0F0000)
+    a = a1 | (a2 << np.uint64(12)) | (a3 >> np.uint64(12))
+    b1 = a & np.uint64(0xFF00FF0000FF00FF)
+    b2 = a & np.uint64(0x00FF00FF00000000)
+    b3 = a & np.uint64(0x00000000FF00FF00)
+    return b1 | (b2 >> np.uint64(24)) | (b3 << np.uint64(24))
+
+
+@njit(cache=True, inline="always")
+def mirror(b: np.uint64) -> np.uint64:
+    """Reverse every row: cell (r, c) goes to (r, 3 - c)."""
+    a = ((b & np.uint64(0x000F000F000F000F)) << np.uint64(12)) | (
+        (b & np.uint64(0xF000F000F000F000)) >> np.uint64(12)
+    )
+    m = ((b & np.uint64(0x00F000F000F000F0)) << np.uint64(4)) | (
+        (b & np.uint64(0x0F000F000F000F00)) >> np.uint64(4)
+    )
+    return a | m
+
+
+@njit(cache=True, inline="always")
+def flip(b: np.uint64) -> np.uint64:
+    """Reverse the row order: cell (r, c) goes to (3 - r, c)."""
+    return (
+        (b << np.uint64(48))
+        | ((b << np.uint64(16)) & np.uint64(0x0000FFFF00000000))
+        | ((b >> np.uint64(16)) & np.uint64(0x00000000FFFF0000))
+        | (b >> np.uint64(48))
+    )
+
+
+@njit(cache=True, inline="always")
+def count_empty(b: np.uint64) -> np.int64:
+    """Number of empty cells (nibbles equal to 0)."""
+    x = b | ((b >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = x | (x >> np.uint64(1))
+    x = ~x & np.uint64(0x1111111111111111)
+    x = x + (x >> np.uint64(32))
+    x = x + (x >> np.uint64(16))
+    x = x + (x >> np.uint64(8))
+    x = x + (x >> np.uint64(4))
+    return np.int64(x & np.uint64(0xF)) if b != np.uint64(0) else np.int64(16)
+
+
+@njit(cache=True)
+def max_exponent(b: np.uint64) -> np.int64:
+    """Largest exponent on the board (0 for an empty board)."""
+    m = np.uint64(0)
+    while b:
+        n = b & NIBBLE
+        if n > m:
+            m = n
+        b >>= np.uint64(4)
+    return np.int64(m)
+
+
+@njit(cache=True)
+def tile_sum(b: np.uint64) -> np.int64:
+    """Sum of the tile values on the board."""
+    s = np.int64(0)
+    while b:
+        n = b & NIBBLE
+        if n:
+            s += np.int64(1) << np.int64(n)
+        b >>= np.uint64(4)
+    return s
+
+
+@njit(cache=True)
+def unpack_into(b: np.uint64, out: np.ndarray) -> None:
+    """Write the 16 exponents of ``b`` row-major into ``out`` [16] (any integer dtype)."""
+    for i in range(16):
+        out[i] = (b >> np.uint64(4 * i)) & NIBBLE
+
+
+@njit(cache=True)
+def pack(cells: np.ndarray) -> np.uint64:
+    """Pack 16 row-major exponents (already validated to 0..15) into a board."""
+    b = np.uint64(0)
+    for i in range(16):
+        b |= np.uint64(cells[i]) << np.uint64(4 * i)
+    return b

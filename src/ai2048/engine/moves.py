@@ -1,0 +1,122 @@
+"""Moves on one board: ``move``, ``legal_bits``, ``is_over`` (numba, table driven).
+
+Actions are clockwise: UP=0, RIGHT=1, DOWN=2, LEFT=3. A move is legal iff it changes the board.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ai2048.engine.board import ROW_MASK, transpose
+from ai2048.engine.tables import (
+    DOWN_COL,
+    LEFT_LOG_REWARD,
+    LEFT_REWARD,
+    LEFT_ROW,
+    RIGHT_LOG_REWARD,
+    RIGHT_REWARD,
+    RIGHT_ROW,
+    UP_COL,
+)
+
+_S16 = np.uint64(16)
+_S32 = np.uint64(32)
+_S48 = np.uint64(48)
+_S4 = np.uint64(4)
+_S8 = np.uint64(8)
+_S12 = np.uint64(12)
+
+
+@njit(cache=True, inline="always")
+def move_left(b: np.uint64) -> tuple[np.uint64, np.int64]:
+    """``[2 2 2 2] -> [4 4 0 0]`` on every row; returns (board, reward)."""
+    r0 = b & ROW_MASK
+    r1 = (b >> _S16) & ROW_MASK
+    r2 = (b >> _S32) & ROW_MASK
+    r3 = b >> _S48
+    out = b ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
+    rew = np.int64(LEFT_REWARD[r0]) + LEFT_REWARD[r1] + LEFT_REWARD[r2] + LEFT_REWARD[r3]
+    return out, rew
+
+
+@njit(cache=True, inline="always")
+def move_right(b: np.uint64) -> tuple[np.uint64, np.int64]:
+    """``[2 2 2 2] -> [0 0 4 4]`` on every row; returns (board, reward)."""
+    r0 = b & ROW_MASK
+    r1 = (b >> _S16) & ROW_MASK
+    r2 = (b >> _S32) & ROW_MASK
+    r3 = b >> _S48
+    out = (
+        b ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
+    )
+    rew = np.int64(RIGHT_REWARD[r0]) + RIGHT_REWARD[r1] + RIGHT_REWARD[r2] + RIGHT_REWARD[r3]
+    return out, rew
+
+
+@njit(cache=True, inline="always")
+def move_up(b: np.uint64) -> tuple[np.uint64, np.int64]:
+    """Slide every column towards row 0; returns (board, reward)."""
+    t = transpose(b)
+    c0 = t & ROW_MASK
+    c1 = (t >> _S16) & ROW_MASK
+    c2 = (t >> _S32) & ROW_MASK
+    c3 = t >> _S48
+    out = b ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
+    rew = np.int64(LEFT_REWARD[c0]) + LEFT_REWARD[c1] + LEFT_REWARD[c2] + LEFT_REWARD[c3]
+    return out, rew
+
+
+@njit(cache=True, inline="always")
+def move_down(b: np.uint64) -> tuple[np.uint64, np.int64]:
+    """Slide every column towards row 3; returns (board, reward)."""
+    t = transpose(b)
+    c0 = t & ROW_MASK
+    c1 = (t >> _S16) & ROW_MASK
+    c2 = (t >> _S32) & ROW_MASK
+    c3 = t >> _S48
+    out = b ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
+    rew = np.int64(RIGHT_REWARD[c0]) + RIGHT_REWARD[c1] + RIGHT_REWARD[c2] + RIGHT_REWARD[c3]
+    return out, rew
+
+
+@njit(cache=True, inline="always")
+def move(b: np.uint64, action: np.int64) -> tuple[np.uint64, np.int64]:
+    """Apply ``action`` (0..3, not validated) to ``b``: (new board, reward). Legal iff changed."""
+    if action == 0:
+        return move_up(b)
+    if action == 1:
+        return move_right(b)
+    if action == 2:
+        return move_down(b)
+    return move_left(b)
+
+
+@njit(cache=True, inline="always")
+def legal_bits(b: np.uint64) -> np.int64:
+    """Bit ``a`` is set iff action ``a`` changes the board."""
+    bits = np.int64(0)
+    for a in range(4):
+        nb, _ = move(b, a)
+        if nb != b:
+            bits |= np.int64(1) << a
+    return bits
+
+
+@njit(cache=True, inline="always")
+def is_over(b: np.uint64) -> bool:
+    """True iff no move changes the board."""
+    return legal_bits(b) == 0
+
+
+@njit(cache=True, inline="always")
+def log2_reward(b: np.uint64, action: np.int64) -> np.int64:
+    """Sum of the exponents of the tiles ``action`` creates (seed 000's log reward: 2+2 -> 2)."""
+    t = transpose(b) if action == 0 or action == 2 else b
+    table = LEFT_LOG_REWARD if action == 0 or action == 3 else RIGHT_LOG_REWARD
+    return (
+        np.int64(table[t & ROW_MASK])
+        + table[(t >> _S16) & ROW_MASK]
+        + table[(t >> _S32) & ROW_MASK]
+        + table[t >> _S48]
+    )

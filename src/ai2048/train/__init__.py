@@ -1,0 +1,33 @@
+"""Trainers: one readable loop per learner, each with a frozen, documented ``Config``.
+
+``TRAINERS`` maps the name used by ``ai2048 train NAME`` to ``"module:attr"`` of a
+:class:`Trainer`, imported only when used (so torch is loaded only by torch trainers).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+TRAINERS: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """A learner as the CLI sees it: its config class and ``run(config, out, resume) -> run dir``."""
+
+    name: str
+    description: str
+    config_cls: type
+    run: Callable[..., Any]
+    presets: dict[str, dict[str, Any]] | None = None
+
+
+def get_trainer(name: str) -> Trainer:
+    """Import and return the trainer registered as ``name``; unknown names list the valid ones."""
+    if name not in TRAINERS:
+        raise ValueError(f"unknown trainer {name!r}; available: {', '.join(sorted(TRAINERS))}")
+    module, _, attr = TRAINERS[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
