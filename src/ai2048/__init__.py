@@ -5,6 +5,7 @@ The public API, re-exported explicitly; internals live behind it.
 
 from __future__ import annotations
 
+from ai2048 import envs
 from ai2048.board_io import decode, encode, from_tiles, render_text, to_tiles
 from ai2048.game import Game, IllegalMoveError, is_over, legal_mask, move, spawn_outcomes
 from ai2048.rules import MAX_EXPONENT, P_TWO, RULES_VERSION, Action
@@ -12,6 +13,7 @@ from ai2048.rules import MAX_EXPONENT, P_TWO, RULES_VERSION, Action
 __version__ = "0.1.0"
 
 __all__ = [
+    "envs",
     "MAX_EXPONENT",
     "P_TWO",
     "RULES_VERSION",

@@ -125,3 +125,66 @@ def batch_observe(boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, em
                 e += 1
         max_exp[i] = max_exponent(b)
         empty[i] = e
+
+
+@njit(cache=True, parallel=True)
+def batch_env_step(
+    boards: np.ndarray,
+    actions: np.ndarray,
+    states: np.ndarray,
+    p_two: float,
+    restart: np.ndarray,
+    scores: np.ndarray,
+    moves: np.ndarray,
+    rewards: np.ndarray,
+    log_rewards: np.ndarray,
+    illegal: np.ndarray,
+    masks: np.ndarray,
+    max_exp: np.ndarray,
+    empty: np.ndarray,
+    obs: np.ndarray,
+) -> None:
+    """:func:`batch_step` for the vector env, with next-step autoreset and score/move counters.
+
+    Where ``restart[i]`` is True the action is ignored and slot i starts a new game (reward 0,
+    score and moves reset), as Gymnasium's next-step autoreset prescribes.
+    """
+    for i in prange(boards.shape[0]):
+        if restart[i]:
+            b = new_board(states[i : i + 1], p_two)
+            boards[i] = b
+            scores[i] = 0
+            moves[i] = 0
+            rewards[i] = 0
+            log_rewards[i] = 0
+            illegal[i] = False
+        else:
+            b = boards[i]
+            a = actions[i]
+            nb, r = move(b, a)
+            if nb == b:
+                illegal[i] = True
+                rewards[i] = 0
+                log_rewards[i] = 0
+            else:
+                illegal[i] = False
+                rewards[i] = r
+                log_rewards[i] = log2_reward(b, a)
+                b = spawn(nb, states[i : i + 1], p_two)
+                boards[i] = b
+                scores[i] += r
+                moves[i] += 1
+        bits = legal_bits(b)
+        m = np.uint64(0)
+        e = np.int64(0)
+        for a2 in range(4):
+            masks[i, a2] = (bits >> a2) & 1
+        for c in range(16):
+            x = (b >> np.uint64(4 * c)) & NIBBLE
+            obs[i, c >> 2, c & 3] = x
+            if x > m:
+                m = x
+            if x == 0:
+                e += 1
+        max_exp[i] = m
+        empty[i] = e

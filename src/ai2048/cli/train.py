@@ -1,0 +1,110 @@
+"""``ai2048 train NAME [--preset P] [--FIELD VALUE ...] [--set k=v] --out DIR [--resume]``.
+
+Each trainer's flags come from its frozen ``Config`` dataclass (one flag per field, its help from
+the field's ``metadata["help"]``), so the CLI and the config cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from pathlib import Path
+from typing import Any
+
+from ai2048.checkpoint import read_json
+from ai2048.cli._common import add_set_argument, parse_sets, parse_value
+from ai2048.train import TRAINERS, Trainer, get_trainer
+
+
+def _bool(text: str) -> bool:
+    low = text.lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _converter(tp: Any) -> Any:
+    if tp is bool:
+        return _bool
+    if tp in (int, float, str):
+        return tp
+    return parse_value
+
+
+def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
+    """The parser of ``ai2048 train NAME``, one flag per config field."""
+    p = argparse.ArgumentParser(prog=f"ai2048 train {trainer.name}", description=trainer.description)
+    p.add_argument("--out", required=True, type=Path, help="run directory to create (or resume)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    if trainer.presets:
+        p.add_argument("--preset", choices=sorted(trainer.presets), help="start from a named configuration")
+    add_set_argument(p)
+    hints = typing.get_type_hints(trainer.config_cls)
+    for f in dataclasses.fields(trainer.config_cls):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else None
+        p.add_argument(
+            flag,
+            dest=f"field_{f.name}",
+            type=_converter(hints.get(f.name)),
+            default=None,
+            metavar=f.name.upper(),
+            help=f"{f.metadata.get('help', '')} (default: {default!r})",
+        )
+    return p
+
+
+def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any] | None = None) -> Any:
+    """Config from (saved run config or preset) <- --set values <- explicit flags; unknown keys raise."""
+    values: dict[str, Any] = dict(base or {})
+    if base is None and getattr(args, "preset", None):
+        values.update(trainer.presets[args.preset])  # type: ignore[index]
+    values.update(parse_sets(args.sets))
+    for f in dataclasses.fields(trainer.config_cls):
+        v = getattr(args, f"field_{f.name}")
+        if v is not None:
+            values[f.name] = v
+    names = {f.name for f in dataclasses.fields(trainer.config_cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(
+            f"trainer {trainer.name!r} has no config key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}"
+        )
+    return trainer.config_cls(**values)
+
+
+def _run(args: argparse.Namespace) -> int:
+    trainer = get_trainer(args.trainer)
+    targs = trainer_parser(trainer).parse_args(args.rest)
+    base = None
+    if targs.resume:
+        cfg_path = targs.out / "config.json"
+        if not cfg_path.is_file():
+            raise FileNotFoundError(
+                f"cannot resume: {targs.out} has no config.json (is it a run directory of `ai2048 train {trainer.name}`?)"
+            )
+        base = read_json(cfg_path, "run config")
+        if isinstance(base, dict) and "config" in base and isinstance(base["config"], dict):
+            base = base["config"]
+    elif (targs.out / "config.json").exists():
+        raise ValueError(f"{targs.out} already holds a run; pass --resume to continue it or choose another --out")
+    config = build_config(trainer, targs, base)
+    out = trainer.run(config, targs.out, resume=targs.resume)
+    print(f"run directory: {out}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    names = ", ".join(sorted(TRAINERS)) or "none installed"
+    p = sub.add_parser(
+        "train",
+        help="train an agent (ntuple, dqn, qnet, policy, lazyzero)",
+        description=f"Train a learner. Trainers: {names}. `ai2048 train NAME --help` lists its options.",
+        add_help=True,
+    )
+    p.add_argument("trainer", metavar="NAME", help=f"one of: {names}")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the trainer (see `ai2048 train NAME --help`)")
+    p.set_defaults(func=_run)

@@ -1,0 +1,48 @@
+"""Replaying a game from its seed and actions, fast enough to replay thousands of long games.
+
+``Game(seed)`` draws the two start tiles and then one spawn per legal move from one SplitMix64
+stream, so ``seed + actions`` determine the whole game. These kernels make exactly the same calls
+in the same order as :class:`ai2048.Game` (``new_board`` then ``move`` + ``spawn``), which the
+tests check move for move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ai2048.engine.moves import move
+from ai2048.engine.spawn import new_board, spawn
+
+
+@njit(cache=True)
+def replay_boards(
+    state: np.ndarray, p_two: np.float64, actions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.int64]:
+    """Play ``actions`` [n] from a fresh game on RNG ``state`` (uint64[1], advanced in place).
+
+    Returns ``(boards [n+1] uint64, afterstates [n] uint64, scores [n+1] int64, bad)``: the board
+    before each move and at the end, the board after each move before its spawn, the cumulative
+    score, and ``bad`` = index of the first action that is out of range or does not change the
+    board (-1 if every action is legal). Entries from ``bad`` on are left as zero.
+    """
+    n = actions.shape[0]
+    boards = np.zeros(n + 1, dtype=np.uint64)
+    after = np.zeros(n, dtype=np.uint64)
+    scores = np.zeros(n + 1, dtype=np.int64)
+    b = new_board(state, p_two)
+    boards[0] = b
+    score = np.int64(0)
+    for i in range(n):
+        a = np.int64(actions[i])
+        if a < 0 or a > 3:
+            return boards, after, scores, np.int64(i)
+        nb, r = move(b, a)
+        if nb == b:
+            return boards, after, scores, np.int64(i)
+        after[i] = nb
+        b = spawn(nb, state, p_two)
+        score += r
+        boards[i + 1] = b
+        scores[i + 1] = score
+    return boards, after, scores, np.int64(-1)

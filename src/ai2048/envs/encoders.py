@@ -1,0 +1,56 @@
+"""Observation encodings: exponents (default), one-hot planes (seed 000), raw tile values.
+
+All take exponents ``[..., 4, 4]`` uint8 and keep the leading batch shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+
+OBS_MODES = ("exponents", "onehot", "tiles")
+
+
+def check_obs_mode(obs_mode: str, planes: int) -> None:
+    """Reject an unknown ``obs_mode`` or a plane count outside 2..16."""
+    if obs_mode not in OBS_MODES:
+        raise ValueError(f"obs_mode={obs_mode!r} is not one of {', '.join(OBS_MODES)}")
+    if isinstance(planes, bool) or not isinstance(planes, (int, np.integer)) or not 2 <= planes <= 16:
+        raise ValueError(
+            f"planes={planes!r} must be an int in 2..16 (16 covers every tile; 12 reproduces seed 000)"
+        )
+
+
+def observation_space(obs_mode: str, planes: int = 16) -> spaces.Box:
+    """The space of one observation in ``obs_mode``."""
+    if obs_mode == "exponents":
+        return spaces.Box(0, 15, shape=(4, 4), dtype=np.uint8)
+    if obs_mode == "onehot":
+        return spaces.Box(0.0, 1.0, shape=(planes, 4, 4), dtype=np.float32)
+    return spaces.Box(0, 2**15, shape=(4, 4), dtype=np.int32)
+
+
+def onehot(exponents: np.ndarray, planes: int = 16) -> np.ndarray:
+    """``[..., 4, 4]`` -> ``[..., planes, 4, 4]`` float32: plane 0 = empty, plane i = tile 2**i.
+
+    With ``planes=12`` tiles of 4096 and above have no plane, exactly as seed 000's
+    ``_binary_tensor``.
+    """
+    e = exponents[..., None, :, :]
+    idx = np.arange(planes, dtype=np.uint8).reshape((planes, 1, 1))
+    return (e == idx).astype(np.float32)
+
+
+def tiles(exponents: np.ndarray) -> np.ndarray:
+    """``[..., 4, 4]`` exponents -> tile values int32 (0 = empty)."""
+    e = exponents.astype(np.int32)
+    return np.where(e > 0, np.left_shift(1, e), 0).astype(np.int32)
+
+
+def encode_obs(exponents: np.ndarray, obs_mode: str, planes: int) -> np.ndarray:
+    """Turn exponents into the observation of ``obs_mode``."""
+    if obs_mode == "exponents":
+        return exponents
+    if obs_mode == "onehot":
+        return onehot(exponents, planes)
+    return tiles(exponents)

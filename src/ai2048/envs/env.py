@@ -1,0 +1,166 @@
+"""``Game2048Env``: the Gymnasium environment on the numba engine (one board, one kernel call a step)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ai2048.board_io import check_action, render_text
+from ai2048.engine.rng import seed_state
+from ai2048.engine.single import env_step, observe
+from ai2048.engine.spawn import new_board
+from ai2048.envs.encoders import encode_obs, observation_space
+from ai2048.envs.options import EnvOptions, board_from_option
+from ai2048.envs.render import board_frame
+from ai2048.game import IllegalMoveError
+from ai2048.rules import MAX_EXPONENT, Action
+
+_MASKS = [np.array([(bits >> a) & 1 for a in range(4)], dtype=bool) for bits in range(16)]
+
+
+def _blocked_32768(b: int) -> bool:
+    """True if two 32768 tiles sit side by side: they would merge but the nibble cannot hold 65536."""
+    cells = [(b >> (4 * i)) & 0xF for i in range(16)]
+    for r in range(4):
+        for c in range(4):
+            if cells[4 * r + c] == MAX_EXPONENT and (
+                (c < 3 and cells[4 * r + c + 1] == MAX_EXPONENT)
+                or (r < 3 and cells[4 * r + c + 4] == MAX_EXPONENT)
+            ):
+                return True
+    return False
+
+
+class Game2048Env(gym.Env):
+    """2048 as a Gymnasium environment (actions UP=0, RIGHT=1, DOWN=2, LEFT=3).
+
+    ``info`` always has ``action_mask`` [4] bool, ``score``, ``max_tile``, ``moves``, ``board``
+    (the uint64 as an int) and ``illegal``; ``capped`` appears when two 32768 tiles are adjacent.
+    ``reset(options={"board": b})`` starts from a given position. See :class:`EnvOptions` for the
+    options; ``max_episode_steps`` (seed 002's cutoff) comes from ``gymnasium.make``.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 8}
+
+    def __init__(self, render_mode: str | None = None, **options: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not one of ansi, rgb_array, or None")
+        self.options = EnvOptions(**options)
+        self.render_mode = render_mode
+        self.observation_space = observation_space(self.options.obs_mode, self.options.planes)
+        self.action_space = spaces.Discrete(4)
+        self._p_two = self.options.p_two
+        self._reward_mode = self.options.reward_mode
+        self._goal = self.options.goal_exponent
+        self._full_ends = self.options.end_on_full_board
+        self._raw_obs = self.options.obs_mode == "exponents"
+        self._rng = seed_state(0)
+        self._seeded = False
+        self._board = 0
+        self._bits = 0
+        self._max_exp = 0
+        self.score = 0
+        self.moves = 0
+
+    @property
+    def board(self) -> int:
+        """The current board as a uint64 integer."""
+        return int(self._board)
+
+    def _info(self, illegal: bool) -> dict[str, Any]:
+        b = int(self._board)
+        info = {
+            "action_mask": _MASKS[self._bits].copy(),
+            "score": self.score,
+            "max_tile": (1 << self._max_exp) if self._max_exp else 0,
+            "moves": self.moves,
+            "board": b,
+            "illegal": illegal,
+        }
+        if self._max_exp == MAX_EXPONENT and _blocked_32768(b):
+            info["capped"] = True
+        return info
+
+    def _obs(self, exps: np.ndarray) -> np.ndarray:
+        if self._raw_obs:
+            return exps
+        return encode_obs(exps, self.options.obs_mode, self.options.planes)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start a new game (two random tiles), or from ``options["board"]``."""
+        super().reset(seed=seed)
+        if seed is not None or not self._seeded:
+            self._rng[0] = self.np_random.integers(0, 2**64, dtype=np.uint64)
+            self._seeded = True
+        unknown = set(options or {}) - {"board"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")
+        if options and options.get("board") is not None:
+            self._board = board_from_option(options["board"])
+        else:
+            self._board = int(new_board(self._rng, self._p_two))
+        self.score = 0
+        self.moves = 0
+        exps = np.empty((4, 4), dtype=np.uint8)
+        bits, self._max_exp, _ = observe(self._board, exps)
+        self._bits = int(bits)
+        self._max_exp = int(self._max_exp)
+        return self._obs(exps), self._info(False)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play ``action``; an illegal one is handled as ``illegal_action`` says."""
+        if action.__class__ is not int or not 0 <= action <= 3:
+            action = check_action(action)
+        exps = np.empty((4, 4), dtype=np.uint8)
+        nb, r, lr, bits, max_exp, empty = env_step(self._board, action, self._rng, self._p_two, exps)
+        self._bits = bits
+        if r < 0:
+            return self._illegal_step(action, exps)
+        self._board = nb
+        self._max_exp = max_exp
+        self.score += r
+        self.moves += 1
+        mode = self._reward_mode
+        reward = float(r) if mode == "score" else float(lr) if mode == "log2" else 1.0
+        terminated = bits == 0
+        if max_exp >= self._goal:
+            terminated = True
+            reward += self.options.goal_reward
+        if self._full_ends and (empty == 0 or max_exp >= MAX_EXPONENT):
+            terminated = True
+        info = {
+            "action_mask": _MASKS[bits].copy(),
+            "score": self.score,
+            "max_tile": 1 << max_exp,
+            "moves": self.moves,
+            "board": nb,
+            "illegal": False,
+        }
+        if max_exp == MAX_EXPONENT and _blocked_32768(nb):
+            info["capped"] = True
+        return self._obs(exps), reward, terminated, False, info
+
+    def _illegal_step(self, action: int, exps: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        o = self.options
+        if o.illegal_action == "raise":
+            legal = ", ".join(Action(a).name for a in range(4) if self._bits >> a & 1)
+            raise IllegalMoveError(
+                f"{Action(action).name} does not change the board; legal actions: {legal or 'none'}"
+            )
+        terminated = o.illegal_action == "terminate" or self._bits == 0
+        return self._obs(exps), -float(o.illegal_penalty), terminated, False, self._info(True)
+
+    def render(self) -> str | np.ndarray | None:
+        """"ansi": a compact text board a person or a language model can read; "rgb_array": a picture."""
+        if self.render_mode == "ansi":
+            return f"score {self.score}  moves {self.moves}\n{render_text(self._board)}\n"
+        if self.render_mode == "rgb_array":
+            exps = np.empty((4, 4), dtype=np.uint8)
+            observe(self._board, exps)
+            return board_frame(exps)
+        return None

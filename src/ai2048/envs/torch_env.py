@@ -1,0 +1,322 @@
+"""A batch of 2048 games on torch tensors, so whole batches live on a GPU (seed 001, TurboZero).
+
+This is the project's one deliberate second copy of the rules (DESIGN.md); the tests check it
+against the numba engine on boards, rewards, legal masks and spawn distributions.
+
+The design is seed 001's (lowrollr/turbozero ``envs/_2048``):
+
+- states are ``float32 [N, 1, 4, 4]`` exponents (0 = empty), which is also the network input;
+- legal actions come from two-cell convolution masks (a tile next to an empty cell in the move's
+  direction) OR-ed with "equal non-empty neighbours" along the move's axis;
+- a move rotates every board so that its move is LEFT, collapses (stable sort of the non-empty
+  tiles to the left), merges equal neighbours left to right, collapses again and rotates back;
+- a spawn samples an empty cell uniformly and a 2 with probability ``p_two`` (else a 4) from a
+  seeded ``torch.Generator``.
+
+Beyond the seed: the score is tracked (the seed's reward was always 0), two 32768 tiles do not
+merge (``MAX_EXPONENT``), and actions use ai2048's clockwise order (UP=0, RIGHT=1, DOWN=2,
+LEFT=3). The seed's order (0=LEFT, 1=DOWN, 2=RIGHT, 3=UP) is the number of clockwise quarter
+turns that make a move LEFT; :func:`quarter_turns` is the one place that converts.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ai2048.board_io import check_boards
+from ai2048.rules import MAX_EXPONENT, P_TWO
+
+_SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """``"auto"`` -> cuda if present else cpu; ``"cpu"``, ``"cuda"``, ``"cuda:1"`` checked to exist."""
+    if isinstance(device, torch.device):
+        spec = str(device)
+    elif isinstance(device, str):
+        spec = device.strip().lower()
+    else:
+        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'auto', got {type(device).__name__}")
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(spec)
+    except RuntimeError as e:
+        raise ValueError(f"unknown device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'") from e
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for CUDA, but torch sees no CUDA device; use 'cpu' or 'auto'")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device {device!r} does not exist: torch sees {torch.cuda.device_count()} CUDA device(s)")
+        return dev
+    raise ValueError(f"unsupported device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'")
+
+
+def quarter_turns(actions: torch.Tensor) -> torch.Tensor:
+    """ai2048 actions -> clockwise quarter turns that make the move LEFT (= seed 001's action id).
+
+    UP=0 -> 3, RIGHT=1 -> 2, DOWN=2 -> 1, LEFT=3 -> 0.
+    """
+    return 3 - actions
+
+
+def _rotation_tables() -> torch.Tensor:
+    """[4, 16] gather indices: ``flat.gather(1, T[k])`` turns the boards k quarter turns clockwise."""
+    grid = torch.arange(16).view(4, 4)
+    tabs = [torch.rot90(grid, -k, dims=(0, 1)).reshape(16) for k in range(4)]
+    return torch.stack(tabs)
+
+
+@functools.cache
+def _constants(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(rotation gathers [4, 16], their inverses [4, 16], collapse ranks [4]) on ``device``."""
+    rot = _rotation_tables()
+    unrot = torch.stack([rot[(4 - k) % 4] for k in range(4)])
+    rank = torch.tensor([4.0, 3.0, 2.0, 1.0])
+    return rot.to(device), unrot.to(device), rank.to(device)
+
+
+def from_boards(boards: np.ndarray, device: str | torch.device = "cpu") -> torch.Tensor:
+    """``uint64 [N]`` engine boards -> ``float32 [N, 1, 4, 4]`` exponents on ``device``."""
+    boards = check_boards(boards)
+    cells = ((boards[:, None] >> _SHIFTS) & np.uint64(0xF)).astype(np.float32)
+    return torch.from_numpy(cells).view(-1, 1, 4, 4).to(device)
+
+
+def to_boards(states: torch.Tensor) -> np.ndarray:
+    """``[N, 1, 4, 4]`` exponents (any device) -> ``uint64 [N]`` engine boards."""
+    if states.dim() != 4 or tuple(states.shape[1:]) != (1, 4, 4):
+        raise ValueError(f"states must have shape [N, 1, 4, 4], got {tuple(states.shape)}")
+    cells = states.detach().to("cpu").reshape(-1, 16).numpy()
+    if ((cells < 0) | (cells > MAX_EXPONENT) | (cells != np.round(cells))).any():
+        raise ValueError(f"states must hold whole exponents 0..{MAX_EXPONENT}")
+    return np.bitwise_or.reduce(cells.astype(np.uint64) << _SHIFTS, axis=1)
+
+
+# Seed 001's slide masks: a two-cell kernel along the move's axis whose output is positive where
+# an empty cell (weight -1e5) has a tile (weight 1) on its far side. Written as the weighted sum
+# of two shifted views, which is what conv2d with these kernels computes, without conv2d's
+# per-call cost on small CPU batches.
+_EMPTY_W, _TILE_W = -1e5, 1.0
+
+
+def legal_actions(states: torch.Tensor) -> torch.Tensor:
+    """``[N, 1, 4, 4]`` -> ``bool [N, 4]`` legal actions (UP, RIGHT, DOWN, LEFT), seed 001's way.
+
+    A slide is possible where the seed's mask (e.g. LEFT's ``[-1e5, 1]``) gives a value > 0.5
+    (an empty cell with a tile on its far side); a merge where two equal non-empty neighbours
+    (below 32768) share a row (LEFT/RIGHT) or a column (UP/DOWN).
+    """
+    n = states.shape[0]
+    top, bottom = states[:, :, :-1, :], states[:, :, 1:, :]
+    left, right = states[:, :, :, :-1], states[:, :, :, 1:]
+    up = (_EMPTY_W * top + _TILE_W * bottom > 0.5).view(n, 12).any(1)
+    down = (_TILE_W * top + _EMPTY_W * bottom > 0.5).view(n, 12).any(1)
+    lft = (_EMPTY_W * left + _TILE_W * right > 0.5).view(n, 12).any(1)
+    rgt = (_TILE_W * left + _EMPTY_W * right > 0.5).view(n, 12).any(1)
+    vert = ((top == bottom) & (bottom != 0) & (bottom < MAX_EXPONENT)).view(n, 12).any(1)
+    horiz = ((left == right) & (right != 0) & (right < MAX_EXPONENT)).view(n, 12).any(1)
+    return torch.stack([up | vert, rgt | horiz, down | vert, lft | horiz], dim=1)
+
+
+def _collapse(rows: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
+    """Slide the non-empty tiles of every row ``[M, 4]`` to the left, keeping their order."""
+    order = torch.argsort(rank * (rows != 0), dim=-1, descending=True, stable=True)
+    return torch.gather(rows, -1, order)
+
+
+def _merge_left(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``[M, 4]`` rows -> (rows moved LEFT, ``[M]`` score gained): collapse, merge, collapse.
+
+    ``[1 1 1 1] -> [2 2 0 0]`` (exponents), reward 4 + 4; ``[15 15 0 0]`` does not merge.
+    """
+    rank = _constants(rows.device)[2]
+    rows = _collapse(rows, rank)
+    reward = torch.zeros(rows.shape[0], dtype=torch.float32, device=rows.device)
+    for i in range(3):
+        same = (rows[:, i] == rows[:, i + 1]) & (rows[:, i] != 0) & (rows[:, i] < MAX_EXPONENT)
+        rows[:, i] += same
+        rows[:, i + 1].masked_fill_(same, 0)
+        reward += same * torch.exp2(rows[:, i])
+    return _collapse(rows, rank), reward
+
+
+def push_actions(states: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Move every board (no spawn): ``[N, 1, 4, 4]``, ``[N]`` actions -> (new states, ``int64 [N]`` rewards).
+
+    Rotates each board by :func:`quarter_turns` so its move is LEFT, merges, rotates back.
+    An illegal action returns the board unchanged with reward 0.
+    """
+    n = states.shape[0]
+    k = quarter_turns(actions.long())
+    rot_table, unrot_table, _ = _constants(states.device)
+    rot, unrot = rot_table[k], unrot_table[k]
+    flat = states.reshape(n, 16).gather(1, rot)
+    rows, reward = _merge_left(flat.view(n * 4, 4))
+    moved = rows.view(n, 16).gather(1, unrot).view(n, 1, 4, 4)
+    return moved, reward.view(n, 4).sum(1).round().long()
+
+
+def spawn(states: torch.Tensor, which: torch.Tensor, generator: torch.Generator, p_two: float = P_TWO) -> torch.Tensor:
+    """Put one tile in a uniformly chosen empty cell of each board where ``which`` [N] is True.
+
+    A 2 (exponent 1) with probability ``p_two``, else a 4; full boards are left as they are.
+    Same as seed 001's ``torch.multinomial`` over its 32 candidate progressions, drawn here by
+    inverse CDF over the empty cells so one uniform number picks the cell and one the tile.
+    """
+    n = states.shape[0]
+    flat = states.reshape(n, 16)
+    empty = flat == 0
+    count = empty.sum(1)
+    u = torch.rand(n, generator=generator, device=states.device)
+    t = torch.rand(n, generator=generator, device=states.device)
+    k = torch.minimum((u * count).long(), (count - 1).clamp(min=0))
+    cell = (torch.cumsum(empty, 1) > k[:, None]).int().argmax(1)
+    tile = torch.where(t < p_two, 1.0, 2.0)
+    do = which & (count > 0)
+    out = flat.clone()
+    rows = torch.nonzero(do).squeeze(1)
+    out[rows, cell[rows]] = tile[rows]
+    return out.view(n, 1, 4, 4)
+
+
+def stochastic_progressions(states: torch.Tensor, p_two: float = P_TWO) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seed 001's exact spawn outcomes: (``[N, 32, 1, 4, 4]`` boards, ``[N, 32]`` probabilities).
+
+    Candidate ``2 * cell`` puts a 2 in ``cell`` (row-major), ``2 * cell + 1`` a 4; candidates on
+    occupied cells have probability 0. Rows of a full board are all zero.
+    """
+    n = states.shape[0]
+    flat = states.reshape(n, 16)
+    empty = (flat == 0).float()
+    count = empty.sum(1, keepdim=True).clamp(min=1)
+    probs = torch.stack([empty * p_two, empty * (1 - p_two)], dim=2).view(n, 32) / count
+    eye = torch.eye(16, device=states.device, dtype=states.dtype)
+    tiles = torch.stack([eye, 2 * eye], dim=1).view(32, 16)
+    boards = flat[:, None, :] + tiles[None] * (flat[:, None, :] == 0)
+    return boards.view(n, 32, 1, 4, 4), probs
+
+
+@dataclass
+class Snapshot:
+    """Saved positions of a :class:`TorchEnv2048` batch (seed 001's ``save_node``)."""
+
+    states: torch.Tensor
+    scores: torch.Tensor
+    moves: torch.Tensor
+    terminated: torch.Tensor
+
+
+class TorchEnv2048:
+    """N games of 2048 as tensors, stepped together (seed 001's ``_2048Env`` with scores).
+
+    Attributes (all on ``device``): ``states`` float32 [N, 1, 4, 4] exponents, ``scores`` int64
+    [N], ``moves`` int64 [N] legal moves made, ``terminated`` bool [N] (no legal move).
+    """
+
+    def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if not 0.0 < float(p_two) <= 1.0:
+            raise ValueError(f"p_two must be in (0, 1], got {p_two}")
+        self.num_envs = num_envs
+        self.device = resolve_device(device)
+        self.p_two = float(p_two)
+        self.generator = torch.Generator(device=self.device)
+        self.states = torch.zeros(num_envs, 1, 4, 4, device=self.device)
+        self.scores = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        self.moves = torch.zeros(num_envs, dtype=torch.long, device=self.device)
+        self.terminated = torch.zeros(num_envs, dtype=torch.bool, device=self.device)
+        self.reset(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Reseed the spawn generator (``None``: from OS entropy)."""
+        if seed is None:
+            self.generator.seed()
+        else:
+            self.generator.manual_seed(int(seed))
+
+    def _new_games(self, which: torch.Tensor) -> None:
+        self.states[which] = 0
+        self.scores[which] = 0
+        self.moves[which] = 0
+        for _ in range(2):
+            self.states = spawn(self.states, which, self.generator, self.p_two)
+        self.terminated[which] = False
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start N new games (two spawned tiles each); a seed makes the whole batch reproducible."""
+        self.seed(seed)
+        self._new_games(torch.ones(self.num_envs, dtype=torch.bool, device=self.device))
+
+    def reset_terminated(self) -> torch.Tensor:
+        """Start new games only where the game is over; returns the bool [N] mask of those slots."""
+        which = self.terminated.clone()
+        if bool(which.any()):
+            self._new_games(which)
+        return which
+
+    def set_boards(self, boards: np.ndarray) -> None:
+        """Load engine ``uint64 [N]`` boards (scores and move counts restart at 0)."""
+        states = from_boards(boards, self.device)
+        if states.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} boards, got {states.shape[0]}")
+        self.states = states
+        self.scores.zero_()
+        self.moves.zero_()
+        self.terminated = ~legal_actions(self.states).any(1)
+
+    def boards(self) -> np.ndarray:
+        """The batch as engine ``uint64 [N]`` boards."""
+        return to_boards(self.states)
+
+    def legal_actions(self) -> torch.Tensor:
+        """bool [N, 4] legal actions in ai2048 order."""
+        return legal_actions(self.states)
+
+    def high_tiles(self) -> torch.Tensor:
+        """int64 [N] largest exponent on each board."""
+        return self.states.reshape(self.num_envs, 16).amax(1).long()
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Move every board, spawn where the move was legal, update ``terminated``.
+
+        ``actions`` int [N] (ai2048 order) -> (``int64 [N]`` rewards, ``bool [N]`` legal). An
+        illegal action (or a finished game) leaves its board unchanged with reward 0.
+        """
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape [{self.num_envs}], got {tuple(actions.shape)}")
+        actions = actions.to(self.device)
+        if bool(((actions < 0) | (actions > 3)).any()):
+            raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
+        moved, reward = push_actions(self.states, actions)
+        changed = (moved != self.states).reshape(self.num_envs, 16).any(1)
+        reward = reward * changed
+        self.states = spawn(moved, changed, self.generator, self.p_two)
+        self.scores += reward
+        self.moves += changed.long()
+        self.terminated = ~legal_actions(self.states).any(1)
+        return reward, changed
+
+    def save(self) -> Snapshot:
+        """Snapshot every game (for search: play ahead, then :meth:`load`)."""
+        return Snapshot(self.states.clone(), self.scores.clone(), self.moves.clone(), self.terminated.clone())
+
+    def load(self, snap: Snapshot, which: torch.Tensor | None = None) -> None:
+        """Restore all games, or only those where ``which`` [N] is True, from ``snap``."""
+        if which is None:
+            self.states = snap.states.clone()
+            self.scores = snap.scores.clone()
+            self.moves = snap.moves.clone()
+            self.terminated = snap.terminated.clone()
+            return
+        self.states = torch.where(which.view(-1, 1, 1, 1), snap.states, self.states)
+        self.scores = torch.where(which, snap.scores, self.scores)
+        self.moves = torch.where(which, snap.moves, self.moves)
+        self.terminated = torch.where(which, snap.terminated, self.terminated)

@@ -1,0 +1,53 @@
+"""Torch networks of the deep RL seeds (000, 002, 003), built by name from a spec.
+
+A spec ``{"name": ..., **kwargs}`` is stored in every checkpoint, so a run directory rebuilds
+its own network and a checkpoint from another network is refused with the difference named.
+This package imports torch: nothing outside the torch trainers and agents imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torch import nn
+
+from ai2048.nets.seed000 import BigConvolutionalNetwork, ConvolutionalNetwork, FcQNet, onehot_planes
+from ai2048.nets.seed002 import PolicyMLP
+from ai2048.nets.seed003 import Seed003Net
+
+NETS: dict[str, type[nn.Module]] = {
+    "conv": ConvolutionalNetwork,
+    "bigconv": BigConvolutionalNetwork,
+    "fc": FcQNet,
+    "seed003": Seed003Net,
+    "policy": PolicyMLP,
+}
+
+__all__ = [
+    "NETS",
+    "BigConvolutionalNetwork",
+    "ConvolutionalNetwork",
+    "FcQNet",
+    "PolicyMLP",
+    "Seed003Net",
+    "build_net",
+    "count_params",
+    "onehot_planes",
+]
+
+
+def build_net(spec: dict[str, Any]) -> nn.Module:
+    """Build the network a spec names; unknown names or keyword arguments raise ValueError."""
+    spec = dict(spec)
+    name = spec.pop("name", None)
+    if name not in NETS:
+        raise ValueError(f"unknown network {name!r}; available: {', '.join(NETS)}")
+    try:
+        return NETS[name](**spec)
+    except TypeError as e:
+        raise ValueError(f"bad arguments for network {name!r}: {e}") from e
+
+
+def count_params(net: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in net.parameters() if p.requires_grad)

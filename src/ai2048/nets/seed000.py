@@ -1,0 +1,115 @@
+"""Seed 000's Q-networks (Pasianotto & Paglierani 2023, ``modules/architectures.py``), layer for layer.
+
+Input: one-hot planes ``[B, 1, planes, 4, 4]`` (plane 0 = empty, plane i = tile 2**i). The seed
+uses 12 planes, so tiles >= 4096 vanish; ai2048 defaults to 16. The Conv3d kernel ``(2, 4, 4)``
+slides over pairs of adjacent tile-value planes (``planes - 1`` positions), so it compares
+consecutive powers of two rather than neighbouring cells. Parameter counts at 12 planes:
+ConvolutionalNetwork 21,741; BigConvolutionalNetwork 211,216; fc_QNet 41,732.
+
+The seed's L2 term was gradient hooks ``grad + l2 * W`` on the Linear weights; here
+:meth:`l2_weights` lists the same tensors so the trainer adds a real ``λ/2 Σ‖W‖²`` to the loss
+(identical gradient, and the loss reports it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def onehot_planes(exps: np.ndarray, planes: int) -> torch.Tensor:
+    """[B, 16] uint8 exponents -> [B, planes, 4, 4] float32 one-hot (exponents >= planes: all zero)."""
+    e = torch.from_numpy(np.ascontiguousarray(exps, dtype=np.uint8)).long().view(-1, 1, 4, 4)
+    idx = torch.arange(planes).view(1, planes, 1, 1)
+    return (e == idx).float()
+
+
+class _OneHotNet(nn.Module):
+    planes: int
+
+    def encode(self, exps: np.ndarray) -> torch.Tensor:
+        """[B, 16] exponents -> the network's input ``[B, 1, planes, 4, 4]``."""
+        return onehot_planes(exps, self.planes).unsqueeze(1)
+
+    def l2_weights(self) -> list[torch.Tensor]:
+        """The tensors the seed's L2 hooks covered: every Linear weight."""
+        return [m.weight for m in self.modules() if isinstance(m, nn.Linear)]
+
+
+class ConvolutionalNetwork(_OneHotNet):
+    """Conv3d(1→C, (2,4,4)) → ReLU → BatchNorm3d(C) → Linear(C·(P−1)→n_fc) → ReLU →
+    Linear(n_fc→n_fc) → BatchNorm1d → ReLU → Linear(n_fc→4)."""
+
+    def __init__(self, planes: int = 16, out_channels: int = 3, n_fc: int = 128) -> None:
+        super().__init__()
+        self.planes, self.out_channels = planes, out_channels
+        self.conv = nn.Conv3d(1, out_channels, kernel_size=(2, 4, 4))
+        self.bnc = nn.BatchNorm3d(out_channels)
+        self.fc = nn.Linear((planes - 1) * out_channels, n_fc)
+        self.fc2 = nn.Linear(n_fc, n_fc)
+        self.bn1 = nn.BatchNorm1d(n_fc)
+        self.fc3 = nn.Linear(n_fc, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, 1, P, 4, 4] -> [B, 4] action values."""
+        x = self.bnc(F.relu(self.conv(x))).flatten(1)
+        x = F.relu(self.fc(x))
+        x = F.relu(self.bn1(self.fc2(x)))
+        return self.fc3(x)
+
+
+class BigConvolutionalNetwork(_OneHotNet):
+    """The seed's "baseline": Conv3d(1→C, (2,4,4)) → ReLU → BatchNorm3d → Linear(→2n) → BN → ReLU →
+    Linear(→4n) → BN → ReLU → Linear(→n) → BN → ReLU → Linear(→4), n = n_fc."""
+
+    def __init__(self, planes: int = 16, out_channels: int = 4, n_fc: int = 128) -> None:
+        super().__init__()
+        self.planes, self.out_channels = planes, out_channels
+        self.conv = nn.Conv3d(1, out_channels, kernel_size=(2, 4, 4))
+        self.bnc = nn.BatchNorm3d(out_channels)
+        self.fc = nn.Linear((planes - 1) * out_channels, 2 * n_fc)
+        self.bn1 = nn.BatchNorm1d(2 * n_fc)
+        self.fc2 = nn.Linear(2 * n_fc, 4 * n_fc)
+        self.bn2 = nn.BatchNorm1d(4 * n_fc)
+        self.fc3 = nn.Linear(4 * n_fc, n_fc)
+        self.bn3 = nn.BatchNorm1d(n_fc)
+        self.fc4 = nn.Linear(n_fc, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, 1, P, 4, 4] -> [B, 4] action values."""
+        x = self.bnc(F.relu(self.conv(x))).flatten(1)
+        x = F.relu(self.bn1(self.fc(x)))
+        x = F.relu(self.bn2(self.fc2(x)))
+        x = F.relu(self.bn3(self.fc3(x)))
+        return self.fc4(x)
+
+
+class FcQNet(_OneHotNet):
+    """Seed 000's ``fc_QNet``: flatten → [Linear → ReLU] × n_layers (n_layers Linear layers in all).
+
+    ``output_relu=True`` keeps the seed's ReLU after the output layer (so Q >= 0); set it False
+    for a plain linear output.
+    """
+
+    def __init__(self, planes: int = 16, n_layers: int = 3, n_neurons: int = 128, output_relu: bool = True) -> None:
+        super().__init__()
+        if n_layers < 2:
+            raise ValueError(f"fc_QNet needs n_layers >= 2 (input and output layers), got {n_layers}")
+        self.planes, self.output_relu = planes, output_relu
+        sizes = [planes * 16] + [n_neurons] * (n_layers - 1) + [4]
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+
+    def encode(self, exps: np.ndarray) -> torch.Tensor:
+        """[B, 16] exponents -> [B, planes * 16] flattened one-hot."""
+        return onehot_planes(exps, self.planes).flatten(1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, planes * 16] -> [B, 4] action values."""
+        x = x.flatten(1)
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            if i < len(self.layers) - 1 or self.output_relu:
+                x = F.relu(x)
+        return x

@@ -1,0 +1,462 @@
+"""Game records: a whole game in a few kilobytes of JSON that replays exactly.
+
+``Game(seed)`` draws every tile from one seeded stream, so the seed and the actions determine the
+game. A record also keeps what the game looked like — the spawned tiles (cell, exponent) and the
+score after every move — so that :meth:`GameRecord.replay` can check every step and name the first
+move at which a tampered or foreign record stops agreeing with the rules.
+
+On disk (``format`` ``"ai2048.game-record"``, ``version`` 1)::
+
+    {"format": "ai2048.game-record", "version": 1, "rules_version": 0,
+     "seed": 7, "p_two": 0.9, "start_board": "0x0000000000100001",
+     "actions": "ulld...",          # one letter a move: u r d l (Action order UP RIGHT DOWN LEFT)
+     "spawns": "a1 32 ...",         # one "<cell hex><exponent>" token a move, cell = 4*row + col
+     "scores": [0, 4, 4, ...],      # cumulative score after each move
+     "moves": 123, "final_score": 1234, "final_board": "0x...", "max_tile": 256,
+     "agent": "expectimax", "agent_config": {"depth": 2}, "meta": {...}}
+
+Boards are written as hex strings because JSON readers in browsers lose integers above 2**53.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048 import engine
+from ai2048.board_io import check_action, check_board
+from ai2048.checkpoint import atomic_write
+from ai2048.engine.board import max_exponent
+from ai2048.engine.replay import replay_boards
+from ai2048.game import Game, _check_p_two
+from ai2048.rules import P_TWO, RULES_VERSION, Action
+
+RECORD_FORMAT = "ai2048.game-record"
+RECORD_VERSION = 1
+ACTION_CHARS = "urdl"
+"""One letter per action in ``Action`` order (UP, RIGHT, DOWN, LEFT), used in action strings."""
+
+
+class RecordError(ValueError):
+    """A record that is missing, foreign, corrupt, or does not replay; the message names the file."""
+
+
+def actions_to_str(actions: Sequence[Any]) -> str:
+    """``[Action.UP, 3, 3] -> "ull"``: the compact action string used in records and eval results."""
+    return "".join(ACTION_CHARS[check_action(a)] for a in actions)
+
+
+def str_to_actions(text: str) -> np.ndarray:
+    """``"ull" -> array([0, 3, 3], uint8)``; any other letter raises, naming it and its position."""
+    if not isinstance(text, str):
+        raise TypeError(f"an action string must be a str of the letters {ACTION_CHARS!r}, got {type(text).__name__}")
+    out = np.empty(len(text), dtype=np.uint8)
+    for i, ch in enumerate(text):
+        k = ACTION_CHARS.find(ch.lower())
+        if k < 0:
+            raise ValueError(
+                f"action string has {ch!r} at position {i}; use the letters u, r, d, l (up, right, down, left)"
+            )
+        out[i] = k
+    return out
+
+
+def _board_hex(b: int) -> str:
+    return f"0x{int(b):016x}"
+
+
+def _parse_board(v: Any) -> int:
+    """A board from JSON: a hex string ``"0x..."`` (as written) or an integer."""
+    return int(check_board(int(v, 16) if isinstance(v, str) else v))
+
+
+def _max_tile(b: int) -> int:
+    e = int(max_exponent(np.uint64(b)))
+    return 1 << e if e else 0
+
+
+def max_tiles(boards: np.ndarray) -> np.ndarray:
+    """[N] uint64 boards -> [N] int64 largest tile value of each (0 for an empty board)."""
+    b = np.asarray(boards, dtype=np.uint64)
+    shifts = np.arange(0, 64, 4, dtype=np.uint64)
+    e = ((b[:, None] >> shifts[None, :]) & np.uint64(0xF)).max(axis=1).astype(np.int64)
+    return np.where(e > 0, np.left_shift(np.int64(1), e), 0)
+
+
+def _spawn_of(after: int, board: int) -> tuple[int, int]:
+    """The (cell, exponent) that turned the after-state ``after`` into ``board``."""
+    diff = int(after) ^ int(board)
+    cell = (diff.bit_length() - 1) // 4
+    return cell, (int(board) >> (4 * cell)) & 0xF
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A replayed game: ``boards`` [n+1] (before each move, then final), ``scores`` [n+1], ``actions`` [n]."""
+
+    boards: np.ndarray
+    afterstates: np.ndarray
+    scores: np.ndarray
+    actions: np.ndarray
+
+    @property
+    def max_tiles(self) -> np.ndarray:
+        """[n+1] largest tile value on the board before each move and at the end."""
+        return max_tiles(self.boards)
+
+    def spawns(self) -> list[tuple[int, int]]:
+        """(cell, exponent) of the tile spawned after each move."""
+        return [_spawn_of(int(a), int(b)) for a, b in zip(self.afterstates, self.boards[1:], strict=True)]
+
+
+def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: float = P_TWO) -> Trajectory:
+    """Re-play ``actions`` in a fresh ``Game(seed=seed, p_two=p_two)``; an illegal action raises.
+
+    The numba kernel makes the same calls as :class:`ai2048.Game`, so this is that game, fast.
+    """
+    acts = str_to_actions(actions) if isinstance(actions, str) else np.array([check_action(a) for a in actions], np.uint8)
+    seed = _check_seed(seed)
+    boards, after, scores, bad = replay_boards(engine.seed_state(seed), np.float64(_check_p_two(p_two)), acts)
+    if bad >= 0:
+        board = int(boards[bad])
+        raise ValueError(
+            f"move {int(bad) + 1} ({Action(int(acts[bad])).name}) is illegal on board {_board_hex(board)}: "
+            "these actions do not come from this seed"
+        )
+    return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts)
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    if not 0 <= int(seed) < 1 << 64:
+        raise ValueError(f"seed {seed} is outside 0..2**64-1")
+    return int(seed)
+
+
+def new_seed() -> int:
+    """A fresh random seed (from OS entropy) that a record can store, so every game replays."""
+    return int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
+
+
+@dataclass
+class GameRecord:
+    """One game: enough to replay it (seed, p_two, actions) and to check the replay (the rest)."""
+
+    seed: int
+    actions: list[int]
+    spawns: list[tuple[int, int]]
+    scores: list[int]
+    start_board: int
+    p_two: float = P_TWO
+    agent: str | None = None
+    agent_config: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+    rules_version: int = RULES_VERSION
+    final_board: int = -1
+    """The board at the end; rebuilt from start board, moves and spawns when not given."""
+    source: str | None = field(default=None, compare=False)
+    """The file the record was loaded from (not saved), named in error messages."""
+
+    def __post_init__(self) -> None:
+        if self.final_board < 0:
+            b = self.start_board
+            for a, (cell, e) in zip(self.actions, self.spawns, strict=False):
+                b = int(engine.move(np.uint64(b), np.int64(a))[0]) | (e << (4 * cell))
+            self.final_board = b
+
+    @property
+    def moves(self) -> int:
+        return len(self.actions)
+
+    @property
+    def final_score(self) -> int:
+        return self.scores[-1] if self.scores else 0
+
+    @property
+    def max_tile(self) -> int:
+        return _max_tile(self.final_board)
+
+    @classmethod
+    def from_actions(
+        cls,
+        seed: int,
+        actions: Sequence[Any] | str,
+        *,
+        p_two: float = P_TWO,
+        agent: str | None = None,
+        agent_config: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> GameRecord:
+        """Build the record of the game that ``actions`` play from ``seed`` (replaying it)."""
+        t = replay_actions(seed, actions, p_two)
+        return cls(
+            seed=int(seed),
+            actions=[int(a) for a in t.actions],
+            spawns=t.spawns(),
+            scores=[int(s) for s in t.scores[1:]],
+            start_board=int(t.boards[0]),
+            p_two=float(p_two),
+            agent=agent,
+            agent_config=dict(agent_config or {}),
+            meta=dict(meta or {}),
+            final_board=int(t.boards[-1]),
+        )
+
+    def _where(self) -> str:
+        return f"record {self.source}" if self.source else "record"
+
+    def replay(self) -> Trajectory:
+        """Re-play the actions from the seed and check the start board, every spawn and every score.
+
+        Raises :class:`RecordError` naming the file and the first move that differs.
+        """
+        where = self._where()
+        if self.rules_version != RULES_VERSION:
+            raise RecordError(
+                f"{where} was made under rules version {self.rules_version}, but this ai2048 plays "
+                f"rules version {RULES_VERSION}; it cannot be replayed here"
+            )
+        if not (len(self.actions) == len(self.spawns) == len(self.scores)):
+            raise RecordError(
+                f"{where} is inconsistent: {len(self.actions)} actions, {len(self.spawns)} spawns, "
+                f"{len(self.scores)} scores (one of each per move)"
+            )
+        acts = np.array(self.actions, dtype=np.int64)
+        boards, after, scores, bad = replay_boards(engine.seed_state(self.seed), np.float64(self.p_two), acts)
+        if int(boards[0]) != self.start_board:
+            raise RecordError(
+                f"{where} does not replay: its start board {_board_hex(self.start_board)} differs from "
+                f"seed {self.seed}'s start board {_board_hex(int(boards[0]))}"
+            )
+        n = len(acts) if bad < 0 else int(bad)
+        for i in range(n):
+            got = _spawn_of(int(after[i]), int(boards[i + 1]))
+            if tuple(self.spawns[i]) != got:
+                raise RecordError(
+                    f"{where} does not replay at move {i + 1} ({Action(int(acts[i])).name}): it records a "
+                    f"spawn at cell {self.spawns[i][0]} with exponent {self.spawns[i][1]}, the seed gives "
+                    f"cell {got[0]} with exponent {got[1]}"
+                )
+            if self.scores[i] != int(scores[i + 1]):
+                raise RecordError(
+                    f"{where} does not replay at move {i + 1} ({Action(int(acts[i])).name}): it records "
+                    f"score {self.scores[i]}, the rules give {int(scores[i + 1])}"
+                )
+        if bad >= 0:
+            a = int(acts[bad])
+            what = Action(a).name if 0 <= a <= 3 else f"action {a}"
+            raise RecordError(
+                f"{where} does not replay at move {int(bad) + 1}: {what} is illegal on board "
+                f"{_board_hex(int(boards[bad]))}"
+            )
+        if int(boards[-1]) != self.final_board:
+            raise RecordError(
+                f"{where} does not replay: its final board {_board_hex(self.final_board)} differs from "
+                f"the replayed final board {_board_hex(int(boards[-1]))}"
+            )
+        return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts.astype(np.uint8))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (see the module docstring)."""
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "rules_version": self.rules_version,
+            "seed": self.seed,
+            "p_two": self.p_two,
+            "start_board": _board_hex(self.start_board),
+            "actions": actions_to_str(self.actions),
+            "spawns": " ".join(f"{c:x}{e}" for c, e in self.spawns),
+            "scores": list(self.scores),
+            "moves": self.moves,
+            "final_score": self.final_score,
+            "final_board": _board_hex(self.final_board),
+            "max_tile": self.max_tile,
+            "agent": self.agent,
+            "agent_config": self.agent_config,
+            "meta": self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Any, source: str | None = None) -> GameRecord:
+        """Parse the JSON form; anything foreign or malformed raises :class:`RecordError`."""
+        where = f"record {source}" if source else "record"
+        if not isinstance(d, dict) or d.get("format") != RECORD_FORMAT:
+            found = d.get("format") if isinstance(d, dict) else type(d).__name__
+            raise RecordError(
+                f"{where} is not an ai2048 game record (format {found!r}, expected {RECORD_FORMAT!r}); "
+                "records are written by `ai2048 play`, `watch` and `eval --record`"
+            )
+        if d.get("version") != RECORD_VERSION:
+            raise RecordError(
+                f"{where} has record version {d.get('version')!r}; this ai2048 reads version {RECORD_VERSION}"
+            )
+        try:
+            spawns = []
+            for tok in str(d["spawns"]).split():
+                if len(tok) != 2:
+                    raise ValueError(f"spawn token {tok!r} is not <cell hex><exponent>")
+                spawns.append((int(tok[0], 16), int(tok[1])))
+            rec = cls(
+                seed=_check_seed(d["seed"]),
+                actions=[int(a) for a in str_to_actions(d["actions"])],
+                spawns=spawns,
+                scores=[int(s) for s in d["scores"]],
+                start_board=_parse_board(d["start_board"]),
+                p_two=_check_p_two(d.get("p_two", P_TWO)),
+                agent=d.get("agent"),
+                agent_config=dict(d.get("agent_config") or {}),
+                meta=dict(d.get("meta") or {}),
+                rules_version=int(d.get("rules_version", RULES_VERSION)),
+                final_board=_parse_board(d["final_board"]) if "final_board" in d else -1,
+                source=source,
+            )
+        except KeyError as e:
+            raise RecordError(f"{where} is corrupt: it has no {e.args[0]!r} field") from e
+        except (TypeError, ValueError) as e:
+            raise RecordError(f"{where} is corrupt: {e}") from e
+        return rec
+
+    def save(self, path: str | Path) -> Path:
+        """Write the record as JSON atomically (temp file + rename); returns the path."""
+        path = Path(path)
+        text = "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in self.to_dict().items()) + "\n}\n"
+        atomic_write(path, lambda f: f.write(text), mode="w")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> GameRecord:
+        """Read a record; a missing, non-JSON or foreign file raises an error naming it."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"record {path} does not exist")
+        try:
+            d = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise RecordError(f"record {path} is not valid JSON ({e}); it may be truncated or not a record") from e
+        return cls.from_dict(d, source=str(path))
+
+
+def load_record(path: str | Path) -> GameRecord:
+    """Shorthand for :meth:`GameRecord.load`."""
+    return GameRecord.load(path)
+
+
+Policy = Callable[[int], Any]
+
+
+def _policy_of(agent: Any) -> Policy:
+    if hasattr(agent, "act"):
+        return agent.act  # type: ignore[no-any-return]
+    if callable(agent):
+        return agent  # type: ignore[no-any-return]
+    raise TypeError(f"expected an agent with act(board) or a callable board -> action, got {type(agent).__name__}")
+
+
+class GameRecorder:
+    """A :class:`Game` that remembers its moves and spawns, with undo; ``.record()`` gives the record.
+
+    Undo restores the whole game including its random stream, so the record of an undone game is
+    still exactly the replay of its seed and remaining actions.
+    """
+
+    def __init__(self, seed: int | None = None, p_two: float = P_TWO, *, undo: bool = True) -> None:
+        self._keep_history = undo
+        self.seed = new_seed() if seed is None else _check_seed(seed)
+        self.game = Game(seed=self.seed, p_two=p_two)
+        self.start_board = self.game.board
+        self.actions: list[int] = []
+        self.spawns: list[tuple[int, int]] = []
+        self.scores: list[int] = []
+        self._history: list[Game] = []
+
+    @property
+    def board(self) -> int:
+        return self.game.board
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._history)
+
+    def step(self, action: Any) -> int:
+        """Play a legal ``action`` (an illegal one raises ``IllegalMoveError``); returns the reward."""
+        a = check_action(action)
+        before = copy.deepcopy(self.game) if self._keep_history else None
+        after = int(engine.move(np.uint64(self.game.board), np.int64(a))[0])
+        reward = self.game.step(a)
+        if before is not None:
+            self._history.append(before)
+        self.actions.append(a)
+        self.spawns.append(_spawn_of(after, self.game.board))
+        self.scores.append(self.game.score)
+        return reward
+
+    def undo(self) -> bool:
+        """Take back the last move (and its spawn); False if there is nothing to undo."""
+        if not self._history:
+            return False
+        self.game = self._history.pop()
+        self.actions.pop()
+        self.spawns.pop()
+        self.scores.pop()
+        return True
+
+    def record(
+        self, agent: str | None = None, agent_config: dict[str, Any] | None = None, meta: dict[str, Any] | None = None
+    ) -> GameRecord:
+        """The record of the game so far."""
+        return GameRecord(
+            seed=self.seed,
+            actions=list(self.actions),
+            spawns=list(self.spawns),
+            scores=list(self.scores),
+            start_board=self.start_board,
+            p_two=self.game.p_two,
+            agent=agent,
+            agent_config=dict(agent_config or {}),
+            meta=dict(meta or {}),
+            final_board=self.game.board,
+        )
+
+
+def record_game(
+    agent: Any,
+    seed: int | None = None,
+    *,
+    p_two: float = P_TWO,
+    max_moves: int | None = None,
+    agent_name: str | None = None,
+    agent_config: dict[str, Any] | None = None,
+    meta: dict[str, Any] | None = None,
+    on_move: Callable[[GameRecorder], None] | None = None,
+) -> GameRecord:
+    """Play one game with ``agent`` (``act(board)`` or a callable) from ``seed`` and return its record.
+
+    The agent is reset with the game's seed when it has ``reset``. ``on_move`` is called after every
+    move (``watch`` redraws the board there). An illegal move raises, naming the agent and the board.
+    """
+    if max_moves is not None and (isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0):
+        raise ValueError(f"max_moves must be a non-negative int or None, got {max_moves!r}")
+    rec = GameRecorder(seed, p_two, undo=False)
+    if hasattr(agent, "reset"):
+        agent.reset(rec.seed)
+    policy = _policy_of(agent)
+    name = agent_name or getattr(agent, "name", None) or type(agent).__name__
+    while not rec.game.is_over and (max_moves is None or rec.game.moves < max_moves):
+        a = policy(rec.board)
+        try:
+            rec.step(a)
+        except (ValueError, TypeError) as e:
+            raise ValueError(
+                f"agent {name!r} chose {a!r} on board {_board_hex(rec.board)} (move {rec.game.moves + 1}): {e}"
+            ) from e
+        if on_move is not None:
+            on_move(rec)
+    return rec.record(agent=name, agent_config=agent_config, meta=meta)

@@ -1,0 +1,339 @@
+"""Expectimax over 2048's move-then-spawn tree (numba), with a pluggable leaf evaluator.
+
+Tree: a max node tries every legal move; the after-state is a chance node that places a 2
+(probability ``p_two``) or a 4 in each empty cell, uniformly. **Depth** counts units of
+(max layer + chance layer), as in seed 003: the chance node of the last unit is not expanded but
+valued by the evaluator. So depth 1 plays greedily on evaluator values, depth 2 is
+max-chance-max (the n-tuple literature's "3-ply"), and nneonneo/2048-ai's ``depth_limit = D``
+is depth ``D + 1`` here.
+
+Evaluator contract (the seam for heuristics, n-tuple networks and value nets)
+--------------------------------------------------------------------------------
+An evaluator is any numba ``@njit`` function ``evaluate(board: uint64, data: tuple) -> float64``
+giving the value of an **after-state** (the board after a move, before the spawn). ``data`` is an
+arbitrary tuple of arrays the evaluator needs (weights, index tables), passed through the search
+untouched, so weights can change without recompiling. The search value of a move is
+``reward_weight * reward + value(after-state)``: use ``reward_weight=1`` for evaluators that
+estimate future score (n-tuple TD, value nets) and ``0`` for heuristics (nneonneo). A position
+with no legal move is worth ``0``. ``build_search(evaluate)`` returns an :class:`Expectimax`
+bound to that evaluator; numba compiles one specialised search per evaluator function (a few
+seconds, once per process).
+
+Speed: chance nodes whose cumulative probability falls below ``prob_cutoff`` are valued by the
+evaluator (nneonneo's CPROB_THRESH_BASE = 1e-4), and an array transposition table keyed by
+(after-state, remaining depth) is shared by every subtree of one move decision. A hit needs the
+same remaining depth, so with ``prob_cutoff=0`` the table never changes a value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ai2048.engine.board import NIBBLE, count_empty
+from ai2048.engine.moves import move
+
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+
+# stats layout (int64[8]): nodes (moves tried), node limit (0 = none), aborted flag,
+# TT generation, TT hits, leaf evaluations, 64 - log2(TT size)
+NODES, LIMIT, ABORTED, GEN, HITS, LEAVES, SHIFT = range(7)
+
+
+@njit(cache=True)
+def distinct_tiles(b: np.uint64) -> np.int64:
+    """Number of different non-empty tile values on the board."""
+    seen = 0
+    while b:
+        e = b & NIBBLE
+        if e:
+            seen |= 1 << np.int64(e)
+        b >>= np.uint64(4)
+    n = 0
+    while seen:
+        n += seen & 1
+        seen >>= 1
+    return n
+
+
+@njit
+def _chance(
+    ev: Callable[..., float],
+    data: tuple,
+    b: np.uint64,
+    k: np.int64,
+    cprob: np.float64,
+    p_two: np.float64,
+    cutoff: np.float64,
+    rw: np.float64,
+    tt_keys: np.ndarray,
+    tt_vals: np.ndarray,
+    tt_meta: np.ndarray,
+    stats: np.ndarray,
+) -> np.float64:
+    """Value of after-state ``b`` with ``k`` (max + chance) units below it; ``k == 0``: the evaluator."""
+    if k <= 0 or cprob < cutoff:
+        stats[LEAVES] += 1
+        return ev(b, data)
+    if stats[LIMIT] > 0 and stats[NODES] > stats[LIMIT]:
+        stats[ABORTED] = 1
+        return 0.0
+    use_tt = tt_keys.size > 0
+    idx = 0
+    tag = (stats[GEN] << 6) | k
+    if use_tt:
+        idx = np.int64((b * _HASH_MUL) >> np.uint64(stats[SHIFT]))
+        if tt_keys[idx] == b and tt_meta[idx] == tag:
+            stats[HITS] += 1
+            return tt_vals[idx]
+    n = count_empty(b)
+    if n == 0:
+        stats[LEAVES] += 1
+        return ev(b, data)
+    p_four = 1.0 - p_two
+    total = 0.0
+    for i in range(16):
+        s = np.uint64(4 * i)
+        if ((b >> s) & NIBBLE) != 0:
+            continue
+        for tile in range(1, 3):
+            p = p_two if tile == 1 else p_four
+            if p <= 0.0:
+                continue
+            child = b | (np.uint64(tile) << s)
+            best = 0.0
+            found = False
+            for a in range(4):
+                nb, r = move(child, a)
+                stats[NODES] += 1
+                if nb != child:
+                    cp = cprob * p / n
+                    if k == 1 or cp < cutoff:  # a leaf: no call frame, no array reference counting
+                        stats[LEAVES] += 1
+                        v = rw * r + ev(nb, data)
+                    else:
+                        v = rw * r + _chance(
+                            ev, data, nb, k - 1, cp, p_two, cutoff, rw, tt_keys, tt_vals, tt_meta, stats
+                        )
+                    if not found or v > best:
+                        best = v
+                        found = True
+            total += p * best
+    value = total / n
+    if use_tt and stats[ABORTED] == 0:
+        tt_keys[idx] = b
+        tt_vals[idx] = value
+        tt_meta[idx] = tag
+    return value
+
+
+@njit
+def root_values(
+    ev: Callable[..., float],
+    data: tuple,
+    b: np.uint64,
+    depth: np.int64,
+    p_two: np.float64,
+    cutoff: np.float64,
+    rw: np.float64,
+    tt_keys: np.ndarray,
+    tt_vals: np.ndarray,
+    tt_meta: np.ndarray,
+    stats: np.ndarray,
+) -> np.ndarray:
+    """[4] float64 value of each action at ``depth`` (``-inf`` where the action is illegal)."""
+    out = np.full(4, -np.inf)
+    for a in range(4):
+        nb, r = move(b, a)
+        stats[NODES] += 1
+        if nb != b:
+            out[a] = rw * r + _chance(
+                ev, data, nb, depth - 1, 1.0, p_two, cutoff, rw, tt_keys, tt_vals, tt_meta, stats
+            )
+    return out
+
+
+def check_probability(name: str, p: float) -> float:
+    """``p`` as a float in (0, 1], else a ValueError naming ``name``."""
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)):
+        raise TypeError(f"{name} must be a number in (0, 1], got {type(p).__name__}")
+    if not 0.0 < float(p) <= 1.0:
+        raise ValueError(f"{name}={p} is outside (0, 1]: use e.g. 0.9 (2s and 4s) or 1.0 (2s only)")
+    return float(p)
+
+
+def check_depth(depth: Any, name: str = "depth") -> int:
+    """``depth`` as an int >= 1, else a clear error."""
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer >= 1, got {depth!r}")
+    if int(depth) < 1:
+        raise ValueError(f"{name}={depth} must be >= 1 (depth 1 = one move layer, greedy on the evaluator)")
+    if int(depth) > 60:
+        raise ValueError(f"{name}={depth} is too deep (at most 60)")
+    return int(depth)
+
+
+@dataclass
+class SearchResult:
+    """What one move decision found: values [4] (-inf = illegal), depth reached, nodes, seconds."""
+
+    values: np.ndarray
+    depth: int
+    nodes: int
+    seconds: float
+
+
+class Expectimax:
+    """An expectimax search bound to one evaluator; holds the transposition table and counters.
+
+    Args:
+        evaluate: numba ``@njit`` ``(board uint64, data tuple) -> float64`` after-state value.
+        data: the tuple passed to ``evaluate``.
+        p_two: probability of a 2 in chance nodes (1.0 = 2s only, seed 003).
+        prob_cutoff: chance nodes reached with a smaller cumulative probability are leaves.
+        reward_weight: weight of the move reward added to after-state values (0 for heuristics).
+        tt_bits: log2 of the transposition table size (0 = no table).
+    """
+
+    def __init__(
+        self,
+        evaluate: Callable[..., float],
+        data: tuple,
+        *,
+        p_two: float = 0.9,
+        prob_cutoff: float = 1e-4,
+        reward_weight: float = 0.0,
+        tt_bits: int = 20,
+    ) -> None:
+        if not hasattr(evaluate, "py_func"):
+            raise TypeError("evaluate must be a numba @njit function (board uint64, data tuple) -> float64")
+        if not isinstance(data, tuple):
+            raise TypeError(f"data must be a tuple of arrays, got {type(data).__name__}")
+        if not 0.0 <= float(prob_cutoff) < 1.0:
+            raise ValueError(f"prob_cutoff={prob_cutoff} must be in [0, 1) (0 = no pruning, default 1e-4)")
+        if not isinstance(tt_bits, (int, np.integer)) or not 0 <= int(tt_bits) <= 28:
+            raise ValueError(f"tt_bits={tt_bits} must be an integer in 0..28 (0 = no transposition table)")
+        self.evaluate = evaluate
+        self.data = data
+        self.p_two = check_probability("p_two", p_two)
+        self.prob_cutoff = float(prob_cutoff)
+        self.reward_weight = float(reward_weight)
+        self.tt_bits = int(tt_bits)
+        self._rate = 0.0  # nodes per second seen so far, for time budgets
+        self._alloc()
+
+    def _alloc(self) -> None:
+        size = (1 << self.tt_bits) if self.tt_bits else 0
+        self.tt_keys = np.zeros(size, dtype=np.uint64)  # [S] after-state boards
+        self.tt_vals = np.zeros(size, dtype=np.float64)  # [S] their values
+        self.tt_meta = np.full(size, -1, dtype=np.int64)  # [S] generation << 6 | remaining depth
+        self.stats = np.zeros(8, dtype=np.int64)
+        self.stats[SHIFT] = 64 - self.tt_bits
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for k in ("tt_keys", "tt_vals", "tt_meta", "stats"):
+            state.pop(k)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._alloc()
+
+    def values(self, board: int, depth: int, node_limit: int = 0) -> tuple[np.ndarray, bool]:
+        """Values [4] of each move at fixed ``depth`` and whether the node limit stopped the search."""
+        st = self.stats
+        st[GEN] += 1
+        st[ABORTED] = 0
+        st[LIMIT] = (st[NODES] + node_limit) if node_limit > 0 else 0
+        vals = root_values(
+            self.evaluate,
+            self.data,
+            np.uint64(board),
+            np.int64(depth),
+            self.p_two,
+            self.prob_cutoff,
+            self.reward_weight,
+            self.tt_keys,
+            self.tt_vals,
+            self.tt_meta,
+            st,
+        )
+        return vals, bool(st[ABORTED])
+
+    def search(self, board: int, depth: int | None = None, time_budget: float | None = None,
+               max_depth: int = 20) -> SearchResult:
+        """Search at a fixed ``depth``, or deepen 1, 2, ... while ``time_budget`` seconds last.
+
+        With a time budget the deepest completed depth wins; a depth that would overrun the budget
+        is stopped by a node limit estimated from the measured nodes/s.
+        """
+        t0 = time.perf_counter()
+        n0 = int(self.stats[NODES])
+        if time_budget is None:
+            if depth is None:
+                raise ValueError("give a depth or a time_budget")
+            vals, _ = self.values(board, depth)
+            return SearchResult(vals, depth, int(self.stats[NODES]) - n0, time.perf_counter() - t0)
+        best = None
+        reached = 0
+        for d in range(1, max_depth + 1):
+            left = time_budget - (time.perf_counter() - t0)
+            if left <= 0 and best is not None:
+                break
+            limit = int(self._rate * left) if (best is not None and self._rate > 0) else 0
+            if best is not None and limit < 1:
+                break
+            s0, c0 = int(self.stats[NODES]), time.perf_counter()
+            vals, aborted = self.values(board, d, node_limit=limit)
+            spent = time.perf_counter() - c0
+            if spent > 1e-3:
+                rate = (int(self.stats[NODES]) - s0) / spent
+                self._rate = rate if self._rate == 0 else 0.5 * (self._rate + rate)
+            if aborted:
+                break
+            best, reached = vals, d
+            if not np.isfinite(vals).any() or (int(self.stats[NODES]) - s0) == 0:
+                break
+        assert best is not None
+        return SearchResult(best, reached, int(self.stats[NODES]) - n0, time.perf_counter() - t0)
+
+
+def build_search(evaluate: Callable[..., float], **settings: Any) -> Callable[..., Expectimax]:
+    """A factory of :class:`Expectimax` searches bound to ``evaluate``: ``build_search(ev)(data)``.
+
+    >>> from ai2048.search.heuristics import nneonneo_eval, nneonneo_table
+    >>> search = build_search(nneonneo_eval, prob_cutoff=1e-3)((nneonneo_table(),))
+    """
+
+    def make(data: tuple, **more: Any) -> Expectimax:
+        return Expectimax(evaluate, data, **{**settings, **more})
+
+    return make
+
+
+def adaptive_depth(board: int, offset: int = 1, min_depth: int = 2, max_depth: int = 12) -> int:
+    """nneonneo's depth rule: ``max(3, distinct tiles - 2)`` chance layers, i.e. ``distinct - 1`` here.
+
+    ``offset`` shifts it (0 = nneonneo's rule, 1 = one unit shallower, ...), clamped to
+    ``[min_depth, max_depth]``.
+    """
+    d = max(4, int(distinct_tiles(np.uint64(board))) - 1) - offset
+    return int(min(max(d, min_depth), max_depth))
+
+
+__all__ = [
+    "Expectimax",
+    "SearchResult",
+    "adaptive_depth",
+    "build_search",
+    "check_depth",
+    "check_probability",
+    "distinct_tiles",
+    "root_values",
+]

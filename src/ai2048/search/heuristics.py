@@ -1,0 +1,269 @@
+"""Leaf evaluators for search: numba ``evaluate(board, data) -> float64`` functions.
+
+Every evaluator here follows the search's evaluator contract (see :mod:`ai2048.search.expectimax`):
+an ``@njit`` function of an after-state board and a tuple of arrays ``data``, so weights can change
+without recompiling. Three families:
+
+- ``nneonneo_eval``: the nneonneo/2048-ai (xificurk) heuristic. A 65,536-entry table scores every
+  row (empty cells, merges, monotonicity, sum penalty); a board is scored as its four rows plus its
+  four columns. ``nneonneo_table(...)`` builds the table from weights.
+- ``seed003_h`` / ``seed003_eval``: seed 003's expectimax heuristic (ParkerD559/2048-Expectimax-AI):
+  ``18.992 max_log2 + 13.959 free + 7.05 adjacent_equal + 0.967 edges - 0.682 gradient``.
+  ``seed003_eval`` values an after-state as the mean of ``seed003_h`` over a 2 placed in each empty
+  cell, which is exactly the seed's chance layer (2s only) below its last max layer.
+- ``seed003_utility``: seed 003's minimax utility (Columbia AI-course template):
+  ``0.5 smoothness + (3/e) monotonicity + (2.7/e) ln e + 4 max4tile`` with ``e = max(#empty, 1)``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numba import njit
+
+from ai2048.engine.board import ROW_MASK, transpose
+
+_S16 = np.uint64(16)
+_S32 = np.uint64(32)
+_S48 = np.uint64(48)
+
+
+@dataclass(frozen=True)
+class NneonneoWeights:
+    """Weights of the nneonneo/2048-ai row heuristic (its published constants are the defaults).
+
+    A row scores ``lost + empty*#empty + merges*#merges - monotonicity*min(left, right)
+    - sum*Σ rank**sum_power`` with ``left/right = Σ |rank_i**mono_power - rank_j**mono_power|`` over
+    the decreasing / increasing neighbour pairs.
+    """
+
+    lost: float = 200000.0
+    empty: float = 270.0
+    merges: float = 700.0
+    monotonicity: float = 47.0
+    mono_power: float = 4.0
+    sum: float = 11.0
+    sum_power: float = 3.5
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
+    """[65536] float64: the heuristic score of every 16-bit row (column 0 in the lowest nibble)."""
+    w = weights or NneonneoWeights()
+    rows = np.arange(65536, dtype=np.int64)
+    line = np.stack([(rows >> (4 * i)) & 0xF for i in range(4)], axis=1).astype(np.float64)  # [65536, 4]
+    empty = (line == 0).sum(axis=1)
+    total = (line**w.sum_power).sum(axis=1)
+    # merges: a run of k equal non-zero ranks (empty cells skipped) adds k, as in nneonneo's loop
+    merges = np.zeros(65536)
+    prev = np.zeros(65536)
+    counter = np.zeros(65536)
+    for i in range(4):
+        rank = line[:, i]
+        nz = rank != 0
+        same = nz & (prev == rank)
+        counter = np.where(same, counter + 1, counter)
+        close = nz & ~same & (counter > 0)
+        merges = np.where(close, merges + 1 + counter, merges)
+        counter = np.where(close, 0, counter)
+        prev = np.where(nz, rank, prev)
+    merges = merges + np.where(counter > 0, 1 + counter, 0)
+    p = line**w.mono_power
+    left = np.zeros(65536)
+    right = np.zeros(65536)
+    for i in range(1, 4):
+        dec = line[:, i - 1] > line[:, i]
+        left += np.where(dec, p[:, i - 1] - p[:, i], 0.0)
+        right += np.where(dec, 0.0, p[:, i] - p[:, i - 1])
+    return (
+        w.lost + w.empty * empty + w.merges * merges - w.monotonicity * np.minimum(left, right) - w.sum * total
+    ).astype(np.float64)
+
+
+@njit(cache=True, inline="always")
+def row_table_sum(b: np.uint64, table: np.ndarray) -> np.float64:
+    """Σ of ``table`` over the four rows and the four columns of ``b``."""
+    t = transpose(b)
+    return (
+        table[b & ROW_MASK]
+        + table[(b >> _S16) & ROW_MASK]
+        + table[(b >> _S32) & ROW_MASK]
+        + table[b >> _S48]
+        + table[t & ROW_MASK]
+        + table[(t >> _S16) & ROW_MASK]
+        + table[(t >> _S32) & ROW_MASK]
+        + table[t >> _S48]
+    )
+
+
+@njit(cache=True)
+def nneonneo_eval(b: np.uint64, data: tuple) -> np.float64:
+    """nneonneo heuristic of an after-state; ``data = (nneonneo_table(weights),)``."""
+    return row_table_sum(b, data[0])
+
+
+@njit(cache=True, inline="always")
+def _cells(b: np.uint64) -> np.ndarray:
+    out = np.empty(16, dtype=np.int64)
+    for i in range(16):
+        out[i] = np.int64((b >> np.uint64(4 * i)) & np.uint64(0xF))
+    return out
+
+
+SEED003_WEIGHTS = np.array([18.992, 13.959, 7.05, 0.967, -0.682])
+"""Seed 003 expectimax weights for (max_log2, free, adjacent_equal, edges, gradient)."""
+
+
+@njit(cache=True)
+def seed003_components(b: np.uint64) -> np.ndarray:
+    """[5] (max_log2, free, adjacent_equal, edges, gradient) as ParkerD559's ExpectimaxAgent counts them.
+
+    ``adjacent_equal`` counts each equal neighbour pair twice; ``edges`` adds log2 of a tile once per
+    border side it touches (corners twice); ``gradient = 1 + Σ |log2 a - log2 b|`` over occupied
+    4-neighbours, each pair twice. The seed's worked values: ``max + free + adjacent - (gradient - 1)``
+    is -33 and -17 on its two example boards.
+    """
+    c = _cells(b)
+    mx = 0
+    free = 0
+    adj = 0
+    edges = 0
+    grad = 1
+    for r in range(4):
+        for col in range(4):
+            e = c[4 * r + col]
+            if e == 0:
+                free += 1
+                continue
+            mx = max(mx, e)
+            sides = (r == 0) + (r == 3) + (col == 0) + (col == 3)
+            edges += sides * e
+            for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+                rr = r + dr
+                cc = col + dc
+                if 0 <= rr < 4 and 0 <= cc < 4:
+                    n = c[4 * rr + cc]
+                    if n != 0:
+                        grad += abs(e - n)
+                        if n == e:
+                            adj += 1
+    out = np.empty(5)
+    out[0] = mx
+    out[1] = free
+    out[2] = adj
+    out[3] = edges
+    out[4] = grad
+    return out
+
+
+@njit(cache=True)
+def seed003_h(b: np.uint64, weights: np.ndarray) -> np.float64:
+    """Seed 003's weighted evaluation of a board: ``weights · seed003_components(b)``."""
+    comp = seed003_components(b)
+    s = 0.0
+    for i in range(5):
+        s += weights[i] * comp[i]
+    return s
+
+
+@njit(cache=True)
+def seed003_eval(b: np.uint64, data: tuple) -> np.float64:
+    """After-state value for seed 003's expectimax: mean of ``seed003_h`` over a 2 in each empty cell.
+
+    ``data = (SEED003_WEIGHTS,)``. This is the seed's last chance layer (2s only, 4s ignored).
+    """
+    w = data[0]
+    total = 0.0
+    n = 0
+    for i in range(16):
+        s = np.uint64(4 * i)
+        if ((b >> s) & np.uint64(0xF)) == 0:
+            total += seed003_h(b | (np.uint64(1) << s), w)
+            n += 1
+    if n == 0:
+        return seed003_h(b, w)
+    return total / n
+
+
+SEED003_UTILITY_WEIGHTS = np.array([0.5, 3.0, 2.7, 4.0])
+"""Seed 003 minimax weights: smoothness, monotonicity/e, ln(e)/e scale, max4tile."""
+
+
+@njit(cache=True)
+def seed003_utility_components(b: np.uint64) -> np.ndarray:
+    """[4] (smoothness, monotonicity, empty, max4tile) of the Columbia-template minimax utility.
+
+    smoothness = -Σ |log2 v - log2 w| for each tile and the first occupied tile to its right and
+    below; monotonicity = Σ over both axes of max(decreasing steps, increasing steps) (ovolve's
+    monotonicity2, <= 0); max4tile = ln(Σ of the four largest values, ascending, times 1, 2, 4, 8).
+    """
+    c = _cells(b)
+    smooth = 0.0
+    for r in range(4):
+        for col in range(4):
+            e = c[4 * r + col]
+            if e == 0:
+                continue
+            for k in range(col + 1, 4):  # first occupied to the right
+                if c[4 * r + k] != 0:
+                    smooth -= abs(e - c[4 * r + k])
+                    break
+            for k in range(r + 1, 4):  # first occupied below
+                if c[4 * k + col] != 0:
+                    smooth -= abs(e - c[4 * k + col])
+                    break
+    mono = 0.0
+    for axis in range(2):
+        dec = 0.0
+        inc = 0.0
+        for line in range(4):
+            cur = 0
+            nxt = 1
+            while nxt < 4:
+                while nxt < 4 and _at(c, axis, line, nxt) == 0:
+                    nxt += 1
+                if nxt >= 4:
+                    nxt -= 1
+                cv = _at(c, axis, line, cur)
+                nv = _at(c, axis, line, nxt)
+                if cv > nv:
+                    dec += nv - cv
+                elif nv > cv:
+                    inc += cv - nv
+                cur = nxt
+                nxt += 1
+        mono += max(dec, inc)
+    empty = 0
+    vals = np.zeros(16)
+    for i in range(16):
+        if c[i] == 0:
+            empty += 1
+        else:
+            vals[i] = 2.0 ** c[i]
+    vals.sort()
+    top = vals[12] * 1.0 + vals[13] * 2.0 + vals[14] * 4.0 + vals[15] * 8.0
+    out = np.empty(4)
+    out[0] = smooth
+    out[1] = mono
+    out[2] = empty
+    out[3] = math.log(top) if top > 0 else 0.0
+    return out
+
+
+@njit(cache=True, inline="always")
+def _at(c: np.ndarray, axis: int, line: int, k: int) -> np.int64:
+    """Exponent at position ``k`` of row ``line`` (axis 0) or column ``line`` (axis 1)."""
+    return c[4 * line + k] if axis == 0 else c[4 * k + line]
+
+
+@njit(cache=True)
+def seed003_utility(b: np.uint64, data: tuple) -> np.float64:
+    """Seed 003 minimax utility ``w0 smooth + (w1/e) mono + (w2/e) ln e + w3 max4tile``; ``data = (weights,)``."""
+    w = data[0]
+    comp = seed003_utility_components(b)
+    e = max(comp[2], 1.0)
+    return w[0] * comp[0] + (w[1] / e) * comp[1] + (w[2] / e) * math.log(e) + w[3] * comp[3]

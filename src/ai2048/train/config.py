@@ -1,0 +1,57 @@
+"""Building frozen trainer configs from presets and ``key=value`` overrides, with clear errors.
+
+No torch here: the CLI and tests use it without loading a network library.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+def config_help(cls: type) -> dict[str, str]:
+    """Field name -> its one-line help (from ``field(metadata={"help": ...})``)."""
+    return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
+
+
+def make_config(cls: type, presets: dict[str, dict[str, Any]] | None = None, preset: str | None = None, **overrides: Any) -> Any:
+    """``cls(**presets[preset], **overrides)``; an unknown preset or key raises ValueError listing the valid ones."""
+    values: dict[str, Any] = {}
+    if preset is not None:
+        if not presets or preset not in presets:
+            raise ValueError(f"unknown preset {preset!r}; available: {', '.join(sorted(presets or {})) or 'none'}")
+        values.update(presets[preset])
+    values.update(overrides)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ValueError(f"{cls.__name__} has no key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for k, v in list(values.items()):
+        default = fields[k].default
+        if isinstance(v, list) and isinstance(default, tuple):
+            values[k] = tuple(v)
+    return cls(**values)
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    """Raise ValueError unless ``value`` is one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
+
+
+def check_number(name: str, value: Any, low: float | None = None, high: float | None = None, integer: bool = False, low_open: bool = False) -> None:
+    """Raise ValueError unless ``value`` is a number (an int if ``integer``) within [low, high] (or (low, high])."""
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if isinstance(value, bool) or not ok_type:
+        raise ValueError(f"{name}={value!r} must be {'an integer' if integer else 'a number'}")
+    if low is not None and (value < low or (low_open and value == low)):
+        raise ValueError(f"{name}={value!r} must be {'>' if low_open else '>='} {low}")
+    if high is not None and value > high:
+        raise ValueError(f"{name}={value!r} must be <= {high}")
+
+
+def diff_configs(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> list[str]:
+    """Names of the fields where two configs of one class differ (except ``ignore``)."""
+    da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+    return [k for k in da if k not in ignore and da[k] != db.get(k)]

@@ -1,0 +1,250 @@
+"""What every torch trainer needs around its loop: devices, run directories, checkpoints, metrics.
+
+A run directory holds ``config.json``, ``meta.json`` (``"agent"`` names the agent that plays it),
+``metrics.jsonl``, ``checkpoint.pt`` (everything needed to resume) and ``model.pt`` (the network
+spec and weights an agent loads). Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
+from ai2048.nets import build_net
+from ai2048.rules import RULES_VERSION
+from ai2048.train.config import diff_configs, make_config
+
+FORMAT = 1
+
+
+def resolve_device(name: str) -> torch.device:
+    """``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when present) -> a usable device."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if isinstance(name, str) and name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={name!r} was asked for but torch sees no CUDA device "
+                f"(torch {torch.__version__}); use device='cpu' or device='auto'"
+            )
+        dev = torch.device(name)
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={name!r}: only {torch.cuda.device_count()} CUDA device(s) present")
+        return dev
+    raise ValueError(f"device={name!r} is not one of 'cpu', 'cuda', 'cuda:N', 'auto'")
+
+
+def start_run(out: Path, config: Any, trainer: str, resume: bool, budget: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None]:
+    """Prepare ``out`` for a new run, or load its checkpoint for ``--resume``.
+
+    Returns the config to use and the checkpoint (None for a fresh run). On resume the saved
+    config is kept; only the ``budget`` fields (episodes, duration, ...) may differ, and the new
+    values are taken.
+    """
+    out = Path(out)
+    ckpt_path = out / "checkpoint.pt"
+    if not resume:
+        if ckpt_path.exists() or (out / "metrics.jsonl").exists():
+            raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        out.mkdir(parents=True, exist_ok=True)
+        write_json(out / "config.json", dataclasses.asdict(config))
+        return config, None
+    if not out.is_dir():
+        raise FileNotFoundError(f"cannot resume: {out} does not exist")
+    meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").exists() else None
+    if meta is None or meta.get("trainer") != trainer:
+        found = "no meta.json" if meta is None else f"a {meta.get('trainer')!r} run"
+        raise ValueError(f"cannot resume {out} with trainer {trainer!r}: it holds {found}")
+    if not ckpt_path.is_file():
+        raise FileNotFoundError(f"cannot resume: {ckpt_path} does not exist (no checkpoint was saved yet)")
+    saved = make_config(type(config), **read_json(out / "config.json", "run config"))
+    asked = diff_configs(type(config)(), config)
+    conflicts = [k for k in asked if k not in budget and getattr(saved, k) != getattr(config, k)]
+    if conflicts:
+        raise ValueError(
+            f"cannot resume {out} with different settings ({', '.join(conflicts)}); "
+            f"only {', '.join(budget)} may change on resume"
+        )
+    merged = dataclasses.replace(saved, **{k: getattr(config, k) for k in asked if k in budget})
+    write_json(out / "config.json", dataclasses.asdict(merged))
+    return merged, load_checkpoint(ckpt_path, trainer)
+
+
+def torch_save(path: Path, obj: Any) -> None:
+    """``torch.save`` to ``path`` atomically (temp file + rename)."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    atomic_write(path, lambda f: f.write(buf.getvalue()))
+
+
+def load_checkpoint(path: Path, trainer: str) -> dict[str, Any]:
+    """Load ``checkpoint.pt`` and check it comes from ``trainer``."""
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:  # torch raises several types for a torn or foreign file
+        raise ValueError(f"{path} is not a readable ai2048 checkpoint ({e})") from e
+    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an ai2048 checkpoint of format {FORMAT}")
+    if ckpt.get("trainer") != trainer:
+        raise ValueError(f"{path} was written by trainer {ckpt.get('trainer')!r}, not {trainer!r}")
+    return ckpt
+
+
+def load_weights(net: nn.Module, spec: dict[str, Any], saved_spec: dict[str, Any], state: dict[str, Any], where: str) -> None:
+    """Load ``state`` into ``net``; a checkpoint of another network raises naming what differs."""
+    if saved_spec != spec:
+        keys = sorted(set(spec) | set(saved_spec))
+        diff = ", ".join(f"{k}: checkpoint {saved_spec.get(k)!r} vs config {spec.get(k)!r}" for k in keys if saved_spec.get(k) != spec.get(k))
+        raise ValueError(f"{where} holds a different network ({diff})")
+    own = net.state_dict()
+    missing = sorted(set(own) - set(state))
+    extra = sorted(set(state) - set(own))
+    shapes = [k for k in own if k in state and tuple(own[k].shape) != tuple(state[k].shape)]
+    if missing or extra or shapes:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing[:5])}")
+        if extra:
+            parts.append(f"unexpected {', '.join(extra[:5])}")
+        if shapes:
+            parts.append("shape of " + ", ".join(f"{k} {tuple(state[k].shape)} != {tuple(own[k].shape)}" for k in shapes[:5]))
+        raise ValueError(f"{where} does not fit network {spec.get('name')!r}: {'; '.join(parts)}")
+    net.load_state_dict(state)
+
+
+def save_model(out: Path, kind: str, spec: dict[str, Any], net: nn.Module, extra: dict[str, Any] | None = None) -> None:
+    """Write ``model.pt``: what an agent needs to play (network spec and CPU weights)."""
+    state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
+    torch_save(out / "model.pt", {"format": FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})})
+
+
+def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[nn.Module, dict[str, Any]]:
+    """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode, payload)."""
+    run = Path(run)
+    path = run / "model.pt" if run.is_dir() else run
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: {run} holds no trained {kind} model yet")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as e:
+        raise ValueError(f"{path} is not a readable ai2048 model file ({e})") from e
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT or "net" not in payload:
+        raise ValueError(f"{path} is not an ai2048 model file of format {FORMAT}")
+    if payload.get("kind") != kind:
+        raise ValueError(f"{path} holds a {payload.get('kind')!r} model, not a {kind!r} model")
+    net = build_net(payload["net"])
+    load_weights(net, payload["net"], payload["net"], payload["state_dict"], str(path))
+    dev = resolve_device(device)
+    return net.to(dev).eval(), payload
+
+
+def write_meta(out: Path, agent: str, trainer: str, progress: dict[str, Any], status: str) -> None:
+    """``meta.json``: the agent that plays this run, rules version, progress and status."""
+    write_json(
+        out / "meta.json",
+        {"agent": agent, "trainer": trainer, "rules_version": RULES_VERSION, "format": FORMAT, "status": status, "progress": progress},
+    )
+
+
+def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
+    """θ' ← (1 − τ) θ' + τ θ for parameters and float buffers (BatchNorm statistics); others are copied."""
+    with torch.no_grad():
+        for tp, sp in zip(target.parameters(), source.parameters(), strict=True):
+            tp.lerp_(sp, tau)
+        for tb, sb in zip(target.buffers(), source.buffers(), strict=True):
+            if tb.is_floating_point():
+                tb.lerp_(sb, tau)
+            else:
+                tb.copy_(sb)
+
+
+def rng_state(gen: np.random.Generator) -> dict[str, Any]:
+    """Everything needed to continue the trainer's random streams exactly."""
+    return {"numpy": gen.bit_generator.state, "torch": torch.get_rng_state()}
+
+
+def set_rng_state(gen: np.random.Generator, state: dict[str, Any]) -> None:
+    gen.bit_generator.state = state["numpy"]
+    torch.set_rng_state(state["torch"])
+
+
+class Metrics:
+    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars when tensorboard is installed."""
+
+    def __init__(self, out: Path, tensorboard: bool) -> None:
+        self.path = out / "metrics.jsonl"
+        self.writer = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # tensorboard is optional
+                self.writer = None
+            else:
+                self.writer = SummaryWriter(str(out / "tb"))
+
+    def truncate(self, key: str, last: int) -> None:
+        """On resume: drop records written after the checkpoint (``record[key] > last``)."""
+        truncate_jsonl(self.path, lambda r: r.get(key, 0) <= last)
+
+    def log(self, record: dict[str, Any], step: int) -> None:
+        append_jsonl(self.path, record)
+        if self.writer is not None:
+            for k, v in record.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None:
+                    self.writer.add_scalar(k, v, step)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+class GracefulStop:
+    """Within ``with``: the first Ctrl-C (SIGINT) sets ``requested`` so the loop saves and stops
+    at a clean point; a second one interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: Any = None
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self) -> GracefulStop:
+        try:
+            self._old = signal.signal(signal.SIGINT, self._handler)
+        except ValueError:  # not the main thread: Ctrl-C cannot reach us anyway
+            self._old = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+class Deadline:
+    """Wall-clock budget in seconds (0 = none), counted across resumes via ``elapsed0``."""
+
+    def __init__(self, seconds: float, elapsed0: float = 0.0) -> None:
+        self.seconds = seconds
+        self.start = time.monotonic() - elapsed0
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.start
+
+    def passed(self) -> bool:
+        return self.seconds > 0 and self.elapsed >= self.seconds

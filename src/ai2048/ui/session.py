@@ -1,0 +1,210 @@
+"""One interactive game with undo, hints and AI moves: the state behind the terminal and web UIs.
+
+Both front ends hold a :class:`PlaySession` and only draw it, so they behave the same way and the
+game logic is tested once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ai2048.agents import make_agent
+from ai2048.board_io import to_tiles
+from ai2048.game import IllegalMoveError
+from ai2048.records import GameRecord, GameRecorder
+from ai2048.rules import P_TWO, Action
+
+ACTION_KEYS: dict[str, Action] = {
+    "up": Action.UP,
+    "right": Action.RIGHT,
+    "down": Action.DOWN,
+    "left": Action.LEFT,
+}
+
+
+def parse_action(value: Any) -> Action:
+    """An action from ``0..3``, an :class:`Action`, or a name (``"up"``, ``"LEFT"``); else ValueError."""
+    if isinstance(value, str):
+        key = value.strip().lower()
+        if key in ACTION_KEYS:
+            return ACTION_KEYS[key]
+        raise ValueError(f"unknown action {value!r}; use up, right, down or left (or 0..3)")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"action must be a name (up/right/down/left) or an int 0..3, got {type(value).__name__}")
+    if not 0 <= value <= 3:
+        raise ValueError(f"action {value} is out of range: use 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
+    return Action(value)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """What an agent would play here and why: its action and its value for each legal move."""
+
+    agent: str
+    action: Action | None
+    values: dict[str, float | None]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "action": self.action.name.lower() if self.action is not None else None,
+            "values": self.values,
+        }
+
+    def describe(self) -> str:
+        """``"expectimax: LEFT  (left 1234.5, up 1100.0)"``."""
+        if self.action is None:
+            return f"{self.agent}: no legal move"
+        vals = ", ".join(
+            f"{k} {v:.6g}" if v is not None else f"{k} -" for k, v in sorted(self.values.items(), key=_by_value)
+        )
+        return f"{self.agent}: {self.action.name}" + (f"  ({vals})" if vals else "")
+
+
+def _by_value(item: tuple[str, float | None]) -> float:
+    return -(item[1] if item[1] is not None else -math.inf)
+
+
+def _clean_values(values: dict[Any, Any]) -> dict[str, float | None]:
+    """Move values as {lower-case move name: finite float or None} (JSON has no inf/nan)."""
+    out: dict[str, float | None] = {}
+    for k, v in (values or {}).items():
+        name = Action(k).name.lower() if isinstance(k, int) else str(k).lower()
+        f = float(v)
+        out[name] = f if math.isfinite(f) else None
+    return out
+
+
+class PlaySession:
+    """A game a person plays, with undo, a hint agent and AI moves; writes records on request."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        p_two: float = P_TWO,
+        agent: str = "expectimax",
+        agent_config: dict[str, Any] | None = None,
+    ) -> None:
+        self.p_two = p_two
+        self.recorder = GameRecorder(seed, p_two)
+        self.agent_name = agent
+        self.agent_config = dict(agent_config or {})
+        self._agents: dict[str, Any] = {}
+        self.last_hint: Hint | None = None
+        self.ai_moves = 0
+
+    # state
+    @property
+    def board(self) -> int:
+        return self.recorder.board
+
+    @property
+    def score(self) -> int:
+        return self.recorder.game.score
+
+    @property
+    def moves(self) -> int:
+        return self.recorder.game.moves
+
+    @property
+    def max_tile(self) -> int:
+        return self.recorder.game.max_tile
+
+    @property
+    def seed(self) -> int:
+        return self.recorder.seed
+
+    @property
+    def is_over(self) -> bool:
+        return self.recorder.game.is_over
+
+    def state(self) -> dict[str, Any]:
+        """A JSON-ready snapshot: tiles [4][4], score, moves, best tile, legal moves, seed."""
+        return {
+            "board": to_tiles(self.board).tolist(),
+            "score": self.score,
+            "moves": self.moves,
+            "max_tile": self.max_tile,
+            "over": self.is_over,
+            "legal": [a.name.lower() for a in self.recorder.game.legal_actions()],
+            "can_undo": self.recorder.can_undo,
+            "seed": str(self.seed),
+            "agent": self.agent_name,
+            "agent_config": self.agent_config,
+        }
+
+    # actions
+    def new_game(self, seed: int | None = None) -> None:
+        """Start again (a fresh random seed unless one is given)."""
+        self.recorder = GameRecorder(seed, self.p_two)
+        self.last_hint = None
+        self.ai_moves = 0
+        for agent in self._agents.values():
+            if hasattr(agent, "reset"):
+                agent.reset(self.seed)
+
+    def move(self, action: Any) -> bool:
+        """Play ``action``; False (and nothing changes) if it does not move any tile."""
+        try:
+            self.recorder.step(parse_action(action))
+        except IllegalMoveError:
+            return False
+        self.last_hint = None
+        return True
+
+    def undo(self) -> bool:
+        """Take back the last move; False if there is none."""
+        done = self.recorder.undo()
+        if done:
+            self.last_hint = None
+        return done
+
+    def set_agent(self, name: str, config: dict[str, Any] | None = None) -> None:
+        """Choose the hint/AI agent; builds it now so a bad name or config fails here, clearly."""
+        config = dict(config or {})
+        self._agent(name, config)
+        self.agent_name, self.agent_config = name, config
+
+    def _agent(self, name: str, config: dict[str, Any]) -> Any:
+        key = name + json.dumps(config, sort_keys=True, default=str)
+        if key not in self._agents:
+            agent = make_agent(name, **config)
+            if hasattr(agent, "reset"):
+                agent.reset(self.seed)
+            self._agents[key] = agent
+        return self._agents[key]
+
+    def hint(self) -> Hint:
+        """What the current agent would play now, with its move values."""
+        agent = self._agent(self.agent_name, self.agent_config)
+        if self.is_over:
+            hint = Hint(self.agent_name, None, {})
+        else:
+            action = Action(int(agent.act(self.board)))
+            explain = getattr(agent, "explain", None)
+            values = _clean_values(explain(self.board)) if explain is not None else {}
+            hint = Hint(self.agent_name, action, values)
+        self.last_hint = hint
+        return hint
+
+    def ai_move(self) -> Hint:
+        """Let the agent play one move; returns the hint it acted on (action None if the game is over)."""
+        hint = self.hint()
+        if hint.action is not None:
+            if not self.move(hint.action):
+                raise ValueError(
+                    f"agent {self.agent_name!r} chose {hint.action.name}, which is illegal on board "
+                    f"{self.board:#018x}"
+                )
+            self.ai_moves += 1
+            self.last_hint = hint
+        return hint
+
+    def record(self, source: str) -> GameRecord:
+        """The game so far as a record; ``meta`` says who played (``source``) and how many AI moves."""
+        agent = self.agent_name if self.ai_moves else "human"
+        config = self.agent_config if self.ai_moves else {}
+        return self.recorder.record(agent=agent, agent_config=config, meta={"source": source, "ai_moves": self.ai_moves})
