@@ -263,3 +263,9 @@ def test_replay_actions__illegal_action_names_the_move() -> None:
 def test_max_tiles__values() -> None:
     boards = np.array([0, encode([0] * 15 + [11]), encode([3, 1] + [0] * 14)], dtype=np.uint64)
     assert max_tiles(boards).tolist() == [0, 2048, 8]
+
+
+def test_replay__out_of_range_action_is_corrupt(record: GameRecord) -> None:
+    bad = GameRecord(**{**record.__dict__, "actions": [*record.actions[:2], 7, *record.actions[3:]]})
+    with pytest.raises(RecordError, match="action 7 at move 3 is not 0..3"):
+        bad.replay()

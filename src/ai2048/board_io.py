@@ -52,8 +52,30 @@ def check_action(action: Any) -> int:
     return a
 
 
+_CELL_LIMIT = 1 << 62
+"""Cell values beyond this are rejected before the int64 conversion could wrap them."""
+
+
+def check_seed(seed: Any) -> int | None:
+    """Return ``seed`` as an int in 0..2**64-1 (or ``None`` for a fresh seed from OS entropy)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int in 0..2**64-1 or None, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) < 1 << 64:
+        raise ValueError(f"seed {int(seed)} is outside 0..2**64-1")
+    return int(seed)
+
+
 def _as_cells(values: Any, what: str) -> np.ndarray:
-    arr = np.asarray(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError as e:
+        raise ValueError(f"{what} must be 16 numbers or a 4x4 grid, got a ragged sequence ({e})") from None
+    if arr.dtype == object and arr.shape in ((16,), (4, 4)):
+        for i, v in enumerate(arr.reshape(16).tolist()):
+            if isinstance(v, int) and not isinstance(v, bool) and not -_CELL_LIMIT <= v <= _CELL_LIMIT:
+                raise ValueError(f"{what}: value {v} at cell {i} is out of range (exponents are 0..15, tile values 0..32768)")
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
@@ -61,9 +83,14 @@ def _as_cells(values: Any, what: str) -> np.ndarray:
     if arr.shape not in ((16,), (4, 4)):
         raise ValueError(f"{what} must have 16 entries or shape (4, 4), got shape {arr.shape}")
     flat = arr.reshape(16)
-    if np.issubdtype(flat.dtype, np.floating):
-        if not np.all(np.isfinite(flat)) or not np.all(flat == np.round(flat)):
-            raise ValueError(f"{what} must be whole numbers, got {flat.tolist()}")
+    if np.issubdtype(flat.dtype, np.floating) and not (
+        np.all(np.isfinite(flat)) and np.all(flat == np.round(flat))
+    ):
+        raise ValueError(f"{what} must be whole numbers, got {flat.tolist()}")
+    far = (flat > _CELL_LIMIT) | (flat < -_CELL_LIMIT)
+    if far.any():
+        i = int(np.argmax(far))
+        raise ValueError(f"{what}: value {flat[i].item()} at cell {i} is out of range (exponents are 0..15, tile values 0..32768)")
     return flat.astype(np.int64)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ai2048 import engine
-from ai2048.board_io import check_action, check_board, render_text
+from ai2048.board_io import check_action, check_board, check_seed, render_text
 from ai2048.engine.board import max_exponent
 from ai2048.rules import P_TWO, Action
 
@@ -51,7 +51,7 @@ def is_over(board: Any) -> bool:
 def spawn_outcomes(board: Any, p_two: float = P_TWO) -> list[tuple[int, float]]:
     """Every (board after spawn, probability): each empty cell, the 2 then the 4 (seed 004's allpopup)."""
     boards, probs = engine.spawn_outcomes(check_board(board), _check_p_two(p_two))
-    return [(int(b), float(p)) for b, p in zip(boards, probs)]
+    return [(int(b), float(p)) for b, p in zip(boards, probs, strict=True)]
 
 
 class Game:
@@ -65,7 +65,7 @@ class Game:
 
     def __init__(self, seed: int | None = None, p_two: float = P_TWO, board: Any = None) -> None:
         self.p_two = _check_p_two(p_two)
-        self._rng = engine.seed_state(seed)
+        self._rng = engine.seed_state(check_seed(seed))
         self.board = (
             int(engine.new_board(self._rng, self.p_two)) if board is None else int(check_board(board))
         )
@@ -97,7 +97,7 @@ class Game:
             raise IllegalMoveError(
                 f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
             )
-        self.board = int(engine.spawn(nb, self._rng, self.p_two))
+        self.board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
         self.score += int(r)
         self.moves += 1
         return int(r)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ai2048 import engine
 from ai2048.board_io import check_action, check_board
-from ai2048.checkpoint import atomic_write
+from ai2048.checkpoint import atomic_write, read_json
 from ai2048.engine.board import max_exponent
 from ai2048.engine.replay import replay_boards
 from ai2048.game import Game, _check_p_two
@@ -56,15 +56,20 @@ def str_to_actions(text: str) -> np.ndarray:
     """``"ull" -> array([0, 3, 3], uint8)``; any other letter raises, naming it and its position."""
     if not isinstance(text, str):
         raise TypeError(f"an action string must be a str of the letters {ACTION_CHARS!r}, got {type(text).__name__}")
-    out = np.empty(len(text), dtype=np.uint8)
-    for i, ch in enumerate(text):
-        k = ACTION_CHARS.find(ch.lower())
-        if k < 0:
-            raise ValueError(
-                f"action string has {ch!r} at position {i}; use the letters u, r, d, l (up, right, down, left)"
-            )
-        out[i] = k
+    codes = np.frombuffer(text.lower().encode("utf-8", "replace"), dtype=np.uint8)
+    out = _ACTION_CODES[codes] if codes.size == len(text) else np.full(len(text), 255, np.uint8)
+    bad = np.flatnonzero(out == 255)
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(
+            f"action string has {text[i]!r} at position {i}; use the letters u, r, d, l (up, right, down, left)"
+        )
     return out
+
+
+_ACTION_CODES = np.full(256, 255, dtype=np.uint8)
+for _k, _ch in enumerate(ACTION_CHARS):
+    _ACTION_CODES[ord(_ch)] = _k
 
 
 def _board_hex(b: int) -> str:
@@ -87,6 +92,16 @@ def max_tiles(boards: np.ndarray) -> np.ndarray:
     shifts = np.arange(0, 64, 4, dtype=np.uint64)
     e = ((b[:, None] >> shifts[None, :]) & np.uint64(0xF)).max(axis=1).astype(np.int64)
     return np.where(e > 0, np.left_shift(np.int64(1), e), 0)
+
+
+def _spawn_arrays(after: np.ndarray, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`_spawn_of`: ([n] cells, [n] exponents) for [n] after-states and boards."""
+    diff = np.asarray(after, np.uint64) ^ np.asarray(boards, np.uint64)
+    shifts = np.arange(0, 64, 4, dtype=np.uint64)
+    nib = (diff[:, None] >> shifts[None, :]) & np.uint64(0xF)
+    cells = np.argmax(nib != 0, axis=1)
+    exps = np.take_along_axis(nib, cells[:, None], axis=1)[:, 0].astype(np.int64)
+    return cells.astype(np.int64), exps
 
 
 def _spawn_of(after: int, board: int) -> tuple[int, int]:
@@ -112,7 +127,8 @@ class Trajectory:
 
     def spawns(self) -> list[tuple[int, int]]:
         """(cell, exponent) of the tile spawned after each move."""
-        return [_spawn_of(int(a), int(b)) for a, b in zip(self.afterstates, self.boards[1:], strict=True)]
+        cells, exps = _spawn_arrays(self.afterstates, self.boards[1:])
+        return list(zip(cells.tolist(), exps.tolist(), strict=True))
 
 
 def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: float = P_TWO) -> Trajectory:
@@ -228,7 +244,12 @@ class GameRecord:
                 f"{where} is inconsistent: {len(self.actions)} actions, {len(self.spawns)} spawns, "
                 f"{len(self.scores)} scores (one of each per move)"
             )
-        acts = np.array(self.actions, dtype=np.int64)
+        acts64 = np.array(self.actions, dtype=np.int64)
+        out_of_range = np.flatnonzero((acts64 < 0) | (acts64 > 3))
+        if out_of_range.size:
+            i = int(out_of_range[0])
+            raise RecordError(f"{where} is corrupt: action {int(acts64[i])} at move {i + 1} is not 0..3")
+        acts = acts64.astype(np.uint8)
         boards, after, scores, bad = replay_boards(engine.seed_state(self.seed), np.float64(self.p_two), acts)
         if int(boards[0]) != self.start_board:
             raise RecordError(
@@ -236,24 +257,23 @@ class GameRecord:
                 f"seed {self.seed}'s start board {_board_hex(int(boards[0]))}"
             )
         n = len(acts) if bad < 0 else int(bad)
-        for i in range(n):
-            got = _spawn_of(int(after[i]), int(boards[i + 1]))
-            if tuple(self.spawns[i]) != got:
+        cells, exps = _spawn_arrays(after[:n], boards[1 : n + 1])
+        rec_spawns = np.array(self.spawns[:n], dtype=np.int64).reshape(n, 2)
+        wrong_spawn = np.flatnonzero((rec_spawns[:, 0] != cells) | (rec_spawns[:, 1] != exps))
+        wrong_score = np.flatnonzero(np.array(self.scores[:n], dtype=np.int64) != scores[1 : n + 1])
+        first = min(wrong_spawn[:1].tolist() + wrong_score[:1].tolist(), default=None)
+        if first is not None:
+            i = int(first)
+            at = f"{where} does not replay at move {i + 1} ({Action(int(acts[i])).name}): "
+            if wrong_spawn.size and wrong_spawn[0] == i:
                 raise RecordError(
-                    f"{where} does not replay at move {i + 1} ({Action(int(acts[i])).name}): it records a "
-                    f"spawn at cell {self.spawns[i][0]} with exponent {self.spawns[i][1]}, the seed gives "
-                    f"cell {got[0]} with exponent {got[1]}"
+                    at + f"it records a spawn at cell {self.spawns[i][0]} with exponent {self.spawns[i][1]}, "
+                    f"the seed gives cell {int(cells[i])} with exponent {int(exps[i])}"
                 )
-            if self.scores[i] != int(scores[i + 1]):
-                raise RecordError(
-                    f"{where} does not replay at move {i + 1} ({Action(int(acts[i])).name}): it records "
-                    f"score {self.scores[i]}, the rules give {int(scores[i + 1])}"
-                )
+            raise RecordError(at + f"it records score {self.scores[i]}, the rules give {int(scores[i + 1])}")
         if bad >= 0:
-            a = int(acts[bad])
-            what = Action(a).name if 0 <= a <= 3 else f"action {a}"
             raise RecordError(
-                f"{where} does not replay at move {int(bad) + 1}: {what} is illegal on board "
+                f"{where} does not replay at move {int(bad) + 1}: {Action(int(acts[bad])).name} is illegal on board "
                 f"{_board_hex(int(boards[bad]))}"
             )
         if int(boards[-1]) != self.final_board:
@@ -261,7 +281,7 @@ class GameRecord:
                 f"{where} does not replay: its final board {_board_hex(self.final_board)} differs from "
                 f"the replayed final board {_board_hex(int(boards[-1]))}"
             )
-        return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts.astype(np.uint8))
+        return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""
@@ -327,7 +347,9 @@ class GameRecord:
     def save(self, path: str | Path) -> Path:
         """Write the record as JSON atomically (temp file + rename); returns the path."""
         path = Path(path)
-        text = "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in self.to_dict().items()) + "\n}\n"
+        text = "{\n" + ",\n".join(
+            f"  {json.dumps(k)}: {json.dumps(v, default=_json_value)}" for k, v in self.to_dict().items()
+        ) + "\n}\n"
         atomic_write(path, lambda f: f.write(text), mode="w")
         return path
 
@@ -335,13 +357,23 @@ class GameRecord:
     def load(cls, path: str | Path) -> GameRecord:
         """Read a record; a missing, non-JSON or foreign file raises an error naming it."""
         path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"record {path} does not exist")
-        try:
-            d = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise RecordError(f"record {path} is not valid JSON ({e}); it may be truncated or not a record") from e
+        d = read_record_json(path)
         return cls.from_dict(d, source=str(path))
+
+
+def read_record_json(path: Path) -> Any:
+    """The JSON in ``path``: missing -> FileNotFoundError, not JSON -> :class:`RecordError`, both naming it."""
+    try:
+        return read_json(path, "record")
+    except ValueError as e:
+        raise RecordError(str(e)) from e
+
+
+def _json_value(o: Any) -> Any:
+    """numpy scalars as numbers, anything else JSON lacks (paths, enums) as its text."""
+    if isinstance(o, np.generic):
+        return o.item()
+    return str(o)
 
 
 def load_record(path: str | Path) -> GameRecord:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ai2048.engine.board import NIBBLE, max_exponent
+from ai2048.engine.board import NIBBLE, count_empty, max_exponent, nibbles_to_bytes
 from ai2048.engine.moves import legal_bits, log2_reward, move
 from ai2048.engine.spawn import new_board, random_play, spawn
 
@@ -77,8 +77,9 @@ def batch_step(
     Out: ``boards`` after move + spawn (unchanged where the action is illegal), ``rewards`` [N]
     int64 score gained, ``log_rewards`` [N] int64 (seed 000), ``illegal`` [N] bool, ``masks``
     [N, 4] bool legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64 empty
-    cells, ``obs`` [N, 4, 4] uint8 exponents.
+    cells, ``obs`` [N, 4, 4] uint8 exponents (C-contiguous: it is written as two words a board).
     """
+    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     for i in prange(boards.shape[0]):
         b = boards[i]
         a = actions[i]
@@ -94,19 +95,11 @@ def batch_step(
             b = spawn(nb, states[i : i + 1], p_two)
             boards[i] = b
         bits = legal_bits(b)
-        m = np.uint64(0)
-        e = np.int64(0)
         for a2 in range(4):
             masks[i, a2] = (bits >> a2) & 1
-        for c in range(16):
-            x = (b >> np.uint64(4 * c)) & NIBBLE
-            obs[i, c >> 2, c & 3] = x
-            if x > m:
-                m = x
-            if x == 0:
-                e += 1
-        max_exp[i] = m
-        empty[i] = e
+        obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
+        max_exp[i] = max_exponent(b)
+        empty[i] = count_empty(b)
 
 
 @njit(cache=True, parallel=True)
@@ -147,8 +140,10 @@ def batch_env_step(
     """:func:`batch_step` for the vector env, with next-step autoreset and score/move counters.
 
     Where ``restart[i]`` is True the action is ignored and slot i starts a new game (reward 0,
-    score and moves reset), as Gymnasium's next-step autoreset prescribes.
+    score and moves reset), as Gymnasium's next-step autoreset prescribes. ``obs`` must be
+    C-contiguous (it is written as two words a board).
     """
+    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     for i in prange(boards.shape[0]):
         if restart[i]:
             b = new_board(states[i : i + 1], p_two)
@@ -175,16 +170,8 @@ def batch_env_step(
                 scores[i] += r
                 moves[i] += 1
         bits = legal_bits(b)
-        m = np.uint64(0)
-        e = np.int64(0)
         for a2 in range(4):
             masks[i, a2] = (bits >> a2) & 1
-        for c in range(16):
-            x = (b >> np.uint64(4 * c)) & NIBBLE
-            obs[i, c >> 2, c & 3] = x
-            if x > m:
-                m = x
-            if x == 0:
-                e += 1
-        max_exp[i] = m
-        empty[i] = e
+        obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
+        max_exp[i] = max_exponent(b)
+        empty[i] = count_empty(b)

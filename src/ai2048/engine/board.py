@@ -71,6 +71,21 @@ def count_empty(b: np.uint64) -> np.int64:
     return np.int64(x & np.uint64(0xF)) if b != np.uint64(0) else np.int64(16)
 
 
+@njit(cache=True, inline="always")
+def nibbles_to_bytes(b: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """The 16 exponents as 16 bytes in two words (cells 0..7, cells 8..15; byte k = cell k on a
+    little-endian machine), so a [4, 4] uint8 observation is written with two stores."""
+    lo = b & np.uint64(0xFFFFFFFF)
+    hi = b >> np.uint64(32)
+    lo = (lo | (lo << np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    hi = (hi | (hi << np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    lo = (lo | (lo << np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    hi = (hi | (hi << np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    lo = (lo | (lo << np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    hi = (hi | (hi << np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return lo, hi
+
+
 @njit(cache=True)
 def max_exponent(b: np.uint64) -> np.int64:
     """Largest exponent on the board (0 for an empty board)."""

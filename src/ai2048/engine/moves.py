@@ -92,15 +92,42 @@ def move(b: np.uint64, action: np.int64) -> tuple[np.uint64, np.int64]:
     return move_left(b)
 
 
+_NIBBLES = np.uint64(0x1111111111111111)
+_ROW_PAIRS = np.uint64(0x0111011101110111)  # cells (r, c) with c < 3: the left cell of a row pair
+_COL_PAIRS = np.uint64(0x0000111111111111)  # cells (r, c) with r < 3: the top cell of a column pair
+
+
+@njit(cache=True, inline="always")
+def _occupied(b: np.uint64) -> np.uint64:
+    """Bit 4*i set iff cell i is not empty."""
+    x = b | (b >> np.uint64(1))
+    return (x | (x >> np.uint64(2))) & _NIBBLES
+
+
 @njit(cache=True, inline="always")
 def legal_bits(b: np.uint64) -> np.int64:
-    """Bit ``a`` is set iff action ``a`` changes the board."""
-    bits = np.int64(0)
-    for a in range(4):
-        nb, _ = move(b, a)
-        if nb != b:
-            bits |= np.int64(1) << a
-    return bits
+    """Bit ``a`` is set iff action ``a`` changes the board.
+
+    Bit-parallel over all cells, no table lookups: a line can slide towards a wall iff a tile has
+    an empty cell on that side, or two equal neighbours (not 32768s, which cannot merge) can merge.
+    """
+    b = np.uint64(b)
+    full = _occupied(b)
+    empty = ~full & _NIBBLES
+    top = b & (b >> np.uint64(1)) & (b >> np.uint64(2)) & (b >> np.uint64(3)) & _NIBBLES
+    mergeable = full & ~top
+    h_merge = ~_occupied(b ^ (b >> _S4)) & mergeable & _ROW_PAIRS
+    v_merge = ~_occupied(b ^ (b >> _S16)) & mergeable & _COL_PAIRS
+    left = (empty & (full >> _S4) & _ROW_PAIRS) | h_merge
+    right = (full & (empty >> _S4) & _ROW_PAIRS) | h_merge
+    up = (empty & (full >> _S16) & _COL_PAIRS) | v_merge
+    down = (full & (empty >> _S16) & _COL_PAIRS) | v_merge
+    return (
+        np.int64(up != np.uint64(0))
+        | (np.int64(right != np.uint64(0)) << np.int64(1))
+        | (np.int64(down != np.uint64(0)) << np.int64(2))
+        | (np.int64(left != np.uint64(0)) << np.int64(3))
+    )
 
 
 @njit(cache=True, inline="always")

@@ -4,10 +4,31 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ai2048.engine.board import NIBBLE, count_empty
-from ai2048.engine.moves import move
+from ai2048.engine.moves import move_down, move_left, move_right, move_up
 from ai2048.engine.rng import rand_below, rand_float
+
+_NIBBLES = np.uint64(0x1111111111111111)
+
+
+@njit(cache=True, inline="always")
+def _kth_empty_shift(b: np.uint64, k: np.int64, n: np.int64) -> np.uint64:
+    """Bit offset of the ``k``-th (from 0) empty cell in row-major order, without a loop.
+
+    ``empty * 0x1111...`` puts in nibble i the number of empty cells at or before i; the wanted
+    cell is the empty one whose count is k + 1 (nneonneo-style nibble arithmetic).
+    """
+    if n == 16:  # empty board: the count 16 would not fit in the last nibble
+        return np.uint64(4 * k)
+    x = b | (b >> np.uint64(1))
+    empty = ~(x | (x >> np.uint64(2))) & _NIBBLES
+    counts = empty * _NIBBLES
+    y = counts ^ (np.uint64(k + 1) * _NIBBLES)
+    y = y | (y >> np.uint64(1))
+    hit = ~(y | (y >> np.uint64(2))) & empty
+    return trailing_zeros(hit)  # type: ignore[call-arg]
 
 
 @njit(cache=True, inline="always")
@@ -18,15 +39,8 @@ def spawn(b: np.uint64, state: np.ndarray, p_two: np.float64) -> np.uint64:
         return b
     k = rand_below(state, n)
     e = np.uint64(1) if rand_float(state) < p_two else np.uint64(2)
-    shift = np.uint64(0)
-    t = b
-    while True:
-        if (t & NIBBLE) == 0:
-            if k == 0:
-                return b | (e << shift)
-            k -= 1
-        t >>= np.uint64(4)
-        shift += np.uint64(4)
+    # uint64 for the nibble arithmetic even when a Python int made ``b`` an int64 (its type is kept).
+    return b | (e << _kth_empty_shift(np.uint64(b), k, n))
 
 
 @njit(cache=True)
@@ -59,22 +73,31 @@ def spawn_outcomes(b: np.uint64, p_two: np.float64) -> tuple[np.ndarray, np.ndar
 
 @njit(cache=True, inline="always")
 def random_legal_action(b: np.uint64, state: np.ndarray) -> tuple[np.int64, np.uint64, np.int64]:
-    """A uniformly random legal action with its result: (action, board, reward); action -1 if over."""
-    boards = np.empty(4, dtype=np.uint64)
-    rewards = np.empty(4, dtype=np.int64)
-    legal = np.empty(4, dtype=np.int64)
-    n = 0
-    for a in range(4):
-        nb, r = move(b, a)
-        if nb != b:
-            boards[n] = nb
-            rewards[n] = r
-            legal[n] = a
-            n += 1
+    """A uniformly random legal action with its result: (action, board, reward); action -1 if over.
+
+    The k-th legal action in action order, k uniform; all four moves stay in registers.
+    """
+    b0, r0 = move_up(b)
+    b1, r1 = move_right(b)
+    b2, r2 = move_down(b)
+    b3, r3 = move_left(b)
+    l0 = np.int64(b0 != b)
+    l1 = np.int64(b1 != b)
+    l2 = np.int64(b2 != b)
+    l3 = np.int64(b3 != b)
+    n = l0 + l1 + l2 + l3
     if n == 0:
         return np.int64(-1), b, np.int64(0)
     k = rand_below(state, n)
-    return legal[k], boards[k], rewards[k]
+    if l0 and k == 0:
+        return np.int64(0), b0, r0
+    k -= l0
+    if l1 and k == 0:
+        return np.int64(1), b1, r1
+    k -= l1
+    if l2 and k == 0:
+        return np.int64(2), b2, r2
+    return np.int64(3), b3, r3
 
 
 @njit(cache=True)

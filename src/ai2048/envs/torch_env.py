@@ -27,8 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ai2048.agents.seed_actions import SEED_ORDERS
 from ai2048.board_io import check_boards
-from ai2048.rules import MAX_EXPONENT, P_TWO
+from ai2048.engine.batch import batch_observe, batch_reset, batch_step
+from ai2048.rules import MAX_EXPONENT, P_TWO, Action
 
 _SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
 
@@ -58,12 +60,13 @@ def resolve_device(device: str | torch.device) -> torch.device:
     raise ValueError(f"unsupported device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'")
 
 
-def quarter_turns(actions: torch.Tensor) -> torch.Tensor:
-    """ai2048 actions -> clockwise quarter turns that make the move LEFT (= seed 001's action id).
+_SEED001_INDEX = [SEED_ORDERS["001"].index(Action(a)) for a in range(4)]
+"""ai2048 action -> seed 001's action id: UP=0 -> 3, RIGHT=1 -> 2, DOWN=2 -> 1, LEFT=3 -> 0."""
 
-    UP=0 -> 3, RIGHT=1 -> 2, DOWN=2 -> 1, LEFT=3 -> 0.
-    """
-    return 3 - actions
+
+def quarter_turns(actions: torch.Tensor) -> torch.Tensor:
+    """ai2048 actions -> clockwise quarter turns that make the move LEFT, which is seed 001's action id."""
+    return _constants(actions.device)[3][actions]
 
 
 def _rotation_tables() -> torch.Tensor:
@@ -74,12 +77,12 @@ def _rotation_tables() -> torch.Tensor:
 
 
 @functools.cache
-def _constants(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(rotation gathers [4, 16], their inverses [4, 16], collapse ranks [4]) on ``device``."""
+def _constants(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(rotation gathers [4, 16], their inverses [4, 16], collapse ranks [4], seed 001 ids [4]) on ``device``."""
     rot = _rotation_tables()
     unrot = torch.stack([rot[(4 - k) % 4] for k in range(4)])
     rank = torch.tensor([4.0, 3.0, 2.0, 1.0])
-    return rot.to(device), unrot.to(device), rank.to(device)
+    return rot.to(device), unrot.to(device), rank.to(device), torch.tensor(_SEED001_INDEX).to(device)
 
 
 def from_boards(boards: np.ndarray, device: str | torch.device = "cpu") -> torch.Tensor:
@@ -155,7 +158,7 @@ def push_actions(states: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Ten
     """
     n = states.shape[0]
     k = quarter_turns(actions.long())
-    rot_table, unrot_table, _ = _constants(states.device)
+    rot_table, unrot_table, _, _ = _constants(states.device)
     rot, unrot = rot_table[k], unrot_table[k]
     flat = states.reshape(n, 16).gather(1, rot)
     rows, reward = _merge_left(flat.view(n * 4, 4))
@@ -320,3 +323,142 @@ class TorchEnv2048:
         self.scores = torch.where(which, snap.scores, self.scores)
         self.moves = torch.where(which, snap.moves, self.moves)
         self.terminated = torch.where(which, snap.terminated, self.terminated)
+
+
+class EngineBatch:
+    """The :class:`TorchEnv2048` interface on the numba engine's uint64 boards (fast on CPU).
+
+    Search and training code written against ``TorchEnv2048`` runs unchanged on either: on a GPU
+    the tensor env keeps every board on the device; on a CPU the numba kernels step the boards
+    ~100x faster and only the network input crosses into torch. Each game owns a SplitMix64
+    state, so a seeded batch replays exactly.
+    """
+
+    def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if not 0.0 < float(p_two) <= 1.0:
+            raise ValueError(f"p_two must be in (0, 1], got {p_two}")
+        self.num_envs = num_envs
+        self.device = resolve_device(device)
+        self.p_two = float(p_two)
+        n = num_envs
+        self._boards = np.zeros(n, dtype=np.uint64)
+        self._rng = np.zeros(n, dtype=np.uint64)
+        self._rewards = np.zeros(n, dtype=np.int64)
+        self._log_rewards = np.zeros(n, dtype=np.int64)
+        self._illegal = np.zeros(n, dtype=np.bool_)
+        self._masks = np.zeros((n, 4), dtype=np.bool_)
+        self._max_exp = np.zeros(n, dtype=np.uint8)
+        self._empty = np.zeros(n, dtype=np.int64)
+        self._obs = np.zeros((n, 4, 4), dtype=np.uint8)
+        self.scores = torch.zeros(n, dtype=torch.long)
+        self.moves = torch.zeros(n, dtype=torch.long)
+        self.reset(seed)
+
+    def seed(self, seed: int | None) -> None:
+        """Give every game its own RNG state derived from ``seed`` (``None``: OS entropy)."""
+        self._rng[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
+
+    def _observe(self) -> None:
+        batch_observe(self._boards, self._masks, self._max_exp, self._empty, self._obs)
+
+    def _new_games(self, which: np.ndarray) -> None:
+        batch_reset(self._boards, self._rng, self.p_two, which)
+        w = torch.from_numpy(which)
+        self.scores[w] = 0
+        self.moves[w] = 0
+        self._observe()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start N new games; a seed makes the whole batch reproducible."""
+        self.seed(seed)
+        self._new_games(np.ones(self.num_envs, dtype=np.bool_))
+
+    def reset_terminated(self) -> torch.Tensor:
+        """Start new games only where the game is over; returns the bool [N] mask of those slots."""
+        which = np.asarray(~self._masks.any(1), dtype=np.bool_)
+        if which.any():
+            self._new_games(which)
+        return torch.from_numpy(which)
+
+    def set_boards(self, boards: np.ndarray) -> None:
+        """Load engine ``uint64 [N]`` boards (scores and move counts restart at 0)."""
+        boards = check_boards(boards)
+        if boards.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} boards, got {boards.shape[0]}")
+        self._boards[:] = boards
+        self.scores.zero_()
+        self.moves.zero_()
+        self._observe()
+
+    def boards(self) -> np.ndarray:
+        """The batch as engine ``uint64 [N]`` boards (a copy)."""
+        return self._boards.copy()
+
+    @property
+    def states(self) -> torch.Tensor:
+        """float32 [N, 1, 4, 4] exponents on ``device``."""
+        return torch.from_numpy(self._obs).to(self.device, torch.float32).view(-1, 1, 4, 4)
+
+    @property
+    def terminated(self) -> torch.Tensor:
+        """bool [N], True where no move is legal."""
+        return torch.from_numpy(~self._masks.any(1)).to(self.device)
+
+    def legal_actions(self) -> torch.Tensor:
+        """bool [N, 4] legal actions in ai2048 order."""
+        return torch.from_numpy(self._masks.copy()).to(self.device)
+
+    def high_tiles(self) -> torch.Tensor:
+        """int64 [N] largest exponent on each board."""
+        return torch.from_numpy(self._max_exp.astype(np.int64))
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Same contract as :meth:`TorchEnv2048.step`."""
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape [{self.num_envs}], got {tuple(actions.shape)}")
+        acts = actions.detach().to("cpu", torch.int64).numpy()
+        if ((acts < 0) | (acts > 3)).any():
+            raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
+        batch_step(
+            self._boards, acts, self._rng, self.p_two, self._rewards, self._log_rewards,
+            self._illegal, self._masks, self._max_exp, self._empty, self._obs,
+        )
+        reward = torch.from_numpy(self._rewards.copy())
+        changed = torch.from_numpy(~self._illegal)
+        self.scores += reward
+        self.moves += changed.long()
+        return reward.to(self.device), changed.to(self.device)
+
+    def save(self) -> Snapshot:
+        """Snapshot every game (positions, scores, moves; the RNG runs on, so rollouts differ)."""
+        states = torch.from_numpy(self._boards.view(np.int64).copy())
+        return Snapshot(states, self.scores.clone(), self.moves.clone(), self.terminated.clone())
+
+    def load(self, snap: Snapshot, which: torch.Tensor | None = None) -> None:
+        """Restore all games, or only those where ``which`` [N] is True, from ``snap``."""
+        saved = snap.states.numpy().view(np.uint64)
+        if which is None:
+            self._boards[:] = saved
+            self.scores = snap.scores.clone()
+            self.moves = snap.moves.clone()
+        else:
+            w = which.to("cpu").numpy()
+            self._boards[w] = saved[w]
+            wt = torch.from_numpy(w)
+            self.scores = torch.where(wt, snap.scores, self.scores)
+            self.moves = torch.where(wt, snap.moves, self.moves)
+        self._observe()
+
+
+def make_batch_env(backend: str, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> TorchEnv2048 | EngineBatch:
+    """``backend`` "torch" (tensors on ``device``), "engine" (numba boards) or "auto" (engine on CPU)."""
+    dev = resolve_device(device)
+    if backend == "auto":
+        backend = "engine" if dev.type == "cpu" else "torch"
+    if backend == "torch":
+        return TorchEnv2048(num_envs, dev, seed, p_two)
+    if backend == "engine":
+        return EngineBatch(num_envs, dev, seed, p_two)
+    raise ValueError(f"unknown env backend {backend!r}; use 'auto', 'torch' or 'engine'")

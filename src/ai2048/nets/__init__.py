@@ -1,4 +1,4 @@
-"""Torch networks of the deep RL seeds (000, 002, 003), built by name from a spec.
+"""Torch networks. The deep RL seeds' nets (000, 002, 003) are built by name from a spec.
 
 A spec ``{"name": ..., **kwargs}`` is stored in every checkpoint, so a run directory rebuilds
 its own network and a checkpoint from another network is refused with the difference named.
@@ -11,11 +11,12 @@ from typing import Any
 
 from torch import nn
 
+from ai2048.nets.base import SeedNet
 from ai2048.nets.seed000 import BigConvolutionalNetwork, ConvolutionalNetwork, FcQNet, onehot_planes
 from ai2048.nets.seed002 import PolicyMLP
 from ai2048.nets.seed003 import Seed003Net
 
-NETS: dict[str, type[nn.Module]] = {
+NETS: dict[str, type[SeedNet]] = {
     "conv": ConvolutionalNetwork,
     "bigconv": BigConvolutionalNetwork,
     "fc": FcQNet,
@@ -30,13 +31,14 @@ __all__ = [
     "FcQNet",
     "PolicyMLP",
     "Seed003Net",
+    "SeedNet",
     "build_net",
     "count_params",
     "onehot_planes",
 ]
 
 
-def build_net(spec: dict[str, Any]) -> nn.Module:
+def build_net(spec: dict[str, Any]) -> SeedNet:
     """Build the network a spec names; unknown names or keyword arguments raise ValueError."""
     spec = dict(spec)
     name = spec.pop("name", None)

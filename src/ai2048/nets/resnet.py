@@ -10,6 +10,7 @@ fc 32) this is 72,917 parameters.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -113,3 +114,93 @@ class PolicyValueResNet(nn.Module):
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters (the seed's figure: 72,917 at the default config)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _dense(conv: Any, bn: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """conv + BN (eval) on a 4x4 board as one affine map on flat [C*16] vectors: (A [in, out], b [out])."""
+    cin = conv.in_channels
+    basis = torch.eye(cin * 16, device=conv.weight.device).view(cin * 16, cin, 4, 4)
+    zero = torch.zeros(1, cin, 4, 4, device=conv.weight.device)
+    bias = bn(conv(zero)).flatten(1)
+    return (bn(conv(basis)).flatten(1) - bias), bias.squeeze(0)
+
+
+class FusedPolicyValue(nn.Module):
+    """Inference-only copy of a :class:`PolicyValueResNet` where every conv+BN is one matmul.
+
+    On a 4x4 board a same-padded convolution is a linear map of the flattened planes, so the
+    whole net becomes a short chain of ``addmm`` calls: the same outputs (to float rounding) at a
+    fraction of the per-call cost of small convolutions on a CPU (seed 001's ``fuse()`` in spirit).
+    Rebuild it after the weights change.
+    """
+
+    def __init__(self, model: PolicyValueResNet) -> None:
+        super().__init__()
+        was_training = model.training
+        model.eval()
+        self.cfg = model.cfg
+        with torch.no_grad():
+            self.trunk = self._layers(model.trunk)
+            self.policy = self._layers(model.policy.body)
+            self.value = self._layers(model.value.body)
+        model.train(was_training)
+
+    @staticmethod
+    def _layers(seq: nn.Sequential) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+        """Walk a Sequential into ("affine" | "relu" | "res", matrices) steps."""
+        steps: list[tuple[str, tuple[torch.Tensor, ...]]] = []
+        mods = list(seq)
+        i = 0
+        while i < len(mods):
+            m = mods[i]
+            if isinstance(m, nn.Conv2d):
+                steps.append(("affine", _dense(m, mods[i + 1])))
+                i += 2
+                continue
+            if isinstance(m, ResidualBlock):
+                b = list(m.body)
+                steps.append(("res", (*_dense(b[0], b[1]), *_dense(b[3], b[4]))))
+            elif isinstance(m, nn.ReLU):
+                steps.append(("relu", ()))
+            elif isinstance(m, nn.Linear):
+                w: torch.Tensor = m.weight.t()
+                bias: torch.Tensor = m.bias if m.bias is not None else torch.zeros(m.out_features, device=w.device)
+                bn = mods[i + 1] if i + 1 < len(mods) else None
+                if isinstance(bn, nn.BatchNorm1d):
+                    assert bn.running_var is not None and bn.running_mean is not None
+                    scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
+                    w = w * scale
+                    bias = (bias - bn.running_mean) * scale + bn.bias
+                    i += 1
+                steps.append(("affine", (w.clone(), bias.clone())))
+            i += 1
+        return steps
+
+    @staticmethod
+    def _run(steps: list[tuple[str, tuple[torch.Tensor, ...]]], x: torch.Tensor) -> torch.Tensor:
+        for kind, t in steps:
+            if kind == "affine":
+                x = torch.addmm(t[1], x, t[0])
+            elif kind == "relu":
+                x = torch.relu(x)
+            else:
+                h = torch.relu(torch.addmm(t[1], x, t[0]))
+                x = torch.relu(x + torch.addmm(t[3], h, t[2]))
+        return x
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """[B, 1, 4, 4] -> (policy logits [B, 4], value [B]), as the eval-mode ResNet."""
+        with torch.no_grad():
+            h = self._run(self.trunk, x.reshape(x.shape[0], 16))
+            logits = self._run(self.policy, h)
+            v = self._run(self.value, h).squeeze(1)
+        act = self.cfg.value_activation
+        if act == "tanh0to1":
+            v = (torch.tanh(v) + 1) / 2
+        elif act == "tanh":
+            v = torch.tanh(v)
+        elif act == "relu":
+            v = torch.relu(v)
+        elif act == "sigmoid":
+            v = torch.sigmoid(v)
+        return logits, v

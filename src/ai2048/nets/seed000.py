@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ai2048.nets.base import SeedNet
+
 
 def onehot_planes(exps: np.ndarray, planes: int) -> torch.Tensor:
     """[B, 16] uint8 exponents -> [B, planes, 4, 4] float32 one-hot (exponents >= planes: all zero)."""
@@ -26,16 +28,12 @@ def onehot_planes(exps: np.ndarray, planes: int) -> torch.Tensor:
     return (e == idx).float()
 
 
-class _OneHotNet(nn.Module):
+class _OneHotNet(SeedNet):
     planes: int
 
     def encode(self, exps: np.ndarray) -> torch.Tensor:
         """[B, 16] exponents -> the network's input ``[B, 1, planes, 4, 4]``."""
         return onehot_planes(exps, self.planes).unsqueeze(1)
-
-    def l2_weights(self) -> list[torch.Tensor]:
-        """The tensors the seed's L2 hooks covered: every Linear weight."""
-        return [m.weight for m in self.modules() if isinstance(m, nn.Linear)]
 
 
 class ConvolutionalNetwork(_OneHotNet):

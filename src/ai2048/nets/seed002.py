@@ -12,8 +12,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ai2048.nets.base import SeedNet
 
-class PolicyMLP(nn.Module):
+
+class PolicyMLP(SeedNet):
     """16 → J → K → 4 softmax MLP (float32)."""
 
     def __init__(self, hidden_j: int = 200, hidden_k: int = 100) -> None:

@@ -18,8 +18,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ai2048.nets.base import SeedNet
 
-class Seed003Net(nn.Module):
+
+class Seed003Net(SeedNet):
     """16 → 128 → 32 → 8 → ``outputs`` with LeakyReLU(``slope``) and Dropout(``dropout``) after the first layer."""
 
     def __init__(self, outputs: int = 4, hidden: tuple[int, ...] = (128, 32, 8), slope: float = 0.001, dropout: float = 0.125) -> None:
@@ -40,9 +42,6 @@ class Seed003Net(nn.Module):
     def encode(self, exps: np.ndarray) -> torch.Tensor:
         """[B, 16] exponents -> [B, 16] float32 exponents / 15."""
         return torch.from_numpy(np.asarray(exps, dtype=np.float32) / 15.0)
-
-    def l2_weights(self) -> list[torch.Tensor]:
-        return [m.weight for m in self.modules() if isinstance(m, nn.Linear)]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """[B, 16] -> [B, outputs]."""

@@ -90,22 +90,32 @@ def pattern_name(tuples: Sequence[Sequence[int]]) -> str:
     return ",".join("".join(f"{c:x}" for c in t) for t in tuples)
 
 
-def feature_arrays(tuples: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Kernel arrays for a pattern set.
+def tuple_runs(tuples: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Kernel arrays for a pattern set: each tuple's index as a few mask-and-shift runs.
+
+    A tuple's table index packs its cells' nibbles in tuple order, first cell lowest. Cells that
+    follow each other on the board (``0,1,2``) form a run read with one shift and one mask, so
+    ``012345`` is ``b & 0xFFFFFF`` and ``012456`` is two runs.
 
     Returns:
-        shifts: [F, MAX_TUPLE] uint64 bit shift of each cell of each feature (4 * cell)
-        nlen: [F] int64 cells per feature
-        base: [F] int64 offset of the feature's table in the flat weight vector
-        table_size: total weights per stage (sum of ``16**n`` over tuples)
+        runs: [K, MAX_TUPLE, 3] uint64 (source shift, mask, destination shift) per run
+        nruns: [K] int64 runs per tuple
+        tbase: [K] int64 offset of each tuple's table in a stage's weights
+        table_size: weights per stage (sum of ``16**n`` over tuples)
     """
-    feats = [(k, iso) for k, t in enumerate(tuples) for iso in isomorphic_patterns(t)]
-    offsets = np.cumsum([0] + [16 ** len(t) for t in tuples])
-    shifts = np.zeros((len(feats), MAX_TUPLE), dtype=np.uint64)
-    nlen = np.zeros(len(feats), dtype=np.int64)
-    base = np.zeros(len(feats), dtype=np.int64)
-    for f, (k, iso) in enumerate(feats):
-        shifts[f, : len(iso)] = [4 * c for c in iso]
-        nlen[f] = len(iso)
-        base[f] = offsets[k]
-    return shifts, nlen, base, int(offsets[-1])
+    runs = np.zeros((len(tuples), MAX_TUPLE, 3), dtype=np.uint64)
+    nruns = np.zeros(len(tuples), dtype=np.int64)
+    tbase = np.zeros(len(tuples), dtype=np.int64)
+    size = 0
+    for k, t in enumerate(tuples):
+        tbase[k] = size
+        size += 16 ** len(t)
+        j = 0
+        while j < len(t):
+            m = 1
+            while j + m < len(t) and t[j + m] == t[j] + m:
+                m += 1
+            runs[k, nruns[k]] = (4 * t[j], (1 << (4 * m)) - 1, 4 * j)
+            nruns[k] += 1
+            j += m
+    return runs, nruns, tbase, size

@@ -15,9 +15,10 @@ arbitrary tuple of arrays the evaluator needs (weights, index tables), passed th
 untouched, so weights can change without recompiling. The search value of a move is
 ``reward_weight * reward + value(after-state)``: use ``reward_weight=1`` for evaluators that
 estimate future score (n-tuple TD, value nets) and ``0`` for heuristics (nneonneo). A position
-with no legal move is worth ``0``. ``build_search(evaluate)`` returns an :class:`Expectimax`
-bound to that evaluator; numba compiles one specialised search per evaluator function (a few
-seconds, once per process).
+with no legal move is worth ``0``. ``build_search(evaluate)`` returns a factory of
+:class:`Expectimax` searches bound to that evaluator: :mod:`ai2048.search.specialise` compiles the
+kernels below once per evaluator with the evaluator inlined (cached on disk for the package's own
+evaluators; a few seconds once per process for others).
 
 Speed: chance nodes whose cumulative probability falls below ``prob_cutoff`` are valued by the
 evaluator (nneonneo's CPROB_THRESH_BASE = 1e-4), and an array transposition table keyed by
@@ -35,8 +36,16 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ai2048.engine.board import NIBBLE, count_empty
+from ai2048.engine.board import NIBBLE, ROW_MASK, count_empty, transpose
 from ai2048.engine.moves import move
+from ai2048.engine.tables import DOWN_COL, LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW, UP_COL
+from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
+
+EVALUATE: Callable[..., float] = unbound_evaluator
+"""The leaf evaluator the kernel templates call; :func:`kernels` binds it per evaluator."""
+
+_S4, _S8, _S12 = np.uint64(4), np.uint64(8), np.uint64(12)
+_S16, _S32, _S48 = np.uint64(16), np.uint64(32), np.uint64(48)
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
 
@@ -46,13 +55,13 @@ NODES, LIMIT, ABORTED, GEN, HITS, LEAVES, SHIFT = range(7)
 
 
 @njit(cache=True)
-def distinct_tiles(b: np.uint64) -> np.int64:
+def distinct_tiles(b: np.uint64) -> int:
     """Number of different non-empty tile values on the board."""
     seen = 0
     while b:
         e = b & NIBBLE
         if e:
-            seen |= 1 << np.int64(e)
+            seen |= 1 << int(e)
         b >>= np.uint64(4)
     n = 0
     while seen:
@@ -61,42 +70,40 @@ def distinct_tiles(b: np.uint64) -> np.int64:
     return n
 
 
-@njit
-def _chance(
-    ev: Callable[..., float],
+def _chance(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE is bound there)
     data: tuple,
     b: np.uint64,
-    k: np.int64,
-    cprob: np.float64,
-    p_two: np.float64,
-    cutoff: np.float64,
-    rw: np.float64,
-    tt_keys: np.ndarray,
-    tt_vals: np.ndarray,
-    tt_meta: np.ndarray,
+    k: int,
+    cprob: float,
+    p_two: float,
+    cutoff: float,
+    rw: float,
+    tt: np.ndarray,
+    tt_f: np.ndarray,
     stats: np.ndarray,
-) -> np.float64:
+) -> float:
     """Value of after-state ``b`` with ``k`` (max + chance) units below it; ``k == 0``: the evaluator."""
     if k <= 0 or cprob < cutoff:
         stats[LEAVES] += 1
-        return ev(b, data)
+        return EVALUATE(b, data)
     if stats[LIMIT] > 0 and stats[NODES] > stats[LIMIT]:
         stats[ABORTED] = 1
         return 0.0
-    use_tt = tt_keys.size > 0
-    idx = 0
-    tag = (stats[GEN] << 6) | k
+    use_tt = tt.shape[0] > 0
+    idx = np.int64(0)
+    tag = np.uint64((stats[GEN] << 6) | k)
     if use_tt:
         idx = np.int64((b * _HASH_MUL) >> np.uint64(stats[SHIFT]))
-        if tt_keys[idx] == b and tt_meta[idx] == tag:
+        if tt[idx, 0] == b and tt[idx, 2] == tag:
             stats[HITS] += 1
-            return tt_vals[idx]
+            return tt_f[idx, 1]
     n = count_empty(b)
     if n == 0:
         stats[LEAVES] += 1
-        return ev(b, data)
+        return EVALUATE(b, data)
     p_four = 1.0 - p_two
     total = 0.0
+    leaves = 0
     for i in range(16):
         s = np.uint64(4 * i)
         if ((b >> s) & NIBBLE) != 0:
@@ -106,56 +113,76 @@ def _chance(
             if p <= 0.0:
                 continue
             child = b | (np.uint64(tile) << s)
-            best = 0.0
-            found = False
+            cp = cprob * p / n
+            leaf = k == 1 or cp < cutoff
+            tc = transpose(child)
+            r0, r1, r2, r3 = child & ROW_MASK, (child >> _S16) & ROW_MASK, (child >> _S32) & ROW_MASK, child >> _S48
+            c0, c1, c2, c3 = tc & ROW_MASK, (tc >> _S16) & ROW_MASK, (tc >> _S32) & ROW_MASK, tc >> _S48
+            stats[NODES] += 4
+            best = -np.inf
             for a in range(4):
-                nb, r = move(child, a)
-                stats[NODES] += 1
-                if nb != child:
-                    cp = cprob * p / n
-                    if k == 1 or cp < cutoff:  # a leaf: no call frame, no array reference counting
-                        stats[LEAVES] += 1
-                        v = rw * r + ev(nb, data)
+                if a == 0:
+                    nb = child ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
+                elif a == 1:
+                    nb = child ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
+                elif a == 2:
+                    nb = child ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
+                else:
+                    nb = child ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
+                if nb == child:
+                    continue
+                if leaf:  # no call frame, no array reference counting
+                    v = EVALUATE(nb, data)
+                    leaves += 1
+                else:
+                    v = _chance(data, nb, k - 1, cp, p_two, cutoff, rw, tt, tt_f, stats)
+                if rw != 0.0:
+                    if a == 0 or a == 3:
+                        v += rw * (np.float64(LEFT_REWARD[c0 if a == 0 else r0]) + LEFT_REWARD[c1 if a == 0 else r1]
+                                   + LEFT_REWARD[c2 if a == 0 else r2] + LEFT_REWARD[c3 if a == 0 else r3])
                     else:
-                        v = rw * r + _chance(
-                            ev, data, nb, k - 1, cp, p_two, cutoff, rw, tt_keys, tt_vals, tt_meta, stats
-                        )
-                    if not found or v > best:
-                        best = v
-                        found = True
+                        v += rw * (np.float64(RIGHT_REWARD[c0 if a == 2 else r0]) + RIGHT_REWARD[c1 if a == 2 else r1]
+                                   + RIGHT_REWARD[c2 if a == 2 else r2] + RIGHT_REWARD[c3 if a == 2 else r3])
+                if v > best:
+                    best = v
+            if best == -np.inf:
+                best = 0.0
             total += p * best
     value = total / n
+    stats[LEAVES] += leaves
     if use_tt and stats[ABORTED] == 0:
-        tt_keys[idx] = b
-        tt_vals[idx] = value
-        tt_meta[idx] = tag
+        tt[idx, 0] = b
+        tt_f[idx, 1] = value
+        tt[idx, 2] = tag
     return value
 
 
-@njit
 def root_values(
-    ev: Callable[..., float],
     data: tuple,
     b: np.uint64,
-    depth: np.int64,
-    p_two: np.float64,
-    cutoff: np.float64,
-    rw: np.float64,
-    tt_keys: np.ndarray,
-    tt_vals: np.ndarray,
-    tt_meta: np.ndarray,
+    depth: int,
+    p_two: float,
+    cutoff: float,
+    rw: float,
+    tt: np.ndarray,
+    tt_f: np.ndarray,
     stats: np.ndarray,
 ) -> np.ndarray:
     """[4] float64 value of each action at ``depth`` (``-inf`` where the action is illegal)."""
-    out = np.full(4, -np.inf)
+    out = np.full(4, -np.inf)  # kernel template, see ``kernels``
     for a in range(4):
-        nb, r = move(b, a)
+        nb, r = move(b, np.int64(a))
         stats[NODES] += 1
         if nb != b:
             out[a] = rw * r + _chance(
-                ev, data, nb, depth - 1, 1.0, p_two, cutoff, rw, tt_keys, tt_vals, tt_meta, stats
+                data, nb, depth - 1, 1.0, p_two, cutoff, rw, tt, tt_f, stats
             )
     return out
+
+
+def kernels(evaluate: Callable[..., float]) -> Any:
+    """The compiled ``root_values(data, board, depth, p_two, cutoff, rw, tt..., stats)`` for ``evaluate``."""
+    return specialise("expectimax", {"_chance": _chance, "root_values": root_values}, evaluate)["root_values"]
 
 
 def check_probability(name: str, p: float) -> float:
@@ -210,7 +237,7 @@ class Expectimax:
         reward_weight: float = 0.0,
         tt_bits: int = 20,
     ) -> None:
-        if not hasattr(evaluate, "py_func"):
+        if not is_jitted(evaluate):
             raise TypeError("evaluate must be a numba @njit function (board uint64, data tuple) -> float64")
         if not isinstance(data, tuple):
             raise TypeError(f"data must be a tuple of arrays, got {type(data).__name__}")
@@ -229,15 +256,17 @@ class Expectimax:
 
     def _alloc(self) -> None:
         size = (1 << self.tt_bits) if self.tt_bits else 0
-        self.tt_keys = np.zeros(size, dtype=np.uint64)  # [S] after-state boards
-        self.tt_vals = np.zeros(size, dtype=np.float64)  # [S] their values
-        self.tt_meta = np.full(size, -1, dtype=np.int64)  # [S] generation << 6 | remaining depth
+        # [S, 4] one 32-byte entry per slot, so a probe touches one cache line:
+        # (after-state board, value as float64 bits, generation << 6 | remaining depth, unused)
+        self.tt = np.zeros((size, 4), dtype=np.uint64)
+        self.tt_f = self.tt.view(np.float64)  # [S, 4] the same memory, read as float64
         self.stats = np.zeros(8, dtype=np.int64)
         self.stats[SHIFT] = 64 - self.tt_bits
+        self._root = kernels(self.evaluate)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        for k in ("tt_keys", "tt_vals", "tt_meta", "stats"):
+        for k in ("tt", "tt_f", "stats", "_root"):
             state.pop(k)
         return state
 
@@ -245,23 +274,29 @@ class Expectimax:
         self.__dict__.update(state)
         self._alloc()
 
+    def _learn_rate(self, nodes: int, seconds: float) -> None:
+        """Track nodes/s for time budgets (small searches count for less; 5 M/s until measured)."""
+        if self._rate == 0:
+            self._rate = 5e6
+        if seconds > 0 and nodes > 0:
+            w = min(1.0, seconds / 0.01)
+            self._rate = (1 - 0.5 * w) * self._rate + 0.5 * w * (nodes / seconds)
+
     def values(self, board: int, depth: int, node_limit: int = 0) -> tuple[np.ndarray, bool]:
         """Values [4] of each move at fixed ``depth`` and whether the node limit stopped the search."""
         st = self.stats
         st[GEN] += 1
         st[ABORTED] = 0
         st[LIMIT] = (st[NODES] + node_limit) if node_limit > 0 else 0
-        vals = root_values(
-            self.evaluate,
+        vals = self._root(
             self.data,
             np.uint64(board),
-            np.int64(depth),
+            int(depth),
             self.p_two,
             self.prob_cutoff,
             self.reward_weight,
-            self.tt_keys,
-            self.tt_vals,
-            self.tt_meta,
+            self.tt,
+            self.tt_f,
             st,
         )
         return vals, bool(st[ABORTED])
@@ -286,15 +321,12 @@ class Expectimax:
             left = time_budget - (time.perf_counter() - t0)
             if left <= 0 and best is not None:
                 break
-            limit = int(self._rate * left) if (best is not None and self._rate > 0) else 0
+            limit = int(self._rate * left) if best is not None else 0
             if best is not None and limit < 1:
                 break
             s0, c0 = int(self.stats[NODES]), time.perf_counter()
             vals, aborted = self.values(board, d, node_limit=limit)
-            spent = time.perf_counter() - c0
-            if spent > 1e-3:
-                rate = (int(self.stats[NODES]) - s0) / spent
-                self._rate = rate if self._rate == 0 else 0.5 * (self._rate + rate)
+            self._learn_rate(int(self.stats[NODES]) - s0, time.perf_counter() - c0)
             if aborted:
                 break
             best, reached = vals, d
@@ -335,5 +367,5 @@ __all__ = [
     "check_depth",
     "check_probability",
     "distinct_tiles",
-    "root_values",
+    "kernels",
 ]

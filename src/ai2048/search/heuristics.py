@@ -52,7 +52,10 @@ class NneonneoWeights:
 
 
 def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
-    """[65536] float64: the heuristic score of every 16-bit row (column 0 in the lowest nibble)."""
+    """[65536] float32: the heuristic score of every 16-bit row (column 0 in the lowest nibble).
+
+    float32 (as nneonneo) halves the table's cache footprint; sums are taken in float64.
+    """
     w = weights or NneonneoWeights()
     rows = np.arange(65536, dtype=np.int64)
     line = np.stack([(rows >> (4 * i)) & 0xF for i in range(4)], axis=1).astype(np.float64)  # [65536, 4]
@@ -81,37 +84,35 @@ def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
         right += np.where(dec, 0.0, p[:, i] - p[:, i - 1])
     return (
         w.lost + w.empty * empty + w.merges * merges - w.monotonicity * np.minimum(left, right) - w.sum * total
-    ).astype(np.float64)
+    ).astype(np.float32)
 
 
 @njit(cache=True, inline="always")
-def row_table_sum(b: np.uint64, table: np.ndarray) -> np.float64:
+def row_table_sum(b: np.uint64, table: np.ndarray) -> float:
     """Σ of ``table`` over the four rows and the four columns of ``b``."""
     t = transpose(b)
     return (
-        table[b & ROW_MASK]
-        + table[(b >> _S16) & ROW_MASK]
-        + table[(b >> _S32) & ROW_MASK]
-        + table[b >> _S48]
-        + table[t & ROW_MASK]
-        + table[(t >> _S16) & ROW_MASK]
-        + table[(t >> _S32) & ROW_MASK]
-        + table[t >> _S48]
+        np.float64(table[b & ROW_MASK])
+        + np.float64(table[(b >> _S16) & ROW_MASK])
+        + np.float64(table[(b >> _S32) & ROW_MASK])
+        + np.float64(table[b >> _S48])
+        + np.float64(table[t & ROW_MASK])
+        + np.float64(table[(t >> _S16) & ROW_MASK])
+        + np.float64(table[(t >> _S32) & ROW_MASK])
+        + np.float64(table[t >> _S48])
     )
 
 
 @njit(cache=True)
-def nneonneo_eval(b: np.uint64, data: tuple) -> np.float64:
+def nneonneo_eval(b: np.uint64, data: tuple) -> float:
     """nneonneo heuristic of an after-state; ``data = (nneonneo_table(weights),)``."""
     return row_table_sum(b, data[0])
 
 
 @njit(cache=True, inline="always")
-def _cells(b: np.uint64) -> np.ndarray:
-    out = np.empty(16, dtype=np.int64)
-    for i in range(16):
-        out[i] = np.int64((b >> np.uint64(4 * i)) & np.uint64(0xF))
-    return out
+def _at(b: np.uint64, r: int, c: int) -> np.int64:
+    """Exponent in cell (r, c), signed (no array: these heuristics run at every search leaf)."""
+    return np.int64((b >> np.uint64(4 * (4 * r + c))) & np.uint64(0xF))
 
 
 SEED003_WEIGHTS = np.array([18.992, 13.959, 7.05, 0.967, -0.682])
@@ -119,15 +120,14 @@ SEED003_WEIGHTS = np.array([18.992, 13.959, 7.05, 0.967, -0.682])
 
 
 @njit(cache=True)
-def seed003_components(b: np.uint64) -> np.ndarray:
-    """[5] (max_log2, free, adjacent_equal, edges, gradient) as ParkerD559's ExpectimaxAgent counts them.
+def seed003_parts(b: np.uint64) -> tuple[float, float, float, float, float]:
+    """(max_log2, free, adjacent_equal, edges, gradient) as ParkerD559's ExpectimaxAgent counts them.
 
     ``adjacent_equal`` counts each equal neighbour pair twice; ``edges`` adds log2 of a tile once per
     border side it touches (corners twice); ``gradient = 1 + Σ |log2 a - log2 b|`` over occupied
     4-neighbours, each pair twice. The seed's worked values: ``max + free + adjacent - (gradient - 1)``
     is -33 and -17 on its two example boards.
     """
-    c = _cells(b)
     mx = 0
     free = 0
     adj = 0
@@ -135,43 +135,39 @@ def seed003_components(b: np.uint64) -> np.ndarray:
     grad = 1
     for r in range(4):
         for col in range(4):
-            e = c[4 * r + col]
+            e = _at(b, r, col)
             if e == 0:
                 free += 1
                 continue
             mx = max(mx, e)
-            sides = (r == 0) + (r == 3) + (col == 0) + (col == 3)
-            edges += sides * e
-            for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
-                rr = r + dr
-                cc = col + dc
-                if 0 <= rr < 4 and 0 <= cc < 4:
-                    n = c[4 * rr + cc]
-                    if n != 0:
-                        grad += abs(e - n)
-                        if n == e:
-                            adj += 1
-    out = np.empty(5)
-    out[0] = mx
-    out[1] = free
-    out[2] = adj
-    out[3] = edges
-    out[4] = grad
-    return out
+            edges += ((r == 0) + (r == 3) + (col == 0) + (col == 3)) * e
+            if col < 3:  # each horizontal and vertical pair once, counted twice below
+                n = _at(b, r, col + 1)
+                if n != 0:
+                    grad += 2 * abs(e - n)
+                    adj += 2 * (n == e)
+            if r < 3:
+                n = _at(b, r + 1, col)
+                if n != 0:
+                    grad += 2 * abs(e - n)
+                    adj += 2 * (n == e)
+    return float(mx), float(free), float(adj), float(edges), float(grad)
+
+
+def seed003_components(b: np.uint64) -> np.ndarray:
+    """[5] :func:`seed003_parts` as an array."""
+    return np.array(seed003_parts(np.uint64(b)))
+
+
+@njit(cache=True, inline="always")
+def seed003_h(b: np.uint64, weights: np.ndarray) -> float:
+    """Seed 003's weighted evaluation of a board: ``weights · seed003_parts(b)``."""
+    mx, free, adj, edges, grad = seed003_parts(b)
+    return weights[0] * mx + weights[1] * free + weights[2] * adj + weights[3] * edges + weights[4] * grad
 
 
 @njit(cache=True)
-def seed003_h(b: np.uint64, weights: np.ndarray) -> np.float64:
-    """Seed 003's weighted evaluation of a board: ``weights · seed003_components(b)``."""
-    comp = seed003_components(b)
-    s = 0.0
-    for i in range(5):
-        s += weights[i] * comp[i]
-    return s
-
-
-@njit(cache=True)
-def seed003_eval(b: np.uint64, data: tuple) -> np.float64:
+def seed003_eval(b: np.uint64, data: tuple) -> float:
     """After-state value for seed 003's expectimax: mean of ``seed003_h`` over a 2 in each empty cell.
 
     ``data = (SEED003_WEIGHTS,)``. This is the seed's last chance layer (2s only, 4s ignored).
@@ -193,28 +189,47 @@ SEED003_UTILITY_WEIGHTS = np.array([0.5, 3.0, 2.7, 4.0])
 """Seed 003 minimax weights: smoothness, monotonicity/e, ln(e)/e scale, max4tile."""
 
 
+@njit(cache=True, inline="always")
+def _line(b: np.uint64, axis: int, line: int, k: int) -> np.int64:
+    """Exponent at position ``k`` of row ``line`` (axis 0) or column ``line`` (axis 1)."""
+    return _at(b, line, k) if axis == 0 else _at(b, k, line)
+
+
 @njit(cache=True)
-def seed003_utility_components(b: np.uint64) -> np.ndarray:
-    """[4] (smoothness, monotonicity, empty, max4tile) of the Columbia-template minimax utility.
+def seed003_utility_parts(b: np.uint64) -> tuple[float, float, float, float]:
+    """(smoothness, monotonicity, empty, max4tile) of the Columbia-template minimax utility.
 
     smoothness = -Σ |log2 v - log2 w| for each tile and the first occupied tile to its right and
     below; monotonicity = Σ over both axes of max(decreasing steps, increasing steps) (ovolve's
     monotonicity2, <= 0); max4tile = ln(Σ of the four largest values, ascending, times 1, 2, 4, 8).
     """
-    c = _cells(b)
     smooth = 0.0
+    empty = 0
+    t1 = t2 = t3 = t4 = 0.0  # the four largest tile values, t1 largest
     for r in range(4):
         for col in range(4):
-            e = c[4 * r + col]
+            e = _at(b, r, col)
             if e == 0:
+                empty += 1
                 continue
+            v = 2.0**e
+            if v > t1:
+                t1, t2, t3, t4 = v, t1, t2, t3
+            elif v > t2:
+                t2, t3, t4 = v, t2, t3
+            elif v > t3:
+                t3, t4 = v, t3
+            elif v > t4:
+                t4 = v
             for k in range(col + 1, 4):  # first occupied to the right
-                if c[4 * r + k] != 0:
-                    smooth -= abs(e - c[4 * r + k])
+                n = _at(b, r, k)
+                if n != 0:
+                    smooth -= abs(e - n)
                     break
             for k in range(r + 1, 4):  # first occupied below
-                if c[4 * k + col] != 0:
-                    smooth -= abs(e - c[4 * k + col])
+                n = _at(b, k, col)
+                if n != 0:
+                    smooth -= abs(e - n)
                     break
     mono = 0.0
     for axis in range(2):
@@ -224,12 +239,12 @@ def seed003_utility_components(b: np.uint64) -> np.ndarray:
             cur = 0
             nxt = 1
             while nxt < 4:
-                while nxt < 4 and _at(c, axis, line, nxt) == 0:
+                while nxt < 4 and _line(b, axis, line, nxt) == 0:
                     nxt += 1
                 if nxt >= 4:
                     nxt -= 1
-                cv = _at(c, axis, line, cur)
-                nv = _at(c, axis, line, nxt)
+                cv = _line(b, axis, line, cur)
+                nv = _line(b, axis, line, nxt)
                 if cv > nv:
                     dec += nv - cv
                 elif nv > cv:
@@ -237,33 +252,19 @@ def seed003_utility_components(b: np.uint64) -> np.ndarray:
                 cur = nxt
                 nxt += 1
         mono += max(dec, inc)
-    empty = 0
-    vals = np.zeros(16)
-    for i in range(16):
-        if c[i] == 0:
-            empty += 1
-        else:
-            vals[i] = 2.0 ** c[i]
-    vals.sort()
-    top = vals[12] * 1.0 + vals[13] * 2.0 + vals[14] * 4.0 + vals[15] * 8.0
-    out = np.empty(4)
-    out[0] = smooth
-    out[1] = mono
-    out[2] = empty
-    out[3] = math.log(top) if top > 0 else 0.0
-    return out
+    top = t4 * 1.0 + t3 * 2.0 + t2 * 4.0 + t1 * 8.0
+    return smooth, mono, float(empty), (math.log(top) if top > 0 else 0.0)
 
 
-@njit(cache=True, inline="always")
-def _at(c: np.ndarray, axis: int, line: int, k: int) -> np.int64:
-    """Exponent at position ``k`` of row ``line`` (axis 0) or column ``line`` (axis 1)."""
-    return c[4 * line + k] if axis == 0 else c[4 * k + line]
+def seed003_utility_components(b: np.uint64) -> np.ndarray:
+    """[4] :func:`seed003_utility_parts` as an array."""
+    return np.array(seed003_utility_parts(np.uint64(b)))
 
 
 @njit(cache=True)
-def seed003_utility(b: np.uint64, data: tuple) -> np.float64:
+def seed003_utility(b: np.uint64, data: tuple) -> float:
     """Seed 003 minimax utility ``w0 smooth + (w1/e) mono + (w2/e) ln e + w3 max4tile``; ``data = (weights,)``."""
     w = data[0]
-    comp = seed003_utility_components(b)
-    e = max(comp[2], 1.0)
-    return w[0] * comp[0] + (w[1] / e) * comp[1] + (w[2] / e) * math.log(e) + w[3] * comp[3]
+    smooth, mono, empty, max4 = seed003_utility_parts(b)
+    e = max(empty, 1.0)
+    return w[0] * smooth + (w[1] / e) * mono + (w[2] / e) * math.log(e) + w[3] * max4

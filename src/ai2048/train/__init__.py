@@ -31,3 +31,8 @@ def get_trainer(name: str) -> Trainer:
         raise ValueError(f"unknown trainer {name!r}; available: {', '.join(sorted(TRAINERS))}")
     module, _, attr = TRAINERS[name].partition(":")
     return getattr(importlib.import_module(module), attr)
+TRAINERS["lazyzero"] = "ai2048.train.lazyzero:TRAINER"
+TRAINERS["dqn"] = "ai2048.train.dqn:TRAINER"
+TRAINERS["qnet"] = "ai2048.train.qnet:TRAINER"
+TRAINERS["policy"] = "ai2048.train.policy:TRAINER"
+TRAINERS["ntuple"] = "ai2048.train.ntuple:TRAINER"

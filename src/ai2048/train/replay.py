@@ -14,7 +14,7 @@ class ReplayMemory:
     Uniform sampling as in seed 000's ``ReplayMemory``.
     """
 
-    FIELDS = ("s", "a", "r", "s2", "term", "disc", "m2")
+    FIELDS: tuple[str, ...] = ("s", "a", "r", "s2", "term", "disc", "m2")
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
-from ai2048.nets import build_net
+from ai2048.nets import SeedNet, build_net
 from ai2048.rules import RULES_VERSION
 from ai2048.train.config import diff_configs, make_config
 
@@ -130,7 +130,7 @@ def save_model(out: Path, kind: str, spec: dict[str, Any], net: nn.Module, extra
     torch_save(out / "model.pt", {"format": FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})})
 
 
-def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[nn.Module, dict[str, Any]]:
+def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet, dict[str, Any]]:
     """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode, payload)."""
     run = Path(run)
     path = run / "model.pt" if run.is_dir() else run

@@ -58,10 +58,15 @@ class Hint:
         """``"expectimax: LEFT  (left 1234.5, up 1100.0)"``."""
         if self.action is None:
             return f"{self.agent}: no legal move"
-        vals = ", ".join(
-            f"{k} {v:.6g}" if v is not None else f"{k} -" for k, v in sorted(self.values.items(), key=_by_value)
-        )
+        vals = ", ".join(f"{k} {format_value(v)}" for k, v in sorted(self.values.items(), key=_by_value))
         return f"{self.agent}: {self.action.name}" + (f"  ({vals})" if vals else "")
+
+
+def format_value(v: float | None) -> str:
+    """A move value for people: ``1,585,010`` for big values, 4 significant digits for small, ``-`` for none."""
+    if v is None:
+        return "-"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
 
 
 def _by_value(item: tuple[str, float | None]) -> float:

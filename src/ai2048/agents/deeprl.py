@@ -1,0 +1,122 @@
+"""Agents that play trained torch networks (``ai2048 train dqn|qnet|policy``) from their run directories.
+
+Each picks the best *legal* move by its network's values; this module imports torch only when
+an agent is built (the registry stores ``"module:attr"`` strings).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ai2048.agents.base import BaseAgent
+from ai2048.rules import ACTION_NAMES, Action
+from ai2048.train.kernels import all_moves, exponents
+
+if TYPE_CHECKING:
+    from ai2048.nets import SeedNet
+
+
+class _NetAgent(BaseAgent):
+    kind = ""
+
+    def __init__(self, weights: str | Path, device: str = "cpu", threads: int = 1) -> None:
+        import torch
+
+        if threads >= 1:  # 0 keeps torch's default
+            torch.set_num_threads(threads)
+
+        from ai2048.train.torchrun import load_model
+
+        self._torch = torch
+        self.net: SeedNet
+        self.net, self.payload = load_model(weights, self.kind, device)
+        self.device = next(self.net.parameters()).device
+        self.config: dict[str, Any] = self.payload.get("config", {})
+
+    def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[N] boards -> ([N, 4] move values, [N, 4] legal masks)."""
+        raise NotImplementedError
+
+    def _forward(self, x: Any) -> np.ndarray:
+        with self._torch.no_grad():
+            return self.net(x.to(self.device)).cpu().numpy().astype(np.float64)
+
+    def act_batch(self, boards: np.ndarray) -> np.ndarray:
+        b = np.asarray(boards, dtype=np.uint64).reshape(-1)
+        v, legal = self.values(b)
+        over = ~legal.any(axis=1)
+        if over.any():
+            raise ValueError(f"board {int(b[np.flatnonzero(over)[0]]):#x} has no legal move (the game is over)")
+        return np.where(legal, v, -np.inf).argmax(axis=1).astype(np.int64)
+
+    def act(self, board: int) -> Action:
+        return Action(int(self.act_batch(np.array([board], dtype=np.uint64))[0]))
+
+    def explain(self, board: int) -> dict[str, float]:
+        v, legal = self.values(np.array([board], dtype=np.uint64))
+        return {ACTION_NAMES[a]: float(v[0, a]) for a in range(4) if legal[0, a]}
+
+
+class DQNAgent(_NetAgent):
+    """A DQN's moves: ``policy="greedy"`` plays the best legal Q; ``policy="entropy"`` samples as
+    seed 000 did at test time, a ~ softmax over legal moves of Q(s,a)·α·log(t(a)+1), with the
+    action counts t frozen at the end of training."""
+
+    kind = "dqn"
+
+    def __init__(self, weights: str | Path, device: str = "cpu", threads: int = 1, policy: str = "greedy", seed: int | None = None) -> None:
+        if policy not in ("greedy", "entropy"):
+            raise ValueError(f"policy={policy!r} is not one of 'greedy', 'entropy'")
+        super().__init__(weights, device, threads)
+        self.policy = policy
+        self.counts = np.asarray(self.payload.get("explore_counts", [0.0] * 4), dtype=np.float64)
+        self.alpha = float(self.config.get("alpha", 1.0))
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, _, legal = all_moves(boards)
+        return self._forward(self.net.encode(exponents(boards))), legal
+
+    def act_batch(self, boards: np.ndarray) -> np.ndarray:
+        if self.policy == "greedy":
+            return super().act_batch(boards)
+        from ai2048.train.dqn import entropy_probabilities
+
+        b = np.asarray(boards, dtype=np.uint64).reshape(-1)
+        q, legal = self.values(b)
+        if not legal.any(axis=1).all():
+            raise ValueError("a board has no legal move (the game is over)")
+        return np.array([self.rng.choice(4, p=entropy_probabilities(q[i], legal[i], self.counts, self.alpha)) for i in range(len(b))], dtype=np.int64)
+
+
+class QNetAgent(_NetAgent):
+    """Seed 003's Q-network: Q(s, a) (mode q) or r(a) + γ·V(after(s, a)) (mode v), best legal move."""
+
+    kind = "qnet"
+
+    def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        from ai2048.train.qnet import centred_rewards
+
+        after, rew, legal = all_moves(boards)
+        if self.config.get("mode", "q") == "q":
+            return self._forward(self.net.encode(exponents(boards))), legal
+        v = self._forward(self.net.encode(exponents(after.reshape(-1)))).reshape(-1, 4)
+        r = centred_rewards(rew, legal, float(self.config.get("reward_scale", 50.0)))
+        return r + float(self.config.get("gamma", 0.9)) * v, legal
+
+
+class PolicyAgent(_NetAgent):
+    """Seed 002's policy network: the most probable legal move."""
+
+    kind = "policy"
+
+    def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        _, _, legal = all_moves(boards)
+        return self._forward(self.net.encode(exponents(boards))), legal

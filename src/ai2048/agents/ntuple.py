@@ -1,0 +1,106 @@
+"""The ``ntuple`` agent: a trained n-tuple network, greedy (depth 1) or inside expectimax.
+
+``make_agent("ntuple", weights=RUN_DIR)`` plays the move with the largest ``r + V(after-state)``
+(seed 004; Szubert & Jaśkowski 2014). ``depth=2, 3, ...`` runs the expectimax search of
+:mod:`ai2048.search.expectimax` with the network as its after-state evaluator (with the
+transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max search.
+``downgrade=True`` values boards holding a 32768 after tile-downgrading (Guei et al. 2022).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ai2048.agents.base import BaseAgent
+from ai2048.agents.simple import named, playable
+from ai2048.checkpoint import read_json
+from ai2048.ntuple.network import KINDS, Network, load_file
+from ai2048.ntuple.patterns import parse_patterns, pattern_name
+from ai2048.rules import Action
+from ai2048.search.expectimax import Expectimax, check_depth, check_probability
+
+
+def load_network(weights: str | Path, patterns: str | None = None) -> Network:
+    """The network in a run directory (its ``weights.npz``) or in a weights file, checked.
+
+    A run directory whose ``config.json`` names other patterns than its weights file is an error.
+    """
+    path = Path(weights)
+    if path.is_dir():
+        cfg_path = path / "config.json"
+        if cfg_path.is_file():
+            cfg = read_json(cfg_path, "run config")
+            cfg = cfg.get("config", cfg)
+            if "patterns" in cfg:
+                want = pattern_name(parse_patterns(str(cfg["patterns"])))
+                if patterns is not None and pattern_name(parse_patterns(patterns)) != want:
+                    raise ValueError(f"{path} was trained with patterns {want}, not the requested {patterns}")
+                patterns = want
+        path = path / "weights.npz"
+    net, _ = load_file(path, patterns=patterns)
+    return net
+
+
+class NTupleAgent(BaseAgent):
+    """A trained n-tuple network playing 2048.
+
+    Args:
+        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` file).
+        depth: 1 = greedy on network values; >= 2 = expectimax with the network at the leaves.
+        downgrade: tile-downgrading for boards with a 32768 (Guei et al. 2022).
+        prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
+        tt_bits: log2 size of the expectimax transposition table (0 = none).
+        p_two: probability of a 2 assumed by before-state values and the search.
+        patterns: if given, the pattern set the weights must have (a mismatch is an error).
+    """
+
+    def __init__(
+        self,
+        weights: str | Path,
+        depth: int = 1,
+        downgrade: bool = False,
+        prob_cutoff: float = 1e-4,
+        tt_bits: int = 20,
+        p_two: float = 0.9,
+        patterns: str | None = None,
+    ) -> None:
+        self.depth = check_depth(depth)
+        self.p_two = check_probability("p_two", p_two)
+        self.downgrade = bool(downgrade)
+        self.net = load_network(weights, patterns)
+        self.search: Expectimax | None = None
+        if self.depth >= 2:
+            k = self.net.k
+            if self.net.kind == "before":
+                if self.downgrade:
+                    raise ValueError("downgrade=True is implemented for after-state networks only")
+                ev = k.ntuple_value_before
+            else:
+                ev = k.ntuple_value_downgraded if self.downgrade else k.ntuple_value
+            self.search = Expectimax(
+                ev, self.net.data(), p_two=self.p_two, prob_cutoff=prob_cutoff, reward_weight=1.0, tt_bits=tt_bits
+            )
+
+    def values(self, board: int) -> np.ndarray:
+        """[4] value of each move (``-inf`` where illegal)."""
+        b = playable(board)
+        if self.search is not None:
+            return self.search.search(int(b), depth=self.depth).values
+        v = self.net.move_values(int(b), p_two=self.p_two, downgrade=self.downgrade)
+        return np.where(np.isnan(v), -np.inf, v)
+
+    def act(self, board: int) -> Action:
+        b = playable(board)
+        if self.search is None:
+            n = self.net
+            a, _, _, _ = n.k.greedy_move(
+                b, KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase, n.stage_arr, self.downgrade
+            )
+            return Action(int(a))
+        v = self.values(int(b))
+        return Action(int(np.argmax(v)))
+
+    def explain(self, board: int) -> dict[str, float]:
+        return named(self.values(board))

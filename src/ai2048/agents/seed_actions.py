@@ -1,0 +1,64 @@
+"""The seeds' action orders, converted to :class:`ai2048.Action` in this one place.
+
+Seed 000 numbers actions up, down, left, right; seed 001 left, down, right, up; seed 002 names
+keys w, a, s, d (up, left, down, right); seeds 003 and 004 use up, down, left, right. Agents that
+reproduce a seed break ties between equal values in that seed's order (seed 004's greedy and
+n-tuple players take the first best action of [up, down, left, right]).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ai2048.rules import Action
+
+SEED_ORDERS: dict[str, tuple[Action, ...]] = {
+    "000": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "001": (Action.LEFT, Action.DOWN, Action.RIGHT, Action.UP),
+    "002": (Action.UP, Action.LEFT, Action.DOWN, Action.RIGHT),
+    "003": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "004": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "clockwise": (Action.UP, Action.RIGHT, Action.DOWN, Action.LEFT),
+}
+"""Each seed's action index -> our Action (``SEED_ORDERS["001"][0] is Action.LEFT``)."""
+
+SEED002_KEYS = {"w": Action.UP, "a": Action.LEFT, "s": Action.DOWN, "d": Action.RIGHT}
+"""Seed 002's key names."""
+
+
+def check_order(order: str) -> tuple[Action, ...]:
+    """The action order named ``order`` (a seed number or ``"clockwise"``), else a clear error."""
+    if order not in SEED_ORDERS:
+        raise ValueError(f"unknown action order {order!r}; use one of {', '.join(SEED_ORDERS)}")
+    return SEED_ORDERS[order]
+
+
+def to_action(seed: str, index: int) -> Action:
+    """Seed ``seed``'s action number ``index`` as an :class:`Action`."""
+    order = check_order(seed)
+    if not 0 <= int(index) < 4:
+        raise ValueError(f"seed {seed} action index {index} is outside 0..3")
+    return order[int(index)]
+
+
+def from_action(seed: str, action: int) -> int:
+    """Our ``action`` as seed ``seed``'s action number."""
+    return check_order(seed).index(Action(int(action)))
+
+
+def best_in_order(values: Sequence[float] | np.ndarray, order: Sequence[Action]) -> Action:
+    """The action with the largest value, ties going to the first in ``order``; ``-inf`` = illegal."""
+    best = order[0]
+    best_v = -np.inf
+    found = False
+    for a in order:
+        v = float(values[int(a)])
+        if v == -np.inf:
+            continue
+        if not found or v > best_v:
+            best, best_v, found = a, v, True
+    if not found:
+        raise ValueError("no legal action: the game is over")
+    return best

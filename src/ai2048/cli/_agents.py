@@ -1,0 +1,29 @@
+"""Building agents from command-line words: a registry name with ``--set`` values, or a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ai2048.agents.base import available, load_agent, make_agent
+from ai2048.cli._common import parse_value
+
+
+def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+    """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
+    if spec not in available() and Path(spec).is_dir():
+        agent = load_agent(spec, **sets)
+        return agent, getattr(agent, "name", spec), {"weights": str(spec), **sets}
+    return make_agent(spec, **sets), spec, dict(sets)
+
+
+def split_spec(word: str) -> tuple[str, dict[str, Any]]:
+    """``"expectimax:depth=2,p_two=1.0" -> ("expectimax", {"depth": 2, "p_two": 1.0})``."""
+    name, _, rest = word.partition(":")
+    cfg: dict[str, Any] = {}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"agent spec {word!r}: expected name:key=value,key=value")
+        cfg[key.strip()] = parse_value(value.strip())
+    return name, cfg

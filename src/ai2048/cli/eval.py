@@ -1,0 +1,89 @@
+"""``ai2048 eval``: play N seeded games with an agent and print seed 004's table with intervals."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ai2048.cli._agents import build_agent
+from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.evaluate import EvalError, EvalResult, evaluate
+
+
+def add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``eval`` and ``arena``."""
+    p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    p.add_argument("--seed", type=int, default=0, help="evaluation seed; game i gets a seed derived from it")
+    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
+    p.add_argument("--p-two", type=float, default=0.9, help="probability that a spawned tile is a 2")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="local processes, or tasks on a Ray cluster (pip install 'ai2048[ray]')")
+    p.add_argument("--address", default=None, help="Ray cluster address (with --backend ray; default: auto)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate an agent over N seeded games",
+        description="Play N games with AGENT (a registered name or a run directory) and print the tile "
+        "table (reach and end rates with Wilson 95%% intervals), score and speed. Ctrl-C keeps the "
+        "finished games.",
+    )
+    p.add_argument("agent", help="agent name (see `ai2048 agents`) or a run directory with meta.json")
+    add_set_argument(p)
+    add_eval_arguments(p)
+    p.add_argument("--out", type=Path, default=None, help="write the result JSON here (atomically)")
+    p.add_argument("--record", choices=("best",), default=None,
+                   help="'best': save the best and the worst game as replayable records")
+    p.add_argument("--records", type=Path, default=None,
+                   help="folder for --record files (default: beside --out, else ./records)")
+    p.set_defaults(func=run)
+
+
+def run_eval(args: argparse.Namespace, spec: str, sets: dict) -> EvalResult:
+    """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError)."""
+    agent, name, cfg = build_agent(spec, sets)
+    agent.name = name
+    agent.config = cfg
+    return evaluate(
+        agent, games=args.games, seed=args.seed, workers=args.workers, progress=not args.no_progress,
+        p_two=args.p_two, max_moves=args.max_moves, backend=args.backend, address=args.address,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    sets = parse_sets(args.sets)
+    try:
+        result = run_eval(args, args.agent, sets)
+        code = 0
+    except EvalError as e:
+        result = e.result
+        print(f"ai2048 eval: error: {e}", file=sys.stderr)
+        code = 1
+    print(result.format())
+    if args.out is not None:
+        result.save(args.out)
+        print(f"result written to {args.out}")
+    if args.record == "best" and result.games:
+        for path in save_best_worst(result, args.records or (args.out.parent if args.out else Path("records"))):
+            print(f"record saved to {path} (replay: ai2048 replay {path})")
+    return 130 if result.interrupted and code == 0 else code
+
+
+def save_best_worst(result: EvalResult, folder: Path) -> list[Path]:
+    """Write the best and the worst game of ``result`` as :class:`ai2048.records.GameRecord` files."""
+    from ai2048.records import GameRecord
+
+    best, worst = result.best_and_worst()
+    paths = []
+    for kind, rec in (("best", best), ("worst", worst)):
+        gr = GameRecord.from_actions(
+            rec["seed"], rec["actions"], p_two=result.p_two, agent=result.agent,
+            agent_config=dict(result.config),
+            meta={"eval_seed": result.seed, "game_index": rec["index"], "kind": kind},
+        )
+        paths.append(gr.save(folder / f"{result.agent}-{kind}-game{rec['index']}.json"))
+    return paths

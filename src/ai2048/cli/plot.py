@@ -1,0 +1,32 @@
+"""``ai2048 plot``: PNG figures from a training run or from evaluation/arena results."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plot",
+        help="write PNG figures for a run directory, an eval result, or several results",
+        description="RUN_DIR: training curves from metrics.jsonl (score mean/min/max per window, tile reach "
+        "rates, loss, epsilon). result.json (ai2048 eval --out): max-tile bars, score histogram, score vs "
+        "moves, action share, mean final board, moves to each milestone tile. Several result files or an "
+        "arena file (ai2048 arena --out): the figures per agent and a side-by-side comparison.",
+    )
+    p.add_argument("inputs", nargs="+", type=Path, metavar="RUN_DIR|RESULT.json")
+    p.add_argument("--out", type=Path, required=True, help="folder for the PNG files")
+    p.add_argument("--window", type=int, default=None,
+                   help="episodes per window for per-episode training logs (default: about 50 windows)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ai2048.plots import plot_paths
+
+    if args.window is not None and args.window < 1:
+        raise ValueError(f"--window must be at least 1, got {args.window}")
+    for path in plot_paths(args.inputs, args.out, args.window):
+        print(f"wrote {path}")
+    return 0

@@ -1,0 +1,394 @@
+"""Play N games with any agent and summarise them: ``evaluate(agent, games=N, seed=S, workers=W)``.
+
+Game ``i`` of an evaluation with seed ``S`` uses the seed
+``SeedSequence(S, spawn_key=(i,)).generate_state(1, uint64)[0]`` (see :func:`game_seeds`), so the
+same ``S`` gives every agent the same games whatever the number of workers, and a game is replayed
+by ``Game(seed)`` plus its recorded actions. Stochastic agents are ``reset(game_seed)`` before
+each game. Games run in worker processes (``fork`` where available, so compiled numba code is
+inherited) with a progress bar. Ctrl-C stops and keeps the finished games; an agent that returns
+an illegal move stops the run with an :class:`EvalError` that names the agent and the board and
+carries the result so far.
+
+The summary is seed 004's table (tile, % of games reaching it, % ending on it) with Wilson 95%
+intervals, the score's mean ± standard error, median and max, moves per game, moves/s and time
+per move.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing as mp
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.agents.base import make_agent
+from ai2048.checkpoint import read_json, write_json
+from ai2048.game import Game, IllegalMoveError
+from ai2048.rules import P_TWO, RULES_VERSION
+
+RESULT_FORMAT = "ai2048.eval-result"
+ACTION_CHARS = "urdl"
+"""One letter per action in Action order (UP, RIGHT, DOWN, LEFT), as in :mod:`ai2048.records`."""
+
+
+class EvalError(RuntimeError):
+    """An evaluation stopped by a faulty agent; ``result`` holds the games finished before."""
+
+    def __init__(self, message: str, result: EvalResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def game_seeds(seed: int, games: int) -> list[int]:
+    """Per-game seeds: ``SeedSequence(seed, spawn_key=(i,))`` for game ``i`` (independent of ``games``)."""
+    return [
+        int(np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(1, np.uint64)[0]) for i in range(games)
+    ]
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for ``k`` successes in ``n`` trials (95% by default), as fractions."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    lo = 0.0 if k == 0 else max(0.0, centre - half)
+    hi = 1.0 if k == n else min(1.0, centre + half)
+    return (lo, hi)
+
+
+def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
+              name: str | None = None) -> dict[str, Any]:
+    """Play one game from ``Game(seed)`` to the end (or ``max_moves``); returns its record dict.
+
+    An illegal move raises ValueError naming the agent, the move and the board.
+    """
+    g = Game(seed=seed, p_two=p_two)
+    if hasattr(agent, "reset"):
+        agent.reset(seed)
+    name = name or getattr(agent, "name", type(agent).__name__)
+    actions = bytearray()
+    t0 = time.perf_counter()
+    while not g.is_over and (max_moves is None or g.moves < max_moves):
+        board = g.board
+        a = agent.act(board)
+        try:
+            g.step(a)
+        except (IllegalMoveError, ValueError, TypeError) as e:
+            raise ValueError(f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}") from e
+        actions.append(ord(ACTION_CHARS[int(a)]))
+    return {
+        "seed": int(seed),
+        "score": int(g.score),
+        "moves": int(g.moves),
+        "max_tile": int(g.max_tile),
+        "final_board": f"0x{g.board:016x}",
+        "seconds": time.perf_counter() - t0,
+        "actions": actions.decode(),
+    }
+
+
+@dataclass
+class EvalResult:
+    """Every finished game (``records``, in game order) and what produced them."""
+
+    agent: str
+    config: dict[str, Any]
+    seed: int
+    games_requested: int
+    p_two: float = P_TWO
+    max_moves: int | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    interrupted: bool = False
+    error: str | None = None
+    wall_seconds: float = 0.0
+    workers: int = 1
+
+    @property
+    def games(self) -> int:
+        return len(self.records)
+
+    def tile_table(self) -> list[dict[str, Any]]:
+        """Seed 004's table: per tile from the smallest to the largest final max tile, the share of
+        games reaching it (max tile >= t) and ending on it (== t), with Wilson 95% intervals."""
+        n = self.games
+        if n == 0:
+            return []
+        tiles = np.array([r["max_tile"] for r in self.records])
+        rows = []
+        t = int(tiles.min())
+        while t <= int(tiles.max()):
+            reached = int((tiles >= t).sum())
+            ended = int((tiles == t).sum())
+            rows.append({
+                "tile": t,
+                "reached": reached,
+                "reach_rate": reached / n,
+                "reach_ci": list(wilson(reached, n)),
+                "ended": ended,
+                "end_rate": ended / n,
+                "end_ci": list(wilson(ended, n)),
+            })
+            t *= 2
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table."""
+        n = self.games
+        if n == 0:
+            return {"games": 0}
+        scores = np.array([r["score"] for r in self.records], dtype=np.float64)
+        moves = np.array([r["moves"] for r in self.records], dtype=np.float64)
+        secs = float(sum(r["seconds"] for r in self.records))
+        total_moves = float(moves.sum())
+        return {
+            "games": n,
+            "score_mean": float(scores.mean()),
+            "score_se": float(scores.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0,
+            "score_median": float(np.median(scores)),
+            "score_max": int(scores.max()),
+            "score_min": int(scores.min()),
+            "moves_mean": float(moves.mean()),
+            "moves_per_s": total_moves / secs if secs > 0 else float("inf"),
+            "ms_per_move": 1000.0 * secs / total_moves if total_moves else 0.0,
+            "game_seconds": secs,
+            "wall_seconds": self.wall_seconds,
+            "tiles": self.tile_table(),
+        }
+
+    def format(self) -> str:
+        """The summary as text: a header line, the tile table, then the score and speed lines."""
+        s = self.summary()
+        head = f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  seed {self.seed}"
+        if self.interrupted:
+            head += "  (interrupted)"
+        if self.error:
+            head += f"  (stopped: {self.error})"
+        if not self.games:
+            return head + "\nno finished games"
+        lines = [head, f"{'tile':>6} {'reach %':>8} {'95% CI':>15} {'end %':>7} {'95% CI':>15}"]
+        for row in s["tiles"]:
+            lo, hi = row["reach_ci"]
+            elo, ehi = row["end_ci"]
+            lines.append(
+                f"{row['tile']:>6} {100 * row['reach_rate']:>8.1f} {f'{100 * lo:.1f}-{100 * hi:.1f}':>15} "
+                f"{100 * row['end_rate']:>7.1f} {f'{100 * elo:.1f}-{100 * ehi:.1f}':>15}"
+            )
+        lines.append(
+            f"score {s['score_mean']:.0f} ± {s['score_se']:.0f} (median {s['score_median']:.0f}, max {s['score_max']})"
+            f"  moves/game {s['moves_mean']:.0f}  {s['moves_per_s']:.1f} moves/s  {s['ms_per_move']:.2f} ms/move"
+        )
+        return "\n".join(lines)
+
+    def best_and_worst(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The records of the highest- and lowest-scoring games."""
+        if not self.records:
+            raise ValueError("no finished games")
+        ordered = sorted(self.records, key=lambda r: r["score"])
+        return ordered[-1], ordered[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": RESULT_FORMAT,
+            "version": 1,
+            "rules_version": RULES_VERSION,
+            "agent": self.agent,
+            "config": self.config,
+            "seed": self.seed,
+            "games_requested": self.games_requested,
+            "p_two": self.p_two,
+            "max_moves": self.max_moves,
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "wall_seconds": self.wall_seconds,
+            "workers": self.workers,
+            "summary": self.summary(),
+            "games": self.records,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON, atomically (temp file + rename)."""
+        write_json(path, self.to_dict())
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> EvalResult:
+        """Read a result written by :meth:`save`; a foreign or corrupt file raises, naming it."""
+        d = read_json(path, "evaluation result")
+        if not isinstance(d, dict) or d.get("format") != RESULT_FORMAT:
+            raise ValueError(f"{path} is not an ai2048 evaluation result (no format {RESULT_FORMAT!r})")
+        try:
+            return cls(
+                agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
+                p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
+                interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
+                workers=d["workers"],
+            )
+        except KeyError as e:
+            raise ValueError(f"evaluation result {path} lacks the key {e}; it is truncated or from another tool") from e
+
+
+def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str, dict[str, Any]]:
+    if isinstance(agent, str):
+        cfg = dict(config or {})
+        return make_agent(agent, **cfg), agent, cfg
+    if config:
+        raise ValueError("config= is only used when the agent is given by name")
+    if not hasattr(agent, "act"):
+        raise TypeError(f"agent must be a registered name or have act(board), got {type(agent).__name__}")
+    return agent, getattr(agent, "name", type(agent).__name__), dict(getattr(agent, "config", {}) or {})
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(agent: Any, name: str, p_two: float, max_moves: int | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
+    _WORKER.update(agent=agent, name=name, p_two=p_two, max_moves=max_moves)
+
+
+def _run_one(task: tuple[int, int]) -> tuple[int, dict[str, Any] | None, str | None]:
+    i, s = task
+    try:
+        rec = play_game(_WORKER["agent"], s, p_two=_WORKER["p_two"], max_moves=_WORKER["max_moves"],
+                        name=_WORKER["name"])
+    except ValueError as e:
+        return i, None, str(e)
+    return i, rec, None
+
+
+def _check_count(name: str, v: Any, minimum: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {v!r}")
+    if int(v) < minimum:
+        raise ValueError(f"{name}={v} must be >= {minimum}")
+    return int(v)
+
+
+def evaluate(
+    agent: Any,
+    games: int = 100,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    *,
+    config: dict[str, Any] | None = None,
+    p_two: float = P_TWO,
+    max_moves: int | None = None,
+    backend: str = "local",
+    address: str | None = None,
+) -> EvalResult:
+    """Play ``games`` games with ``agent`` (an agent object or a registered name + ``config``).
+
+    Args:
+        agent: anything with ``act(board) -> Action``, or a registry name.
+        games: number of games (>= 1); game ``i`` uses ``game_seeds(seed, games)[i]``.
+        seed: the evaluation seed (same seed, same games for every agent).
+        workers: processes playing games in parallel (1 = in this process).
+        progress: show a progress bar (tqdm) with the running mean score.
+        config: the agent's config when ``agent`` is a name.
+        p_two: spawn odds of the games.
+        max_moves: stop each game after this many moves (None = play to the end).
+        backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
+            results streamed back; needs the ``ray`` extra).
+        address: the Ray cluster address (None: start or join a local one).
+    """
+    games = _check_count("games", games, 1)
+    workers = _check_count("workers", workers, 1)
+    seed = _check_count("seed", seed, 0)
+    if max_moves is not None:
+        max_moves = _check_count("max_moves", max_moves, 1)
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
+    ag, name, cfg = _agent_and_name(agent, config)
+    result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=p_two,
+                        max_moves=max_moves, workers=workers)
+    seeds = game_seeds(seed, games)
+    by_index: dict[int, dict[str, Any]] = {}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=games, desc=f"eval {name}", unit="game", dynamic_ncols=True)
+    t0 = time.perf_counter()
+    pool = None
+    try:
+        if backend == "ray":
+            stream: Any = _ray_stream(ag, name, seeds, p_two, max_moves, address)
+        elif workers == 1:
+            stream = (_play_local(ag, name, i, s, p_two, max_moves) for i, s in enumerate(seeds))
+        else:
+            _warm_up(ag, p_two)
+            methods = mp.get_all_start_methods()
+            ctx = mp.get_context("fork" if "fork" in methods else "spawn")
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, p_two, max_moves))
+            stream = pool.imap_unordered(_run_one, list(enumerate(seeds)), chunksize=1)
+        for i, rec, err in stream:
+            if err is not None:
+                result.error = err
+                break
+            assert rec is not None
+            by_index[i] = {"index": i, **rec}
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(score=f"{np.mean([r['score'] for r in by_index.values()]):.0f}",
+                                max=max(r["max_tile"] for r in by_index.values()))
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+        if bar is not None:
+            bar.close()
+    result.records = [by_index[i] for i in sorted(by_index)]
+    result.wall_seconds = time.perf_counter() - t0
+    if result.error is not None:
+        raise EvalError(result.error, result)
+    return result
+
+
+def _play_local(agent: Any, name: str, i: int, s: int, p_two: float,
+                max_moves: int | None) -> tuple[int, dict[str, Any] | None, str | None]:
+    try:
+        return i, play_game(agent, s, p_two=p_two, max_moves=max_moves, name=name), None
+    except ValueError as e:
+        return i, None, str(e)
+
+
+def _warm_up(agent: Any, p_two: float) -> None:
+    """One move in the parent so forked workers inherit compiled numba code instead of compiling twice."""
+    g = Game(seed=0, p_two=p_two)
+    agent.act(g.board)
+
+
+def _ray_stream(agent: Any, name: str, seeds: list[int], p_two: float, max_moves: int | None,
+                address: str | None) -> Any:
+    """Yield (index, record, error) from one Ray task per game, as the tasks finish."""
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError("--backend ray needs Ray: pip install 'ai2048[ray]' (or pip install ray)") from e
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    agent_ref = ray.put(agent)
+
+    @ray.remote
+    def task(agent: Any, i: int, s: int) -> tuple[int, dict[str, Any] | None, str | None]:
+        return _play_local(agent, name, i, s, p_two, max_moves)
+
+    pending = [task.remote(agent_ref, i, s) for i, s in enumerate(seeds)]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)

@@ -1,0 +1,429 @@
+"""N-tuple network kernels (numba): value, TD updates, self-play training and greedy play.
+
+The network (Szubert & Jaśkowski 2014) is plain data:
+
+    w       [S * T] float32  weights; stage s owns w[s*T : (s+1)*T]
+    runs    [K, 7, 3] uint64 per tuple: (source shift, mask, destination shift) of each run
+    nruns   [K]     int64    runs per tuple (see ``patterns.tuple_runs``)
+    tbase   [K]     int64    offset of the tuple's table inside a stage
+    stages  [S-1]   int64    tile exponents that open stages 1..S-1 (multistage TD, Wu et al. 2014)
+
+``V(b) = sum_{g in D4} sum_k w[s(b)*T + tbase[k] + index_k(g(b))]`` where ``index_k`` packs the
+nibbles of tuple ``k``'s cells (first cell in the low nibble) and ``s(b)`` counts the stage tiles reached by
+``b``'s largest tile. The evaluator used by the expectimax search is ``ntuple_value(b, data)``
+with ``data = (w, runs, nruns, tbase, stages)``.
+
+Training is Hogwild (Niu et al. 2011): ``train_chunk`` runs one worker per ``prange`` iteration,
+each playing its own games and updating the shared weights without locks.
+"""
+
+# mypy: disable-error-code="arg-type,return-value,assignment"
+# (numba kernels mix Python and numpy scalar types that mypy cannot reconcile)
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ai2048.engine.board import NIBBLE, max_exponent, mirror, transpose
+from ai2048.engine.moves import move
+from ai2048.engine.rng import rand_below, rand_float
+from ai2048.engine.spawn import new_board, spawn
+
+_NEG = -1.0e300
+AFTER = 0
+BEFORE = 1
+
+
+@njit(cache=True, inline="always")
+def _isos(b: np.uint64) -> tuple:
+    """The 8 symmetric images of ``b``, by alternating mirror and transpose (TDL2048)."""
+    x1 = mirror(b)
+    x2 = transpose(x1)
+    x3 = mirror(x2)
+    x4 = transpose(x3)
+    x5 = mirror(x4)
+    x6 = transpose(x5)
+    x7 = mirror(x6)
+    return (b, x1, x2, x3, x4, x5, x6, x7)
+
+
+@njit(cache=True, inline="always")
+def _index(x: np.uint64, runs: np.ndarray, nr: int, k: int) -> int:
+    """Table index of tuple ``k`` on board ``x``: its nibbles packed by mask-and-shift runs."""
+    idx = (x >> runs[k, 0, 0]) & runs[k, 0, 1]
+    for j in range(1, nr):
+        idx |= ((x >> runs[k, j, 0]) & runs[k, j, 1]) << runs[k, j, 2]
+    return np.int64(idx)
+
+
+@njit(cache=True, inline="always")
+def stage_of(b: np.uint64, stages: np.ndarray) -> int:
+    """Stage of ``b``: how many of the stage tile exponents its largest tile has reached."""
+    if stages.size == 0:
+        return np.int64(0)
+    m = max_exponent(b)
+    s = np.int64(0)
+    for t in stages:
+        if m >= t:
+            s += 1
+    return s
+
+
+# <features> generic feature code; ntuple.codegen swaps in unrolled code for one pattern set
+@njit(cache=True)
+def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> float:
+    """Sum of the feature weights of ``b`` in the stage starting at ``off``: every tuple read on
+    each of the 8 symmetric images of the board (the same features as seed 004's index lists)."""
+    v = np.float64(0.0)
+    xs = _isos(b)
+    for k in range(nruns.size):
+        nr = nruns[k]
+        o = off + tbase[k]
+        for s in range(8):
+            v += w[o + _index(xs[s], runs, nr, k)]
+    return v
+
+
+@njit(cache=True)
+def _add(b: np.uint64, off: int, step: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> None:
+    """Add ``step`` to every feature weight of ``b`` (plain TD: ``step = alpha/F * error``)."""
+    xs = _isos(b)
+    for k in range(nruns.size):
+        nr = nruns[k]
+        o = off + tbase[k]
+        for s in range(8):
+            w[o + _index(xs[s], runs, nr, k)] += step
+
+
+@njit(cache=True)
+def _add_tc(
+    b: np.uint64, off: int, step: float, err: float, w: np.ndarray, e_acc: np.ndarray,
+    a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+) -> None:
+    """Temporal coherence (Beal & Smith 1999; Jaśkowski 2018): per-weight rate ``|E_i| / A_i``.
+
+    ``w_i += step * |E_i|/A_i`` (rate 1 while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``.
+    """
+    xs = _isos(b)
+    for k in range(nruns.size):
+        nr = nruns[k]
+        o = off + tbase[k]
+        for s in range(8):
+            i = o + _index(xs[s], runs, nr, k)
+            a = a_acc[i]
+            rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)
+            w[i] += step * rate
+            e_acc[i] += err
+            a_acc[i] += abs(err)
+# </features>
+
+
+@njit(cache=True)
+def ntuple_value(b: np.uint64, data: tuple) -> float:
+    """The network's value of board ``b``; ``data = (w, runs, nruns, tbase, stages)``.
+
+    This is the evaluator the expectimax search plugs in (DESIGN.md "Evaluator" seam).
+    """
+    w, runs, nruns, tbase, stages = data
+    table = w.size // (stages.size + 1)
+    return value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
+
+
+@njit(cache=True)
+def downgrade(b: np.uint64) -> np.uint64:
+    """Tile-downgrading (Guei et al. 2022): with a 32768 on the board, close the lowest gap.
+
+    Finds the smallest exponent ``g`` >= 1 missing from the board below its largest tile and
+    lowers every tile above ``g`` by one, so the network sees a position like those it trained
+    on. Boards without a 32768 (or without a gap) are returned unchanged.
+    """
+    present = np.zeros(16, dtype=np.bool_)
+    t = b
+    for _ in range(16):
+        present[np.int64(t & NIBBLE)] = True
+        t >>= np.uint64(4)
+    if not present[15]:
+        return b
+    g = 1
+    while g < 15 and present[g]:
+        g += 1
+    if g >= 15:
+        return b
+    out = np.uint64(0)
+    for i in range(16):
+        s = np.uint64(4 * i)
+        e = (b >> s) & NIBBLE
+        if e > np.uint64(g):
+            e -= np.uint64(1)
+        out |= e << s
+    return out
+
+
+@njit(cache=True)
+def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
+    """:func:`ntuple_value` of :func:`downgrade` ``(b)`` (Guei et al. 2022)."""
+    return ntuple_value(downgrade(b), data)
+
+
+@njit(cache=True)
+def _update(
+    b: np.uint64, stages: np.ndarray, table: int, err: float, alpha_f: float, tc: bool,
+    w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+) -> float:
+    """One TD step on ``b`` with error ``err``; returns the updated ``V(b)``."""
+    off = stage_of(b, stages) * table
+    if tc:
+        _add_tc(b, off, alpha_f * err, err, w, e_acc, a_acc, runs, nruns, tbase)
+    else:
+        _add(b, off, alpha_f * err, w, runs, nruns, tbase)
+    return value_at(b, off, w, runs, nruns, tbase)
+
+
+@njit(cache=True)
+def _promote(s: int, table: int, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray, tc: bool) -> None:
+    """Weight promotion (Jaśkowski 2018): a stage's weights start as a copy of the stage below."""
+    if ready[s]:
+        return
+    ready[s] = 1
+    lo = (s - 1) * table
+    hi = s * table
+    for i in range(table):
+        w[hi + i] = w[lo + i]
+    if tc:
+        for i in range(table):
+            e_acc[hi + i] = e_acc[lo + i]
+            a_acc[hi + i] = a_acc[lo + i]
+
+
+@njit(cache=True)
+def _before_value(
+    nb: np.uint64, p_two: float, stages: np.ndarray, table: int,
+    w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+) -> float:
+    """Expected value of the board after the spawn that follows after-state ``nb`` (seed 004, eq. 4)."""
+    total = np.float64(0.0)
+    n = 0
+    for i in range(16):
+        s = np.uint64(4 * i)
+        if ((nb >> s) & NIBBLE) == 0:
+            b2 = nb | (np.uint64(1) << s)
+            b4 = nb | (np.uint64(2) << s)
+            total += p_two * value_at(b2, stage_of(b2, stages) * table, w, runs, nruns, tbase)
+            total += (1.0 - p_two) * value_at(b4, stage_of(b4, stages) * table, w, runs, nruns, tbase)
+            n += 1
+    return total / n if n > 0 else 0.0
+
+
+@njit(cache=True)
+def ntuple_value_before(b: np.uint64, data: tuple) -> float:
+    """After-state evaluator of a before-state network: ``E[V(spawned board)]`` at p_two = 0.9
+    (seed 004, eq. 4); ``data = (w, runs, nruns, tbase, stages)``."""
+    w, runs, nruns, tbase, stages = data
+    return _before_value(b, 0.9, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
+
+
+@njit(cache=True)
+def greedy_move(
+    b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
+    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+) -> tuple[int, np.uint64, int, float]:
+    """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
+    ``r + E[V(next state)]`` (before-state network). Ties go to the lower action number.
+
+    Returns (action or -1 if the game is over, after-state, reward, chosen value).
+    """
+    table = w.size // (stages.size + 1)
+    best = _NEG
+    best_a = np.int64(-1)
+    best_b = b
+    best_r = np.int64(0)
+    for a in range(4):
+        nb, r = move(b, a)
+        if nb == b:
+            continue
+        if kind == AFTER:
+            x = downgrade(nb) if dg else nb
+            v = r + value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
+        else:
+            v = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
+        if v > best:
+            best = v
+            best_a = a
+            best_b = nb
+            best_r = r
+    return best_a, best_b, best_r, best
+
+
+@njit(cache=True)
+def move_values(
+    b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
+    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+) -> np.ndarray:
+    """[4] float64: ``r + V`` of each move as :func:`greedy_move` scores it; NaN for illegal moves."""
+    table = w.size // (stages.size + 1)
+    out = np.full(4, np.nan)
+    for a in range(4):
+        nb, r = move(b, a)
+        if nb == b:
+            continue
+        if kind == AFTER:
+            x = downgrade(nb) if dg else nb
+            out[a] = r + value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
+        else:
+            out[a] = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
+    return out
+
+
+@njit(cache=True)
+def play_game_train(
+    b: np.uint64, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
+    runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
+    kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
+    p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
+    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int,
+) -> tuple[int, int, int]:
+    """Play one self-play game from ``b`` with 1-ply greedy moves and learn from it.
+
+    After-state TD(0) (Szubert & Jaśkowski 2014): ``V(s'_t) += α (r_{t+1} + V(s'_{t+1}) - V(s'_t))``,
+    terminal target 0. Before-state TD(0) (seed 004): ``V(s_t) += α (r_t + V(s_{t+1}) - V(s_t))``;
+    ``quirk`` reproduces seed 004's double-counted reward ``r_t + r_{t+1} + V(s_{t+1})``.
+    ``online`` updates after every move; otherwise the episode is swept backwards at its end
+    (seed 004, TDL2048), with λ-returns ``G_t = r + (1-λ) V(next) + λ G_{t+1}`` when ``lam > 0``.
+    Boards whose largest tile first reaches ``restart_tile`` are saved to the worker's ``pool``.
+
+    Returns (score, largest exponent, moves).
+    """
+    table = w.size // (stages.size + 1)
+    multistage = stages.size > 0
+    score = np.int64(0)
+    moves = np.int64(0)
+    n = 0
+    prev = np.uint64(0)
+    prev_r = np.int64(0)
+    have_prev = False
+    saved = max_exponent(b) >= restart_tile
+    while True:
+        if multistage:
+            for a in range(4):
+                nb, _ = move(b, a)
+                s = stage_of(nb, stages)
+                if s > 0 and ready[s] == 0:
+                    _promote(s, table, w, e_acc, a_acc, ready, tc)
+        a, nb, r, best = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, False)
+        if a < 0:
+            break
+        if kind == AFTER:
+            if online:
+                if have_prev:
+                    v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
+                    _update(prev, stages, table, best - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                prev = nb
+                have_prev = True
+            else:
+                buf_b[n] = nb
+                buf_r[n] = r
+                n += 1
+        else:
+            if online:
+                if have_prev:
+                    v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
+                    vb = value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
+                    _update(prev, stages, table, prev_r + vb - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                prev = b
+                prev_r = r
+                have_prev = True
+            else:
+                buf_b[n] = b
+                buf_r[n] = r
+                n += 1
+        b = spawn(nb, state, p_two)
+        score += r
+        moves += 1
+        if not saved and max_exponent(b) >= restart_tile:
+            saved = True
+            pool[pool_n[0] % pool.size] = b
+            pool_n[0] += 1
+    if online:
+        if have_prev:
+            v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
+            target = 0.0 if kind == AFTER else np.float64(prev_r)
+            _update(prev, stages, table, target - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+    else:
+        target = np.float64(0.0)
+        for t in range(n - 1, -1, -1):
+            x = buf_b[t]
+            v = value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
+            if kind == AFTER:
+                vnew = _update(x, stages, table, target - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                target = buf_r[t] + (1.0 - lam) * vnew + lam * target
+            else:
+                goal = buf_r[t] + target
+                vnew = _update(x, stages, table, goal - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                target = (1.0 - lam) * vnew + lam * goal
+                if quirk:
+                    target += buf_r[t]
+    return score, max_exponent(b), moves
+
+
+@njit(cache=True, parallel=True)
+def train_chunk(
+    counts: np.ndarray, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
+    runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
+    kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
+    p_two: float, states: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
+    pools: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
+    out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_restart: np.ndarray,
+) -> None:
+    """Hogwild self-play: worker ``k`` plays ``counts[k]`` games on the shared weights.
+
+    Worker ``k`` uses ``states[k]`` (its RNG), ``buf_*[k]`` (episode buffer) and ``pools[k]``
+    (saved late-game boards; with probability ``restart_prob`` a game starts from one of them,
+    Jaśkowski 2018). Game ``j`` of worker ``k`` writes its results at ``sum(counts[:k]) + j``.
+    """
+    starts = np.zeros(counts.size, dtype=np.int64)
+    for k in range(1, counts.size):
+        starts[k] = starts[k - 1] + counts[k - 1]
+    for k in prange(counts.size):
+        st = states[k : k + 1]
+        for j in range(counts[k]):
+            i = starts[k] + j
+            have = min(pool_n[k], pools.shape[1])
+            restart = False
+            if restart_prob > 0.0 and have > 0 and rand_float(st) < restart_prob:
+                b = pools[k, rand_below(st, have)]
+                restart = True
+            else:
+                b = new_board(st, p_two)
+            sc, mx, mv = play_game_train(
+                b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk,
+                alpha_f, lam, p_two, st, buf_b[k], buf_r[k], pools[k], pool_n[k : k + 1], restart_tile,
+            )
+            out_score[i] = sc
+            out_tile[i] = mx
+            out_moves[i] = mv
+            out_restart[i] = restart
+
+
+@njit(cache=True, parallel=True)
+def play_games(
+    states: np.ndarray, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+    stages: np.ndarray, kind: int, p_two: float, dg: bool,
+    out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_board: np.ndarray,
+) -> None:
+    """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning."""
+    for i in prange(states.size):
+        st = states[i : i + 1]
+        b = new_board(st, p_two)
+        score = np.int64(0)
+        moves = np.int64(0)
+        while True:
+            a, nb, r, _ = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+            if a < 0:
+                break
+            b = spawn(nb, st, p_two)
+            score += r
+            moves += 1
+        out_score[i] = score
+        out_tile[i] = max_exponent(b)
+        out_moves[i] = moves
+        out_board[i] = b

@@ -1,0 +1,165 @@
+"""The n-tuple network as a Python object: arrays for the kernels, values, save and load.
+
+A weights file (``weights.npz``, compressed) holds ``format``, ``rules_version``, ``patterns``
+(hex cell strings), ``stages`` (tile exponents opening each stage), ``kind`` ("after" or
+"before": what the values are of) and ``w`` (float32 [stages * table]); a training run adds its
+state under ``train_*`` keys. Loading checks every one of them and names what differs.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.checkpoint import save_npz
+from ai2048.ntuple.codegen import specialized
+from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
+from ai2048.rules import P_TWO, RULES_VERSION
+
+FORMAT = "ai2048.ntuple/1"
+KINDS = ("after", "before")
+
+
+class Network:
+    """Weights of an n-tuple network with the 8 symmetries of every tuple.
+
+    Args:
+        patterns: preset name (``"4x6"``), hex cell strings or lists of cells.
+        stages: tile exponents that open a new set of weights (multistage TD; e.g. ``(14,)``
+            switches to stage 1 once a 16384 is on the board). Empty for one stage.
+        kind: ``"after"`` (values of after-states, the default) or ``"before"`` (seed 004's
+            before-state values).
+        init_value: every state's starting value, spread evenly over the features (optimistic
+            initialisation, Guei et al. 2022, uses 320,000).
+        weights: an existing float32 [stages * table] array to use instead of allocating one.
+    """
+
+    def __init__(
+        self,
+        patterns: str | Sequence[Sequence[int]] = "4x6",
+        *,
+        stages: Sequence[int] = (),
+        kind: str = "after",
+        init_value: float = 0.0,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        st = tuple(int(s) for s in stages)
+        if any(not 1 <= s <= 15 for s in st) or list(st) != sorted(set(st)):
+            raise ValueError(f"stages must be increasing tile exponents in 1..15, got {list(stages)}")
+        self.tuples = parse_patterns(patterns)
+        self.patterns = pattern_name(self.tuples)
+        self.stages = st
+        self.kind = kind
+        self.runs, self.nruns, self.tbase, self.table = tuple_runs(self.tuples)
+        self.stage_arr = np.array(st, dtype=np.int64)
+        self.k = specialized(self.tuples)
+        size = self.table * (len(st) + 1)
+        if weights is None:
+            self.w = np.full(size, init_value / self.features, dtype=np.float32)
+        else:
+            if weights.dtype != np.float32 or weights.shape != (size,):
+                raise ValueError(
+                    f"weights must be float32 [{size}] for patterns {self.patterns} with "
+                    f"{len(st) + 1} stage(s), got {weights.dtype} {list(weights.shape)}"
+                )
+            self.w = weights
+
+    @property
+    def features(self) -> int:
+        """Number of features: tuples x 8 symmetries."""
+        return 8 * int(self.nruns.size)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the weights."""
+        return int(self.w.nbytes)
+
+    def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The evaluator data ``(w, runs, nruns, tbase, stages)`` for ``ntuple_value`` of :attr:`k` (the kernels specialised to this pattern set)."""
+        return (self.w, self.runs, self.nruns, self.tbase, self.stage_arr)
+
+    def value(self, board: int) -> float:
+        """``V(board)``: the sum of the board's feature weights in its stage."""
+        return float(self.k.ntuple_value(np.uint64(board), self.data()))
+
+    def move_values(self, board: int, p_two: float = P_TWO, downgrade: bool = False) -> np.ndarray:
+        """[4] ``r + V`` per action (NaN if illegal), as the 1-ply player scores them."""
+        return self.k.move_values(
+            np.uint64(board), KINDS.index(self.kind), p_two, self.w, self.runs, self.nruns, self.tbase,
+            self.stage_arr, downgrade,
+        )
+
+    def header(self) -> dict[str, np.ndarray]:
+        """The identifying arrays stored with the weights."""
+        return {
+            "format": np.array(FORMAT),
+            "rules_version": np.array(RULES_VERSION, dtype=np.int64),
+            "patterns": np.array(self.patterns),
+            "stages": self.stage_arr,
+            "kind": np.array(self.kind),
+        }
+
+    def save(self, path: str | Path, **extra: np.ndarray) -> None:
+        """Write the weights (and ``extra`` arrays) compressed, atomically."""
+        save_npz(path, w=self.w, **self.header(), **extra)
+
+    @classmethod
+    def load(cls, path: str | Path, patterns: str | None = None) -> Network:
+        """Read a weights file, checking format, rules version, patterns (if given) and sizes."""
+        net, _ = load_file(path, patterns=patterns)
+        return net
+
+
+def load_file(
+    path: str | Path, patterns: str | None = None, extra: Sequence[str] = ()
+) -> tuple[Network, dict[str, np.ndarray]]:
+    """Load a weights file and the ``extra`` arrays named; every problem raises a ValueError that names it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weights file {path} does not exist")
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            keys = set(z.files)
+            need = {"format", "rules_version", "patterns", "stages", "kind", "w", *extra}
+            missing = sorted(need - keys)
+            if missing:
+                raise ValueError(
+                    f"weights file {path} lacks {', '.join(missing)}; it is not an ai2048 n-tuple "
+                    f"weights file (or it is from an older format)"
+                )
+            fmt = str(z["format"])
+            if fmt != FORMAT:
+                raise ValueError(f"weights file {path} has format {fmt!r}; this version reads {FORMAT!r}")
+            rv = int(z["rules_version"])
+            if rv != RULES_VERSION:
+                raise ValueError(
+                    f"weights file {path} was trained under rules version {rv}, but these rules are "
+                    f"version {RULES_VERSION}; retrain under the current rules"
+                )
+            file_patterns = str(z["patterns"])
+            stages = tuple(int(s) for s in z["stages"])
+            kind = str(z["kind"])
+            w = z["w"]
+            arrays: dict[str, Any] = {k: z[k] for k in extra}
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
+    if patterns is not None:
+        want = pattern_name(parse_patterns(patterns))
+        if want != file_patterns:
+            raise ValueError(
+                f"weights file {path} holds patterns {file_patterns}, not the requested {want}"
+            )
+    try:
+        net = Network(file_patterns, stages=stages, kind=kind, weights=w)
+    except ValueError as e:
+        raise ValueError(f"weights file {path} does not match its own header: {e}") from e
+    return net, arrays

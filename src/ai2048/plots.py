@@ -1,0 +1,457 @@
+"""Figures (PNG, matplotlib with the Agg backend) from training runs and evaluation results.
+
+- :func:`plot_run`: a run directory's ``metrics.jsonl`` -> score per window (mean, min, max), reach
+  rates of 1024/2048/4096/... per window, losses, epsilon (seed 004's and seed 000's curves).
+- :func:`plot_eval`: an ``ai2048 eval`` result -> max-tile bar chart, score histogram, score vs
+  moves, action share over the game, mean final board heatmap, moves to each milestone tile
+  (derived by replaying each game's actions from its seed).
+- :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side.
+
+Trainers log in two shapes, both understood: one line per episode (``episode``, ``score``,
+``max_tile``...; grouped into windows here) or one line per window (``score_mean``/``score_min``/
+``score_max``, ``reach_2048`` fractions or a ``tiles`` table in percent).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.checkpoint import read_json, read_jsonl
+from ai2048.records import ACTION_CHARS, max_tiles, replay_actions
+
+EVAL_FORMAT = "ai2048.eval-result"
+ARENA_FORMAT = "ai2048.arena"
+MILESTONES = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+X_KEYS = ("episode", "episodes", "games", "epoch", "step", "iteration")
+ACTION_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
+
+
+class PlotInputError(ValueError):
+    """A file or folder that cannot be plotted; the message names it and says what was expected."""
+
+
+def _plt() -> Any:
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise ImportError("plots need matplotlib: pip install 'ai2048[plot]'") from e
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({
+        "figure.figsize": (8, 5), "figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3,
+        "axes.spines.top": False, "axes.spines.right": False, "font.size": 11, "legend.frameon": False,
+    })
+    return plt
+
+
+def _save(fig: Any, out: Path, name: str) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    tmp = out / f".{name}.tmp.png"
+    fig.tight_layout()
+    fig.savefig(tmp)
+    tmp.replace(path)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------- training curves
+
+
+def load_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
+    """The records of ``run_dir/metrics.jsonl``; a missing or empty log raises, naming the folder."""
+    run = Path(run_dir)
+    path = run / "metrics.jsonl"
+    if not run.is_dir():
+        raise FileNotFoundError(f"run directory {run} does not exist")
+    if not path.is_file():
+        raise PlotInputError(f"{run} has no metrics.jsonl, so it is not a training run directory")
+    try:
+        recs = [r for r in read_jsonl(path) if isinstance(r, dict)]
+    except (UnicodeDecodeError, ValueError) as e:
+        raise PlotInputError(f"{path} is corrupt: {e}") from e
+    if not recs:
+        raise PlotInputError(f"{path} holds no records yet")
+    return recs
+
+
+def _x_axis(recs: list[dict[str, Any]]) -> tuple[str, np.ndarray]:
+    """The first of :data:`X_KEYS` present in every record and strictly increasing; else the line number."""
+    for key in X_KEYS:
+        vals = [r.get(key) for r in recs]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            x = np.asarray(vals, dtype=np.float64)
+            if len(x) == 1 or np.all(np.diff(x) > 0):
+                return key, x
+    return "record", np.arange(1, len(recs) + 1, dtype=np.float64)
+
+
+def _series(recs: list[dict[str, Any]], key: str) -> np.ndarray:
+    """Values of ``key`` as floats, NaN where missing or not a number."""
+    out = np.full(len(recs), np.nan)
+    for i, r in enumerate(recs):
+        v = r.get(key)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None:
+            out[i] = float(v)
+    return out
+
+
+def _has(recs: list[dict[str, Any]], key: str) -> bool:
+    return bool(np.isfinite(_series(recs, key)).any())
+
+
+def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> dict[str, Any]:
+    """Per-window curves: x, score mean/min/max, reach rates {tile: %}, losses {name: y}, epsilon."""
+    xkey, x = _x_axis(recs)
+    per_episode = xkey == "episode" and _has(recs, "score") and not _has(recs, "score_mean")
+    curves: dict[str, Any] = {"xlabel": xkey, "reach": {}, "losses": {}}
+    if per_episode:
+        n = len(recs)
+        w = window or max(1, n // 50)
+        starts = np.arange(0, n, w)
+        score = _series(recs, "score")
+        tiles = _series(recs, "max_tile")
+        curves["x"] = np.array([x[min(int(s) + w, n) - 1] for s in starts])
+        curves["xlabel"] = f"episode (windows of {w})"
+
+        def agg(v: np.ndarray, f: Any) -> np.ndarray:
+            return np.array([f(v[s : s + w]) if np.isfinite(v[s : s + w]).any() else np.nan for s in starts])
+
+        curves["score_mean"] = agg(score, np.nanmean)
+        curves["score_min"] = agg(score, np.nanmin)
+        curves["score_max"] = agg(score, np.nanmax)
+        if np.isfinite(tiles).any():
+            top = int(np.nanmax(tiles))
+            for t in (m for m in MILESTONES if 1024 <= m <= max(top, 4096)):
+                curves["reach"][t] = agg(tiles, lambda v, t=t: 100.0 * np.mean(v[np.isfinite(v)] >= t))
+        for key in _loss_keys(recs):
+            curves["losses"][key] = agg(_series(recs, key), np.nanmean)
+        if _has(recs, "epsilon"):
+            curves["epsilon"] = agg(_series(recs, "epsilon"), np.nanmean)
+        return curves
+    curves["x"] = x
+    for name, keys in (("score_mean", ("score_mean", "score_avg", "score")), ("score_min", ("score_min",)),
+                       ("score_max", ("score_max",))):
+        found = next((k for k in keys if _has(recs, k)), None)
+        if found is not None:
+            curves[name] = _series(recs, found)
+    reach_keys = sorted({int(k[6:]) for r in recs for k in r if k.startswith("reach_") and k[6:].isdigit()})
+    for t in reach_keys:
+        curves["reach"][t] = 100.0 * _series(recs, f"reach_{t}")
+    if not reach_keys and any(isinstance(r.get("tiles"), list) for r in recs):
+        seen = sorted({int(row["tile"]) for r in recs for row in r.get("tiles") or [] if "tile" in row})
+        for t in (m for m in seen if m >= 1024):
+            curves["reach"][t] = np.array([_reach_from_table(r.get("tiles") or [], t) for r in recs])
+    for key in _loss_keys(recs):
+        curves["losses"][key] = _series(recs, key)
+    if _has(recs, "epsilon"):
+        curves["epsilon"] = _series(recs, "epsilon")
+    return curves
+
+
+def _reach_from_table(rows: list[dict[str, Any]], tile: int) -> float:
+    """% of games reaching ``tile`` from a seed-004 table (rows with ``tile`` and ``reach`` in %)."""
+    if not rows:
+        return math.nan
+    above = [row for row in rows if int(row["tile"]) >= tile]
+    return float(min(above, key=lambda row: int(row["tile"]))["reach"]) if above else 0.0
+
+
+def _loss_keys(recs: list[dict[str, Any]]) -> list[str]:
+    keys = sorted({k for r in recs for k in r if "loss" in k.lower()})
+    return [k for k in keys if _has(recs, k)]
+
+
+def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) -> list[Path]:
+    """Write the training figures of ``run_dir`` into ``out``; returns the paths written."""
+    plt = _plt()
+    run, out = Path(run_dir), Path(out)
+    recs = load_metrics(run)
+    c = training_curves(recs, window)
+    title = run.name
+    written = []
+    if "score_mean" in c:
+        fig, ax = plt.subplots()
+        x = c["x"]
+        if "score_min" in c and "score_max" in c:
+            ax.fill_between(x, c["score_min"], c["score_max"], alpha=0.2, color="#4c72b0", label="min-max")
+            ax.plot(x, c["score_max"], color="#4c72b0", lw=0.8, alpha=0.7)
+            ax.plot(x, c["score_min"], color="#4c72b0", lw=0.8, alpha=0.7)
+        elif "score_max" in c:
+            ax.plot(x, c["score_max"], color="#4c72b0", lw=0.8, alpha=0.7, label="max")
+        ax.plot(x, c["score_mean"], color="#c44e52", lw=2, label="mean")
+        ax.set(xlabel=c["xlabel"], ylabel="score", title=f"{title}: score per window")
+        ax.legend()
+        written.append(_save(fig, out, "training_score.png"))
+    if c["reach"]:
+        fig, ax = plt.subplots()
+        for t, y in c["reach"].items():
+            ax.plot(c["x"], y, marker="o" if len(y) < 30 else None, ms=3, label=f">= {t}")
+        ax.set(xlabel=c["xlabel"], ylabel="% of games", ylim=(-2, 102), title=f"{title}: tile reach rate per window")
+        ax.legend()
+        written.append(_save(fig, out, "training_reach.png"))
+    if c["losses"]:
+        fig, ax = plt.subplots()
+        for k, y in c["losses"].items():
+            ok = np.isfinite(y)
+            ax.plot(c["x"][ok], y[ok], label=k)
+        ax.set(xlabel=c["xlabel"], ylabel="loss", title=f"{title}: loss")
+        if all(np.nanmin(y) > 0 for y in c["losses"].values() if np.isfinite(y).any()):
+            from matplotlib.ticker import ScalarFormatter
+
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.legend()
+        written.append(_save(fig, out, "training_loss.png"))
+    if "epsilon" in c and np.isfinite(c["epsilon"]).any():
+        fig, ax = plt.subplots()
+        ok = np.isfinite(c["epsilon"])
+        ax.plot(c["x"][ok], c["epsilon"][ok], color="#55a868")
+        ax.set(xlabel=c["xlabel"], ylabel="epsilon", title=f"{title}: exploration")
+        written.append(_save(fig, out, "training_epsilon.png"))
+    if not written:
+        keys = sorted({k for r in recs for k in r})
+        raise PlotInputError(f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})")
+    return written
+
+
+# ---------------------------------------------------------------- evaluation figures
+
+
+def load_result(path: str | Path) -> dict[str, Any]:
+    """An eval result or arena JSON; missing, corrupt or foreign files raise, naming the file."""
+    p = Path(path)
+    try:
+        d = read_json(p, "result")
+    except ValueError as e:
+        raise PlotInputError(str(e)) from e
+    if not isinstance(d, dict) or d.get("format") not in (EVAL_FORMAT, ARENA_FORMAT):
+        found = d.get("format") if isinstance(d, dict) else type(d).__name__
+        raise PlotInputError(
+            f"{p} is not an ai2048 evaluation or arena result (format {found!r}); plot takes a run directory, "
+            "a result of `ai2048 eval --out` or `ai2048 arena --out`"
+        )
+    results = d["results"] if d["format"] == ARENA_FORMAT else [d]
+    for r in results:
+        games = r.get("games") if isinstance(r, dict) else None
+        if not isinstance(games, list) or not games:
+            raise PlotInputError(f"{p} holds no games to plot")
+        for i, g in enumerate(games):
+            if not isinstance(g, dict) or not all(k in g for k in ("seed", "score", "moves", "max_tile")):
+                raise PlotInputError(f"{p}: game {i} lacks seed/score/moves/max_tile; the file is corrupt")
+    return d
+
+
+def _label(r: dict[str, Any]) -> str:
+    cfg = r.get("config") or {}
+    return str(r.get("agent", "agent")) + ("(" + ", ".join(f"{k}={v}" for k, v in cfg.items()) + ")" if cfg else "")
+
+
+def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int, list[int]]:
+    """{tile: [move at which each game that reached it first had it]}, by replaying the actions.
+
+    Raises naming the game whose actions do not replay to its recorded score.
+    """
+    out: dict[int, list[int]] = {}
+    p_two = float(result.get("p_two", 0.9))
+    for i, g in enumerate(result["games"]):
+        acts = g.get("actions")
+        if not isinstance(acts, str):
+            raise PlotInputError(f"{source}: game {i} has no action string; cannot derive time to milestones")
+        try:
+            t = replay_actions(int(g["seed"]), acts, p_two)
+        except (ValueError, TypeError) as e:
+            raise PlotInputError(f"{source}: game {i} does not replay: {e}") from e
+        if int(t.scores[-1]) != int(g["score"]):
+            raise PlotInputError(
+                f"{source}: game {i} replays to score {int(t.scores[-1])} but records {g['score']}; the file was altered"
+            )
+        mt = max_tiles(t.boards)
+        for tile in MILESTONES:
+            hit = np.flatnonzero(mt >= tile)
+            if hit.size:
+                out.setdefault(tile, []).append(int(hit[0]))
+    return out
+
+
+def action_shares(games: Sequence[dict[str, Any]], bins: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Share of each action by move number: (bin starts [B], shares [4, B]) over games still playing."""
+    strings = [g.get("actions") or "" for g in games]
+    longest = max((len(s) for s in strings), default=0)
+    if longest == 0:
+        return np.zeros(0), np.zeros((4, 0))
+    width = max(1, math.ceil(longest / bins))
+    nb = math.ceil(longest / width)
+    counts = np.zeros((4, nb))
+    for s in strings:
+        codes = np.frombuffer(s.lower().encode(), dtype=np.uint8)
+        idx = np.full(256, -1, dtype=np.int64)
+        for k, ch in enumerate(ACTION_CHARS):
+            idx[ord(ch)] = k
+        a = idx[codes]
+        ok = a >= 0
+        np.add.at(counts, (a[ok], np.arange(len(a))[ok] // width), 1)
+    total = counts.sum(axis=0)
+    return np.arange(nb) * width, counts / np.maximum(total, 1)
+
+
+def mean_board(games: Sequence[dict[str, Any]]) -> np.ndarray:
+    """[4, 4] mean exponent (log2 tile) of the final boards."""
+    boards = np.array([int(str(g["final_board"]), 16) if isinstance(g["final_board"], str) else int(g["final_board"])
+                       for g in games if "final_board" in g], dtype=np.uint64)
+    if boards.size == 0:
+        return np.full((4, 4), np.nan)
+    shifts = np.arange(0, 64, 4, dtype=np.uint64)
+    e = (boards[:, None] >> shifts[None, :]) & np.uint64(0xF)
+    return e.astype(np.float64).mean(axis=0).reshape(4, 4)
+
+
+def _replayed_milestones(result: dict[str, Any], source: str) -> dict[int, list[int]]:
+    """:func:`milestone_moves` when every game has its actions, else {} (no milestone figure)."""
+    if all(isinstance(g.get("actions"), str) for g in result["games"]):
+        return milestone_moves(result, source)
+    return {}
+
+
+def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
+              milestones: dict[int, list[int]] | None = None) -> list[Path]:
+    """Write the evaluation figures of one result into ``out``; returns the paths written.
+
+    ``milestones`` (from :func:`milestone_moves`) is computed here by replaying when not given.
+    """
+    plt = _plt()
+    out = Path(out)
+    games = result["games"]
+    label = _label(result)
+    n = len(games)
+    scores = np.array([g["score"] for g in games], dtype=np.float64)
+    moves = np.array([g["moves"] for g in games], dtype=np.float64)
+    tiles = np.array([g["max_tile"] for g in games], dtype=np.int64)
+    # replay first: a game that does not replay stops here, before any figure is written
+    ms = _replayed_milestones(result, source) if milestones is None else milestones
+    written = []
+
+    fig, ax = plt.subplots()
+    uniq, cnt = np.unique(tiles, return_counts=True)
+    bars = ax.bar([str(t) for t in uniq], 100.0 * cnt / n, color="#edc22e", edgecolor="#776e65")
+    ax.bar_label(bars, labels=[str(c) for c in cnt], padding=2)
+    ax.set(xlabel="largest tile at game end", ylabel="% of games", title=f"{label}: max tile ({n} games)")
+    written.append(_save(fig, out, "max_tile.png"))
+
+    fig, ax = plt.subplots()
+    ax.hist(scores, bins=min(40, max(5, n // 5)), color="#4c72b0", edgecolor="white")
+    ax.axvline(scores.mean(), color="#c44e52", lw=2, label=f"mean {scores.mean():,.0f}")
+    ax.axvline(float(np.median(scores)), color="#55a868", lw=2, ls="--", label=f"median {np.median(scores):,.0f}")
+    ax.set(xlabel="score", ylabel="games", title=f"{label}: score distribution ({n} games)")
+    ax.legend()
+    written.append(_save(fig, out, "score_hist.png"))
+
+    fig, ax = plt.subplots()
+    sc = ax.scatter(moves, scores, c=np.log2(np.maximum(tiles, 1)), cmap="viridis", s=14, alpha=0.8)
+    cb = fig.colorbar(sc, ax=ax)
+    cb.set_label("log2 max tile")
+    ax.set(xlabel="moves", ylabel="score", title=f"{label}: score vs moves")
+    written.append(_save(fig, out, "score_vs_moves.png"))
+
+    if any(isinstance(g.get("actions"), str) and g["actions"] for g in games):
+        x, shares = action_shares(games)
+        fig, ax = plt.subplots()
+        ax.stackplot(x, 100 * shares, labels=[c for c in ("up", "right", "down", "left")], colors=ACTION_COLORS,
+                     step="post")
+        ax.set(xlabel="move number", ylabel="% of moves (games still playing)", ylim=(0, 100),
+               title=f"{label}: action share over the game")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4)
+        written.append(_save(fig, out, "action_share.png"))
+
+    mb = mean_board(games)
+    if np.isfinite(mb).all():
+        fig, ax = plt.subplots(figsize=(5.5, 5))
+        im = ax.imshow(mb, cmap="YlOrBr")
+        for r in range(4):
+            for c in range(4):
+                ax.text(c, r, f"{mb[r, c]:.1f}", ha="center", va="center",
+                        color="white" if mb[r, c] > mb.mean() else "black")
+        ax.set_xticks(range(4))
+        ax.set_yticks(range(4))
+        ax.grid(False)
+        fig.colorbar(im, ax=ax, label="mean log2 tile")
+        ax.set_title(f"{label}: mean final board")
+        written.append(_save(fig, out, "mean_board.png"))
+
+    if ms:
+        fig, ax = plt.subplots()
+        ts = sorted(ms)
+        ax.boxplot([ms[t] for t in ts], tick_labels=[str(t) for t in ts])
+        for k, t in enumerate(ts, start=1):
+            ax.annotate(f"{100 * len(ms[t]) / n:.0f}%", (k, float(np.max(ms[t]))), textcoords="offset points",
+                        xytext=(0, 6), ha="center", fontsize=9)
+        ax.set(xlabel="tile (share of games reaching it above)", ylabel="moves to first reach it",
+               title=f"{label}: time to each milestone tile")
+        written.append(_save(fig, out, "milestones.png"))
+    return written
+
+
+def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]:
+    """Compare several results: reach rate per tile (grouped bars) and score distributions."""
+    plt = _plt()
+    out = Path(out)
+    labels = [_label(r) for r in results]
+    tiles_all = sorted({int(g["max_tile"]) for r in results for g in r["games"]})
+    shown = [t for t in tiles_all if t >= 128] or tiles_all
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(shown) + 4), 5))
+    width = 0.8 / len(results)
+    for k, (r, lab) in enumerate(zip(results, labels, strict=True)):
+        t = np.array([g["max_tile"] for g in r["games"]])
+        rates = [100.0 * np.mean(t >= x) for x in shown]
+        ax.bar(np.arange(len(shown)) + (k - (len(results) - 1) / 2) * width, rates, width, label=lab)
+    ax.set_xticks(np.arange(len(shown)), [str(x) for x in shown])
+    ax.set(xlabel="tile", ylabel="% of games reaching it", ylim=(0, 105), title="arena: tile reach rates")
+    ax.legend()
+    written = [_save(fig, out, "arena_reach.png")]
+
+    fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(results) + 3), 5))
+    ax.boxplot([[g["score"] for g in r["games"]] for r in results], tick_labels=labels, showmeans=True)
+    ax.set(ylabel="score", title="arena: scores")
+    if len(labels) > 3:
+        plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
+    written.append(_save(fig, out, "arena_score.png"))
+    return written
+
+
+def plot_paths(paths: Sequence[str | Path], out: str | Path, window: int | None = None) -> list[Path]:
+    """What ``ai2048 plot`` does: a run dir -> training curves; one result -> eval figures; an arena
+    file or several results -> eval figures per agent (in sub-folders) and the arena comparison."""
+    out = Path(out)
+    if not paths:
+        raise ValueError("give a run directory, a result .json, or several result files")
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        return plot_run(paths[0], out, window)
+    results: list[tuple[str, dict[str, Any]]] = []
+    for p in paths:
+        if Path(p).is_dir():
+            raise PlotInputError(f"{p} is a folder: give one run directory alone, or only result files")
+        d = load_result(p)
+        if d["format"] == ARENA_FORMAT:
+            results += [(f"{p} (agent {i})", r) for i, r in enumerate(d["results"])]
+        else:
+            results.append((str(p), d))
+    ms = [_replayed_milestones(r, src) for src, r in results]  # every game replays before any figure
+    if len(results) == 1:
+        return plot_eval(results[0][1], out, results[0][0], ms[0])
+    written: list[Path] = []
+    for i, (src, r) in enumerate(results):
+        written += plot_eval(r, out / f"{i}-{_slug(_label(r))}", src, ms[i])
+    written += plot_arena([r for _, r in results], out)
+    return written
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in text).strip("-")[:60] or "agent"

@@ -1,0 +1,184 @@
+"""Minimax with optional alpha-beta pruning (seed 003): the spawn is an adversary (numba).
+
+The max player moves; the min player places a 2 (or, with ``fours``, a 2 or a 4) in the empty
+cell that is worst for max. **Depth** counts units of (max layer + min layer) as in seed 003;
+after the last min layer the board is scored by the evaluator, any numba
+``evaluate(board: uint64, data: tuple) -> float64`` (seed 003's ``seed003_utility`` by default).
+A position with no legal move is scored by the evaluator too (the seed's template does so).
+
+Alpha-beta gives the same root value and the same chosen move as plain minimax; the values of
+the moves it did not choose are upper bounds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ai2048.engine.board import NIBBLE
+from ai2048.engine.moves import move
+from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
+
+EVALUATE: Callable[..., float] = unbound_evaluator
+"""The leaf evaluator the kernel templates call; :func:`kernels` binds it per evaluator."""
+
+# stats layout (int64[4]): nodes (moves tried), node limit (0 = none), aborted flag, leaves
+NODES, LIMIT, ABORTED, LEAVES = range(4)
+
+
+def _max_value(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE is bound there)
+    data: tuple,
+    b: np.uint64,
+    k: int,
+    alpha: float,
+    beta: float,
+    prune: bool,
+    fours: bool,
+    stats: np.ndarray,
+) -> float:
+    """Minimax value of before-state ``b`` with ``k`` (max + min) units left."""
+    if k <= 0:
+        stats[LEAVES] += 1
+        return EVALUATE(b, data)
+    if stats[LIMIT] > 0 and stats[NODES] > stats[LIMIT]:
+        stats[ABORTED] = 1
+        return 0.0
+    best = -np.inf
+    found = False
+    for a in range(4):
+        nb, _ = move(b, np.int64(a))
+        stats[NODES] += 1
+        if nb == b:
+            continue
+        found = True
+        lo = max(alpha, best) if prune else -np.inf
+        worst = np.inf
+        hi = beta
+        for i in range(16):
+            s = np.uint64(4 * i)
+            if ((nb >> s) & NIBBLE) != 0:
+                continue
+            for tile in range(1, 3 if fours else 2):
+                v = _max_value(data, nb | (np.uint64(tile) << s), k - 1, lo, hi, prune, fours, stats)
+                if v < worst:
+                    worst = v
+                if prune:
+                    if worst <= lo:
+                        break
+                    hi = min(hi, worst)
+            if prune and worst <= lo:
+                break
+        if worst > best:
+            best = worst
+        if prune and best >= beta:
+            return best
+    if not found:
+        stats[LEAVES] += 1
+        return EVALUATE(b, data)
+    return best
+
+
+def minimax_root(
+    data: tuple,
+    b: np.uint64,
+    depth: int,
+    prune: bool,
+    fours: bool,
+    stats: np.ndarray,
+) -> np.ndarray:
+    """[4] values of each action (``-inf`` if illegal); with pruning, non-best values are upper bounds."""
+    out = np.full(4, -np.inf)
+    best = -np.inf
+    for a in range(4):
+        nb, _ = move(b, np.int64(a))
+        stats[NODES] += 1
+        if nb == b:
+            continue
+        lo = best if prune else -np.inf
+        worst = np.inf
+        hi = np.inf
+        for i in range(16):
+            s = np.uint64(4 * i)
+            if ((nb >> s) & NIBBLE) != 0:
+                continue
+            for tile in range(1, 3 if fours else 2):
+                v = _max_value(data, nb | (np.uint64(tile) << s), depth - 1, lo, hi, prune, fours, stats)
+                if v < worst:
+                    worst = v
+                if prune:
+                    if worst <= lo:
+                        break
+                    hi = min(hi, worst)
+            if prune and worst <= lo:
+                break
+        out[a] = worst
+        if worst > best:
+            best = worst
+    return out
+
+
+def kernels(evaluate: Callable[..., float]) -> Any:
+    """The compiled ``minimax_root(data, board, depth, prune, fours, stats)`` for ``evaluate``."""
+    return specialise("minimax", {"_max_value": _max_value, "minimax_root": minimax_root}, evaluate)["minimax_root"]
+
+
+class Minimax:
+    """A minimax search bound to one evaluator, at a fixed depth or deepening within a time limit."""
+
+    def __init__(self, evaluate: Callable[..., float], data: tuple, *, prune: bool = True,
+                 fours: bool = False) -> None:
+        if not is_jitted(evaluate):
+            raise TypeError("evaluate must be a numba @njit function (board uint64, data tuple) -> float64")
+        self.evaluate = evaluate
+        self._root = kernels(evaluate)
+        self.data = data
+        self.prune = bool(prune)
+        self.fours = bool(fours)
+        self.stats = np.zeros(4, dtype=np.int64)
+        self._rate = 0.0
+
+    def _learn_rate(self, nodes: int, seconds: float) -> None:
+        """Track nodes/s for the time limit (small searches count for less; 1 M/s until measured)."""
+        if self._rate == 0:
+            self._rate = 1e6
+        if seconds > 0 and nodes > 0:
+            w = min(1.0, seconds / 0.01)
+            self._rate = (1 - 0.5 * w) * self._rate + 0.5 * w * (nodes / seconds)
+
+    def values(self, board: int, depth: int, node_limit: int = 0) -> tuple[np.ndarray, bool]:
+        """Values [4] at ``depth`` and whether the node limit stopped the search."""
+        st = self.stats
+        st[ABORTED] = 0
+        st[LIMIT] = (st[NODES] + node_limit) if node_limit > 0 else 0
+        vals = self._root(self.data, np.uint64(board), int(depth), self.prune,
+                            self.fours, st)
+        return vals, bool(st[ABORTED])
+
+    def search(self, board: int, depth: int | None, time_limit: float | None) -> tuple[np.ndarray, int]:
+        """Values [4] and the depth reached: fixed ``depth``, or deepening up to it within ``time_limit``."""
+        if time_limit is None:
+            assert depth is not None
+            return self.values(board, depth)[0], depth
+        t0 = time.perf_counter()
+        best: np.ndarray | None = None
+        reached = 0
+        d = 1
+        while depth is None or d <= depth:
+            left = time_limit - (time.perf_counter() - t0)
+            limit = int(self._rate * left) if best is not None else 0
+            if best is not None and limit < 1:
+                break
+            n0, c0 = int(self.stats[NODES]), time.perf_counter()
+            vals, aborted = self.values(board, d, node_limit=limit)
+            self._learn_rate(int(self.stats[NODES]) - n0, time.perf_counter() - c0)
+            if aborted:
+                break
+            best, reached = vals, d
+            if d >= 40:
+                break
+            d += 1
+        assert best is not None
+        return best, reached

@@ -1,0 +1,414 @@
+"""DQN for 2048 (seed 000: Pasianotto & Paglierani 2023), one readable loop.
+
+Replay memory, target network with a soft update θ' ← (1 − τ)θ' + τθ after every gradient step,
+Huber loss plus a real L2 term λ/2·Σ‖W‖² (the seed stored λ but never applied it; its hooks
+added λ·W to the Linear gradients, which this term reproduces), AdamW(amsgrad), gradient
+clipping by value, legal-action masking, and the seed's three exploration rules. Options a user
+would expect: double DQN (van Hasselt 2016), n-step returns, many games collected side by side
+on the numba kernels.
+
+Reward: the merged tiles' log2 ("log2", seed 000) or values ("score"), or nothing but the win
+bonus ("win"); plus the seed's progressive bonus #512 + 2.5·#1024 + 6·#2048 (tiles on the board
+after the step), minus a per-move penalty. Presets ``shaping1`` … ``shaping5`` are the seed's
+numbered shapings; ``seed000`` is the configuration of its saved 10,000-episode agent.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from ai2048.nets import SeedNet, build_net
+from ai2048.train import Trainer
+from ai2048.train.config import check_choice, check_number
+from ai2048.train.games import BoardBatch
+from ai2048.train.kernels import exponents
+from ai2048.train.replay import NStep, ReplayMemory
+from ai2048.train.torchrun import (
+    Deadline,
+    GracefulStop,
+    Metrics,
+    load_weights,
+    resolve_device,
+    rng_state,
+    save_model,
+    set_rng_state,
+    soft_update,
+    start_run,
+    torch_save,
+    write_meta,
+)
+
+EXPLORATIONS = ("entropy", "lai_robbins", "torch_version", "greedy")
+REWARDS = ("log2", "score", "win")
+DQN_NETS = ("bigconv", "conv", "fc")
+BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
+
+
+@dataclass(frozen=True)
+class DQNConfig:
+    """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
+
+    episodes: int = field(default=3000, metadata={"help": "training games to finish"})
+    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none); training stops at whichever budget ends first"})
+    seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay sampling and network init"})
+    num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels (seed 000: 1)"})
+    replay_ratio: float = field(default=0.125, metadata={"help": "gradient steps per collected transition (seed 000: 1)"})
+    net: str = field(default="bigconv", metadata={"help": "Q-network: bigconv (seed's baseline), conv, fc"})
+    planes: int = field(default=16, metadata={"help": "one-hot planes (12 as in seed 000 drops tiles >= 4096)"})
+    out_channels: int = field(default=0, metadata={"help": "Conv3d channels (0 = the net's default: conv 3, bigconv 4)"})
+    n_fc: int = field(default=128, metadata={"help": "width of the conv nets' fully connected layers"})
+    fc_layers: int = field(default=3, metadata={"help": "fc net: number of Linear layers"})
+    fc_neurons: int = field(default=128, metadata={"help": "fc net: hidden width"})
+    fc_output_relu: bool = field(default=True, metadata={"help": "fc net: ReLU after the output layer, as the seed (Q >= 0)"})
+    batch_size: int = field(default=256, metadata={"help": "transitions per gradient step"})
+    gamma: float = field(default=0.99, metadata={"help": "discount factor"})
+    lr: float = field(default=1e-3, metadata={"help": "AdamW (amsgrad) learning rate"})
+    tau: float = field(default=5e-3, metadata={"help": "soft target update rate, applied after every gradient step"})
+    replay_size: int = field(default=100_000, metadata={"help": "replay memory capacity (transitions)"})
+    learn_start: int = field(default=0, metadata={"help": "transitions stored before learning starts (0 = one batch, as the seed)"})
+    l2_reg: float = field(default=3e-4, metadata={"help": "λ of the L2 term λ/2·Σ‖W‖² over the Linear weights (seed's saved agent: 3e-4)"})
+    grad_clip: float = field(default=100.0, metadata={"help": "clip every gradient component to ±this (seed: 100; 0 = off)"})
+    exploration: str = field(default="entropy", metadata={"help": "entropy, lai_robbins, torch_version (seed 000's rules) or greedy"})
+    eps_start: float = field(default=0.8, metadata={"help": "torch_version: ε at step 0"})
+    eps_end: float = field(default=0.02, metadata={"help": "torch_version: asymptotic ε"})
+    eps_decay: float = field(default=1000.0, metadata={"help": "torch_version: ε decays as exp(−steps/eps_decay)"})
+    eta: float = field(default=0.8, metadata={"help": "lai_robbins: ε = η / (1 + ν·t(a*))"})
+    nu: float = field(default=0.01, metadata={"help": "lai_robbins: ν"})
+    alpha: float = field(default=1.0, metadata={"help": "entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a)"})
+    reward: str = field(default="log2", metadata={"help": "log2 (merged exponents, seed 000), score (merged values) or win (0 per move)"})
+    tile_bonus: tuple[float, float, float] = field(default=(1.0, 2.5, 6.0), metadata={"help": "per-step bonus per 512, 1024, 2048 tile on the board (seed's progressive shaping); 0,0,0 = off"})
+    move_penalty: float = field(default=0.0, metadata={"help": "subtracted from every move's reward (seed's shaping 5: 1.5)"})
+    goal_tile: int = field(default=0, metadata={"help": "end the game at this tile (seed 000: 2048); 0 = play to the end"})
+    win_bonus: float = field(default=11.0, metadata={"help": "added when the goal tile is reached (seed env: 11 in log2 mode, 2048 in score mode)"})
+    goal_terminal: bool = field(default=True, metadata={"help": "treat reaching the goal tile as terminal (the seed stored it as non-terminal)"})
+    mask_next: bool = field(default=True, metadata={"help": "max over legal actions only in the target (the seed took the max over all 4)"})
+    double_dqn: bool = field(default=True, metadata={"help": "double DQN target: argmax by the online net, value by the target net"})
+    n_step: int = field(default=3, metadata={"help": "n-step returns (1 = the seed's one-step target)"})
+    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto (CUDA when present)"})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
+    checkpoint_every: int = field(default=100, metadata={"help": "save a checkpoint every this many finished games"})
+    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
+    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tile_bonus, list):
+            object.__setattr__(self, "tile_bonus", tuple(self.tile_bonus))
+        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "checkpoint_every", "n_step", "planes", "n_fc", "fc_layers", "fc_neurons"):
+            check_number(name, getattr(self, name), low=1, integer=True)
+        for name in ("learn_start", "out_channels", "goal_tile", "seed"):
+            check_number(name, getattr(self, name), low=0, integer=True)
+        check_number("planes", self.planes, low=2, high=16, integer=True)
+        check_number("gamma", self.gamma, low=0, high=1)
+        check_number("tau", self.tau, low=0, high=1, low_open=True)
+        check_number("lr", self.lr, low=0, low_open=True)
+        for name in ("duration", "replay_ratio", "l2_reg", "grad_clip", "move_penalty", "win_bonus", "eps_decay", "eta", "nu", "alpha"):
+            check_number(name, getattr(self, name), low=0)
+        check_number("eps_start", self.eps_start, low=0, high=1)
+        check_number("eps_end", self.eps_end, low=0, high=1)
+        check_choice("exploration", self.exploration, EXPLORATIONS)
+        check_choice("reward", self.reward, REWARDS)
+        check_choice("net", self.net, DQN_NETS)
+        if len(self.tile_bonus) != 3:
+            raise ValueError(f"tile_bonus={self.tile_bonus!r} needs three weights (512, 1024, 2048)")
+        if self.goal_tile and (self.goal_tile < 4 or self.goal_tile & (self.goal_tile - 1)):
+            raise ValueError(f"goal_tile={self.goal_tile} must be a power of two >= 4, or 0 for none")
+        if self.exploration == "torch_version" and self.eps_decay <= 0:
+            raise ValueError("eps_decay must be > 0 for torch_version exploration")
+
+    def net_spec(self) -> dict[str, Any]:
+        """The network spec stored in checkpoints."""
+        if self.net == "fc":
+            return {"name": "fc", "planes": self.planes, "n_layers": self.fc_layers, "n_neurons": self.fc_neurons, "output_relu": self.fc_output_relu}
+        spec: dict[str, Any] = {"name": self.net, "planes": self.planes, "n_fc": self.n_fc}
+        if self.out_channels:
+            spec["out_channels"] = self.out_channels
+        return spec
+
+
+_SEED000: dict[str, Any] = {
+    "episodes": 10_000,
+    "num_envs": 1,
+    "replay_ratio": 1.0,
+    "net": "bigconv",
+    "planes": 12,
+    "batch_size": 384,
+    "gamma": 0.995,
+    "lr": 1e-3,
+    "tau": 5e-3,
+    "replay_size": 10_000,
+    "l2_reg": 3e-4,
+    "grad_clip": 100.0,
+    "exploration": "entropy",
+    "eps_start": 0.8,
+    "eps_end": 0.02,
+    "eps_decay": 1000.0,
+    "alpha": 1.0,
+    "reward": "log2",
+    "tile_bonus": (1.0, 2.5, 6.0),
+    "move_penalty": 0.0,
+    "goal_tile": 2048,
+    "win_bonus": 11.0,
+    "goal_terminal": False,
+    "mask_next": False,
+    "double_dqn": False,
+    "n_step": 1,
+    "checkpoint_every": 50,
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "seed000": _SEED000,
+    # The seed's numbered reward shapings (text numbering; its code always added the bonus).
+    "shaping1": {**_SEED000, "reward": "win", "tile_bonus": (0.0, 0.0, 0.0), "win_bonus": 1.0},
+    "shaping2": {**_SEED000, "reward": "score", "tile_bonus": (0.0, 0.0, 0.0), "win_bonus": 2048.0},
+    "shaping3": {**_SEED000, "reward": "log2", "tile_bonus": (0.0, 0.0, 0.0)},
+    "shaping4": dict(_SEED000),
+    "shaping5": {**_SEED000, "move_penalty": 1.5},
+    # The seed's 300-episode exploration comparison.
+    "explore_entropy": {**_SEED000, "episodes": 300, "exploration": "entropy"},
+    "explore_lai_robbins": {**_SEED000, "episodes": 300, "exploration": "lai_robbins"},
+    "explore_torch_version": {**_SEED000, "episodes": 300, "exploration": "torch_version"},
+}
+
+
+class Explorer:
+    """Seed 000's ``select_action`` rules over a batch, applied game by game in order.
+
+    ``counts`` is t(a), the seed's ``steps_per_action``; ``steps`` its ``steps_done``.
+    - lai_robbins: a* = argmax over legal Q; t(a*) += 1; ε = η/(1 + ν·t(a*)); with probability ε a
+      uniform legal action is played instead (t still credits a*, as in the seed).
+    - torch_version: ε = ε_end + (ε_start − ε_end)·exp(−steps/decay); steps += 1; random legal
+      action with probability ε; t(chosen) += 1.
+    - entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a); t(a) += 1
+      (uniform at the start, when β = 0).
+    - greedy: argmax over legal Q.
+    Returns the actions and, per game, ε (for entropy: 1 − probability of the greedy action).
+    """
+
+    def __init__(self, cfg: DQNConfig, gen: np.random.Generator) -> None:
+        self.cfg, self.gen = cfg, gen
+        self.counts = np.zeros(4, dtype=np.float64)
+        self.steps = 0
+
+    def epsilon(self) -> float:
+        """torch_version's current ε."""
+        c = self.cfg
+        return c.eps_end + (c.eps_start - c.eps_end) * math.exp(-self.steps / c.eps_decay)
+
+    def select(self, q: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[N, 4] Q values and legal masks -> ([N] actions, [N] ε)."""
+        n = q.shape[0]
+        actions = np.empty(n, dtype=np.int64)
+        eps = np.zeros(n, dtype=np.float64)
+        kind, gen = self.cfg.exploration, self.gen
+        for i in range(n):
+            legal = np.flatnonzero(masks[i])
+            greedy = int(legal[np.argmax(q[i, legal])])
+            if kind == "greedy":
+                actions[i] = greedy
+            elif kind == "lai_robbins":
+                self.counts[greedy] += 1
+                self.steps += 1
+                eps[i] = self.cfg.eta / (1.0 + self.cfg.nu * self.counts[greedy])
+                actions[i] = gen.choice(legal) if gen.random() <= eps[i] else greedy
+            elif kind == "torch_version":
+                eps[i] = self.epsilon()
+                self.steps += 1
+                actions[i] = gen.choice(legal) if gen.random() <= eps[i] else greedy
+                self.counts[actions[i]] += 1
+            else:
+                p = entropy_probabilities(q[i], masks[i], self.counts, self.cfg.alpha)
+                self.steps += 1
+                actions[i] = gen.choice(4, p=p)
+                eps[i] = 1.0 - p[greedy]
+                self.counts[actions[i]] += 1
+        return actions, eps
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"counts": self.counts.copy(), "steps": self.steps}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.counts = np.asarray(state["counts"], dtype=np.float64).copy()
+        self.steps = int(state["steps"])
+
+
+def entropy_probabilities(q: np.ndarray, mask: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
+    """softmax over legal actions of Q(s,a)·β(a), β(a) = α·log(t(a)+1) (seed 000's ``entropy``).
+
+    Non-finite logits fall back to uniform over the legal actions (the seed zeroed NaNs).
+    """
+    logits = np.asarray(q, dtype=np.float64) * alpha * np.log(counts + 1.0)
+    p = np.zeros(4)
+    z = logits[mask]
+    if not np.all(np.isfinite(z)):
+        p[mask] = 1.0 / mask.sum()
+        return p
+    z = np.exp(z - z.max())
+    p[mask] = z / z.sum()
+    return p
+
+
+def shaped_rewards(cfg: DQNConfig, rewards: np.ndarray, log_rewards: np.ndarray, after_exps: np.ndarray, won: np.ndarray) -> np.ndarray:
+    """The training reward of each game's step: base + tile bonus − penalty + win bonus.
+
+    ``after_exps`` [N, 16] are the boards after the step (with the spawned tile), as the seed counts.
+    """
+    base = {"log2": log_rewards, "score": rewards, "win": np.zeros_like(rewards)}[cfg.reward].astype(np.float64)
+    bonus = sum(w * (after_exps == e).sum(axis=1) for w, e in zip(cfg.tile_bonus, BONUS_EXPONENTS, strict=True))
+    return base + bonus - cfg.move_penalty + cfg.win_bonus * won
+
+
+def td_loss(cfg: DQNConfig, policy: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Huber TD loss + λ/2·Σ‖W‖², Huber part alone) on a replay batch."""
+    x = policy.encode(exponents(batch["s"])).to(device)
+    x2 = policy.encode(exponents(batch["s2"])).to(device)
+    a = torch.from_numpy(batch["a"]).to(device).view(-1, 1)
+    r = torch.from_numpy(batch["r"]).to(device)
+    disc = torch.from_numpy(batch["disc"]).to(device)
+    alive = torch.from_numpy(~batch["term"]).to(device).float()
+    m2 = torch.from_numpy(batch["m2"]).to(device)
+    policy.train()
+    q = policy(x).gather(1, a).squeeze(1)
+    with torch.no_grad():
+        qt = target(x2)
+        if cfg.double_dqn:
+            policy.eval()
+            qo = policy(x2)
+            policy.train()
+            if cfg.mask_next:
+                qo = qo.masked_fill(~m2, -torch.inf)
+            q2 = qt.gather(1, qo.argmax(1, keepdim=True)).squeeze(1)
+        else:
+            q2 = (qt.masked_fill(~m2, -torch.inf) if cfg.mask_next else qt).max(1).values
+        q2 = torch.where(torch.isfinite(q2), q2, torch.zeros_like(q2))
+        y = r + disc * alive * q2
+    huber = F.smooth_l1_loss(q, y)
+    l2 = sum((w**2).sum() for w in policy.l2_weights())
+    return huber + 0.5 * cfg.l2_reg * l2, huber
+
+
+def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
+    """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
+    out = Path(out)
+    cfg, ckpt = start_run(out, config, "dqn", resume, budget=("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    device = resolve_device(cfg.device)
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    gen = np.random.default_rng(cfg.seed)
+    spec = cfg.net_spec()
+    policy = build_net(spec).to(device)
+    target: SeedNet = copy.deepcopy(policy).eval()
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, amsgrad=True, foreach=True)
+    memory = ReplayMemory(cfg.replay_size)
+    nstep = NStep(cfg.num_envs, cfg.n_step, cfg.gamma)
+    games = BoardBatch(cfg.num_envs, cfg.seed, goal_tile=cfg.goal_tile or None, goal_terminal=cfg.goal_terminal)
+    explorer = Explorer(cfg, gen)
+    ep_reward = np.zeros(cfg.num_envs)
+    ep_actions = np.zeros((cfg.num_envs, 4), dtype=np.int64)
+    ep_loss = np.zeros((cfg.num_envs, 2))  # sum, count
+    ep_eps = np.zeros((cfg.num_envs, 2))
+    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
+    metrics = Metrics(out, cfg.tensorboard)
+    if ckpt is not None:
+        load_weights(policy, spec, ckpt["net"], ckpt["policy"], str(out / "checkpoint.pt"))
+        target.load_state_dict(ckpt["target"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        memory.load_state_dict(ckpt["replay"])
+        nstep.pending = ckpt["nstep"]
+        games.load_state_dict(ckpt["games"])
+        explorer.load_state_dict(ckpt["explorer"])
+        ep_reward, ep_actions, ep_loss, ep_eps = (ckpt["episode_acc"][k] for k in ("reward", "actions", "loss", "eps"))
+        c = ckpt["counters"]
+        set_rng_state(gen, ckpt["rng"])
+        metrics.truncate("episode", c["episodes"])
+    deadline = Deadline(cfg.duration, c["elapsed"])
+    learn_start = max(cfg.learn_start, cfg.batch_size)
+
+    def checkpoint(status: str) -> None:
+        c["elapsed"] = deadline.elapsed
+        torch_save(out / "checkpoint.pt", {
+            "format": 1, "trainer": "dqn", "net": spec, "policy": policy.state_dict(), "target": target.state_dict(),
+            "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "nstep": nstep.pending,
+            "games": games.state_dict(), "explorer": explorer.state_dict(), "counters": dict(c), "rng": rng_state(gen),
+            "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},
+        })
+        save_model(out, "dqn", spec, policy, {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()})
+        write_meta(out, "dqn", "dqn", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
+
+    recent: list[int] = []
+    bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
+    last_ckpt = c["episodes"]
+    status = "completed"
+    with GracefulStop() as stop:
+        while c["episodes"] < cfg.episodes:
+            if stop.requested:
+                status = "interrupted"
+                break
+            if deadline.passed():
+                break
+            prev = games.boards.copy()
+            with torch.no_grad():
+                policy.eval()
+                q = policy(policy.encode(games.exponents()).to(device)).cpu().numpy()
+            actions, eps = explorer.select(q, games.masks)
+            st = games.step(actions)
+            after = exponents(st.boards)
+            won = st.max_exp >= games.goal_exp
+            r = shaped_rewards(cfg, st.rewards, st.log_rewards, after, won)
+            for i in range(cfg.num_envs):
+                for tr in nstep.push(i, int(prev[i]), int(actions[i]), float(r[i]), int(st.boards[i]), bool(st.terminal[i]), bool(st.done[i]), st.masks[i]):
+                    memory.push(*tr)
+            ep_reward += r
+            ep_actions[np.arange(cfg.num_envs), actions] += 1
+            ep_eps += np.stack([eps, np.ones_like(eps)], axis=1)
+            c["env_steps"] += cfg.num_envs
+            c["credit"] += cfg.num_envs * cfg.replay_ratio
+            while len(memory) >= learn_start and c["credit"] >= 1.0:
+                c["credit"] -= 1.0
+                loss, huber = td_loss(cfg, policy, target, memory.batch(memory.sample(gen, cfg.batch_size)), device)
+                optimizer.zero_grad()
+                loss.backward()
+                if cfg.grad_clip > 0:
+                    torch.nn.utils.clip_grad_value_(policy.parameters(), cfg.grad_clip)
+                optimizer.step()
+                soft_update(target, policy, cfg.tau)
+                c["grad_steps"] += 1
+                ep_loss += np.array([loss.item(), 1.0])
+            for i, game in zip(np.flatnonzero(st.done).tolist(), games.restart(st.done), strict=True):
+                c["episodes"] += 1
+                recent = (recent + [game["score"]])[-100:]
+                rec = {
+                    "episode": c["episodes"], **game, "reward": float(ep_reward[i]),
+                    "loss": float(ep_loss[i, 0] / ep_loss[i, 1]) if ep_loss[i, 1] else None,
+                    "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)), "actions": ep_actions[i].tolist(),
+                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
+                }
+                metrics.log(rec, int(c["episodes"]))
+                ep_reward[i] = 0
+                ep_actions[i] = 0
+                ep_loss[i] = 0
+                ep_eps[i] = 0
+                bar.update(1)
+            if recent:
+                bar.set_postfix(mean100=f"{np.mean(recent):.0f}", steps=c["env_steps"], refresh=False)
+            if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
+                checkpoint("running")
+                last_ckpt = c["episodes"]
+    bar.close()
+    checkpoint(status)
+    metrics.close()
+    if status == "interrupted":
+        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
+    return out
+
+
+TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS)

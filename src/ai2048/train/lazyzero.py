@@ -1,0 +1,472 @@
+"""LazyZero self-play training (seed 001: lowrollr/turbozero, ``_2048Trainer`` / ``_2048Collector``).
+
+One readable loop: ``num_envs`` games are played together; every move runs a LazyZero search
+(:func:`ai2048.agents.lazyzero.lazy_search`) and stores (board, normalised visit counts). When a
+game ends its positions get the value target log(moves left in the game), the whole game goes
+into a replay memory of games, and ``minibatches_per_update`` gradient steps are taken on
+minibatches drawn game-uniformly then position-uniformly, each position turned by a random
+quarter turn with its policy target turned to match. Loss = ``policy_factor`` x cross-entropy
+(policy logits, visit shares) + MSE(value, log moves left). An epoch is ``episodes_per_epoch``
+finished games; after it the learning rate decays by ``lr_decay_gamma``, optional greedy test
+games run, a metrics line is written and the run directory is checkpointed atomically.
+
+Run directory: ``config.json``, ``meta.json`` (agent "lazyzero"), ``metrics.jsonl`` (one line
+per epoch), ``model.pt`` (weights), ``checkpoint.pt`` (weights, optimiser, scheduler, replay,
+RNG). ``--resume`` continues from the last checkpoint; games in flight at that moment are
+replayed from fresh starts.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import time
+import warnings
+from collections import deque
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ai2048.agents.lazyzero import choose_actions, lazy_search
+from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
+from ai2048.envs.torch_env import _constants, from_boards, make_batch_env, resolve_device
+from ai2048.nets.resnet import (
+    VALUE_ACTIVATIONS,
+    FusedPolicyValue,
+    PolicyValueResNet,
+    ResNetConfig,
+    count_parameters,
+)
+from ai2048.rules import RULES_VERSION
+from ai2048.train import Trainer
+
+WEIGHTS = "model.pt"
+CHECKPOINT = "checkpoint.pt"
+FORMAT = 1
+NETWORK_KEYS = ("channels", "blocks", "head_channels", "head_blocks", "kernel_size", "policy_fc", "value_fc",
+                "value_activation")
+
+
+def _f(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class Config:
+    """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
+
+    channels: int = _f(16, "residual trunk channels (seed: 16)")
+    blocks: int = _f(6, "residual blocks in the trunk (seed: 6)")
+    head_channels: int = _f(16, "channels of the policy and value heads' residual blocks")
+    head_blocks: int = _f(3, "residual blocks in each head (seed: 3)")
+    kernel_size: int = _f(3, "convolution kernel size (odd)")
+    policy_fc: int = _f(32, "hidden units of the policy head's linear layer")
+    value_fc: int = _f(32, "hidden units of the value head's linear layer")
+    value_activation: str = _f("none", f"value output activation, one of {VALUE_ACTIVATIONS} (seed mini/tiny: tanh0to1, which cannot fit log(moves) > 1)")
+    rollouts: int = _f(500, "LazyZero rollouts per move while training")
+    rollout_depth: int = _f(3, "moves per rollout including the root move; the leaf is scored by the value head")
+    puct: float = _f(1.0, "PUCT exploration constant c")
+    temperature: float = _f(1.0, "training move choice: sample visits^(1/T); 0 = argmax")
+    test_rollouts: int = _f(500, "rollouts per move in test games and in the trained agent")
+    num_envs: int = _f(8192, "games played in parallel")
+    episodes_per_epoch: int = _f(20000, "finished self-play games per epoch")
+    epochs: int = _f(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)")
+    test_games: int = _f(1000, "greedy (T=0) test games after each epoch; 0 = none")
+    optimizer: str = _f("adamw", "'adamw' or 'sgd' (SGD uses momentum)")
+    lr: float = _f(3e-4, "learning rate")
+    momentum: float = _f(0.8, "SGD momentum")
+    weight_decay: float = _f(1e-4, "weight decay (seed c_reg)")
+    lr_decay_gamma: float = _f(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant")
+    minibatch_size: int = _f(4096, "positions per gradient step")
+    minibatches_per_update: int = _f(1, "gradient steps per finished game")
+    policy_factor: float = _f(1.0, "weight of the policy cross-entropy in the loss")
+    replay_max_games: int = _f(20000, "whole games kept in the replay memory")
+    replay_min_games: int = _f(20000, "games in memory before training starts")
+    device: str = _f("auto", "'cpu', 'cuda', 'cuda:N' or 'auto'")
+    env_backend: str = _f("auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)")
+    threads: int = _f(1, "CPU threads for torch and numba")
+    seed: int = _f(0, "seed of the games, the network's initialisation and all sampling")
+    max_minutes: float = _f(0.0, "stop (after saving) after this many minutes of this session; 0 = no limit")
+
+    def __post_init__(self) -> None:
+        self.network()
+        positive = ("rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
+                    "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads")
+        for name in positive:
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name} must be a positive int, got {v!r}")
+        if isinstance(self.test_games, bool) or not isinstance(self.test_games, int) or self.test_games < 0:
+            raise ValueError(f"test_games must be an int >= 0, got {self.test_games!r}")
+        for name in ("puct", "temperature", "lr", "momentum", "weight_decay", "policy_factor", "max_minutes"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
+        if self.lr <= 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if not 0 < self.lr_decay_gamma <= 1:
+            raise ValueError(f"lr_decay_gamma must be in (0, 1], got {self.lr_decay_gamma}")
+        if self.optimizer not in ("adamw", "sgd"):
+            raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {self.optimizer!r}")
+        if self.env_backend not in ("auto", "torch", "engine"):
+            raise ValueError(f"env_backend must be 'auto', 'torch' or 'engine', got {self.env_backend!r}")
+        if self.replay_min_games > self.replay_max_games:
+            raise ValueError(
+                f"replay_min_games ({self.replay_min_games}) exceeds replay_max_games ({self.replay_max_games}): "
+                "training would never start; lower replay_min_games or raise replay_max_games"
+            )
+        if not isinstance(self.device, str):
+            raise TypeError(f"device must be a string, got {type(self.device).__name__}")
+
+    def network(self) -> ResNetConfig:
+        """The network sizes as a :class:`ResNetConfig` (checks them)."""
+        return ResNetConfig(**{k: getattr(self, k) for k in NETWORK_KEYS})
+
+
+_TINY = {  # 2048_tiny.yaml
+    "channels": 8, "blocks": 2, "head_channels": 8, "head_blocks": 1, "rollouts": 100, "rollout_depth": 2,
+    "test_rollouts": 100, "num_envs": 32, "episodes_per_epoch": 32, "epochs": 100, "test_games": 0,
+    "optimizer": "sgd", "lr": 0.1, "momentum": 0.8, "weight_decay": 1e-4, "lr_decay_gamma": 0.9,
+    "minibatch_size": 256, "replay_max_games": 1000, "replay_min_games": 10,
+}
+_MINI = {  # 2048_mini.yaml
+    "channels": 16, "blocks": 6, "head_channels": 16, "head_blocks": 1, "rollouts": 300, "rollout_depth": 3,
+    "test_rollouts": 300, "num_envs": 4096, "episodes_per_epoch": 5000, "epochs": 8, "test_games": 0,
+    "optimizer": "sgd", "lr": 0.1, "momentum": 0.8, "weight_decay": 1e-4, "lr_decay_gamma": 0.9,
+    "minibatch_size": 1024, "replay_max_games": 5000, "replay_min_games": 5000,
+}
+PRESETS: dict[str, dict[str, Any]] = {"tiny": _TINY, "mini": _MINI, "gpu": {}}
+
+
+def network_config(config: dict[str, Any]) -> ResNetConfig:
+    """The :class:`ResNetConfig` stored in a run's ``config.json`` dict."""
+    missing = [k for k in NETWORK_KEYS if k not in config]
+    if missing:
+        raise ValueError(f"run config lacks network keys {missing}; it was not written by `ai2048 train lazyzero`")
+    return ResNetConfig(**{k: config[k] for k in NETWORK_KEYS})
+
+
+def rotate_examples(states: torch.Tensor, policies: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Turn boards [B, 1, 4, 4] by ``k`` [B] clockwise quarter turns, policies [B, 4] to match.
+
+    Clockwise action order means a quarter turn maps move ``a`` to ``(a + 1) % 4``.
+    """
+    rot = _constants(states.device)[0]
+    b = states.shape[0]
+    turned = states.reshape(b, 16).gather(1, rot[k]).view(b, 1, 4, 4)
+    idx = (torch.arange(4, device=states.device)[None, :] - k[:, None]) % 4
+    return turned, policies.gather(1, idx)
+
+
+class GameReplay:
+    """Whole games, oldest dropped first; sampled game-uniformly, then position-uniformly (seed 001)."""
+
+    def __init__(self, max_games: int) -> None:
+        self.games: deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = deque(maxlen=max_games)
+
+    def add(self, boards: np.ndarray, policies: np.ndarray) -> None:
+        """A finished game: boards uint64 [L], visit shares [L, 4]; value targets log(L - t)."""
+        moves_left = np.arange(len(boards), 0, -1, dtype=np.float32)
+        self.games.append((boards, policies.astype(np.float32), np.log(moves_left)))
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        gi = rng.integers(0, len(self.games), n)
+        boards, pols, vals = [], [], []
+        for g in gi:
+            b, p, v = self.games[g]
+            t = rng.integers(0, len(b))
+            boards.append(b[t])
+            pols.append(p[t])
+            vals.append(v[t])
+        return np.array(boards, dtype=np.uint64), np.stack(pols), np.array(vals, dtype=np.float32)
+
+    def to_tensors(self) -> dict[str, torch.Tensor]:
+        lengths = [len(g[0]) for g in self.games]
+        if not lengths:
+            return {"lengths": torch.zeros(0, dtype=torch.long)}
+        return {
+            "lengths": torch.tensor(lengths),
+            "boards": torch.from_numpy(np.concatenate([g[0] for g in self.games]).view(np.int64)),
+            "policies": torch.from_numpy(np.concatenate([g[1] for g in self.games])),
+        }
+
+    def load_tensors(self, data: dict[str, torch.Tensor]) -> None:
+        self.games.clear()
+        lengths = data["lengths"].tolist()
+        if not lengths:
+            return
+        boards = data["boards"].numpy().view(np.uint64)
+        pols = data["policies"].numpy()
+        start = 0
+        for n in lengths:
+            self.add(boards[start:start + n].copy(), pols[start:start + n].copy())
+            start += n
+
+
+def _epoch_summary(games: list[dict[str, float]]) -> dict[str, float]:
+    moves = np.array([g["moves"] for g in games], dtype=np.float64)
+    tiles = np.array([g["high_tile"] for g in games], dtype=np.float64)
+    scores = np.array([g["score"] for g in games], dtype=np.float64)
+    return {
+        "games": len(games),
+        "moves_mean": float(moves.mean()),
+        "moves_max": float(moves.max()),
+        "score_mean": float(scores.mean()),
+        "high_tile_mean": float(tiles.mean()),
+        "high_tile_log2_mean": float(np.log2(tiles).mean()),
+        "high_tile_max": float(tiles.max()),
+        "reach_1024": float((tiles >= 1024).mean()),
+        "reach_2048": float((tiles >= 2048).mean()),
+        "reach_4096": float((tiles >= 4096).mean()),
+    }
+
+
+class _Trainer:
+    """State of one training session (kept in one object so the loop reads top to bottom)."""
+
+    def __init__(self, config: Config, out: Path, resume: bool) -> None:
+        self.cfg = config
+        self.out = out
+        self.device = resolve_device(config.device)
+        torch.set_num_threads(config.threads)
+        import numba
+
+        numba.set_num_threads(max(1, min(config.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
+        torch.manual_seed(config.seed)
+        self.model = PolicyValueResNet(config.network()).to(self.device)
+        if config.optimizer == "adamw":
+            self.opt: torch.optim.Optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr,
+                                                                weight_decay=config.weight_decay)
+        else:
+            self.opt = torch.optim.SGD(self.model.parameters(), lr=config.lr, momentum=config.momentum,
+                                       weight_decay=config.weight_decay)
+        self.sched = torch.optim.lr_scheduler.ExponentialLR(self.opt, gamma=config.lr_decay_gamma)
+        self.replay = GameReplay(config.replay_max_games)
+        self.generator = torch.Generator(device=self.device).manual_seed(config.seed)
+        self.np_rng = np.random.default_rng(config.seed)
+        self.epoch = 0
+        self.episodes_in_epoch = 0
+        self.episodes_total = 0
+        self.games: list[dict[str, float]] = []
+        self.losses: list[tuple[float, float, float, float]] = []
+        if resume:
+            self._load()
+        else:
+            self._start()
+
+    def _start(self) -> None:
+        if (self.out / CHECKPOINT).exists() or (self.out / "metrics.jsonl").exists():
+            raise ValueError(f"{self.out} already holds a run; pass --resume to continue it or choose another --out")
+        self.out.mkdir(parents=True, exist_ok=True)
+        write_json(self.out / "config.json", asdict(self.cfg))
+        self._write_meta()
+
+    def _load(self) -> None:
+        ckpt_path = self.out / CHECKPOINT
+        if not ckpt_path.is_file():
+            raise FileNotFoundError(f"cannot resume: {ckpt_path} does not exist (start without --resume)")
+        saved = read_json(self.out / "config.json", "run config")
+        meta = read_json(self.out / "meta.json", "run meta")
+        if meta.get("agent") != "lazyzero":
+            raise ValueError(f"{self.out} holds a {meta.get('agent')!r} run, not a lazyzero run; choose another --out")
+        if meta.get("rules_version") != RULES_VERSION:
+            raise ValueError(f"{self.out} was trained under rules version {meta.get('rules_version')}, this is {RULES_VERSION}")
+        diff = [f"{k}: checkpoint {saved.get(k)!r} vs config {getattr(self.cfg, k)!r}"
+                for k in NETWORK_KEYS if saved.get(k) != getattr(self.cfg, k)]
+        if diff:
+            raise ValueError(
+                f"the checkpoint in {self.out} has another network than this config ({'; '.join(diff)}); "
+                "resume with the run's own preset/--set values or start a new --out"
+            )
+        try:
+            ckpt = torch.load(ckpt_path, map_location=self.device, weights_only=True)
+        except Exception as e:
+            raise ValueError(f"{ckpt_path} cannot be read ({e}); it may be truncated or corrupt") from e
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["optimizer"])
+        self.sched.load_state_dict(ckpt["scheduler"])
+        self.replay.load_tensors(ckpt["replay"])
+        self.generator.set_state(ckpt["generator"].cpu())
+        self.epoch = int(ckpt["epoch"])
+        self.episodes_in_epoch = int(ckpt["episodes_in_epoch"])
+        self.episodes_total = int(ckpt["episodes_total"])
+        self.np_rng = np.random.default_rng([self.cfg.seed, self.episodes_total])
+        write_json(self.out / "config.json", asdict(self.cfg))
+        truncate_jsonl(self.out / "metrics.jsonl", lambda r: r.get("epoch", 0) <= self.epoch)
+
+    def _write_meta(self, finished: bool = False) -> None:
+        write_json(self.out / "meta.json", {
+            "agent": "lazyzero", "trainer": "lazyzero", "format": FORMAT, "rules_version": RULES_VERSION,
+            "parameters": count_parameters(self.model), "epochs_done": self.epoch,
+            "episodes": self.episodes_total, "finished": finished,
+        })
+
+    def save(self, finished: bool = False) -> None:
+        """Atomically write the weights, the full checkpoint and meta.json."""
+        def dump(obj: Any) -> bytes:
+            buf = io.BytesIO()
+            torch.save(obj, buf)
+            return buf.getvalue()
+
+        weights = dump(self.model.state_dict())
+        ckpt = dump({
+            "model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict(),
+            "replay": self.replay.to_tensors(), "generator": self.generator.get_state(), "epoch": self.epoch,
+            "episodes_in_epoch": self.episodes_in_epoch, "episodes_total": self.episodes_total,
+        })
+        atomic_write(self.out / WEIGHTS, lambda f: f.write(weights))
+        atomic_write(self.out / CHECKPOINT, lambda f: f.write(ckpt))
+        self._write_meta(finished)
+
+    def train_step(self) -> None:
+        """One gradient step on a rotated minibatch from the replay of games."""
+        cfg = self.cfg
+        boards, pols, vals = self.replay.sample(cfg.minibatch_size, self.np_rng)
+        x = from_boards(boards, self.device)
+        k = torch.from_numpy(self.np_rng.integers(0, 4, len(boards))).to(self.device)
+        x, target = rotate_examples(x, torch.from_numpy(pols).to(self.device), k)
+        v_target = torch.from_numpy(vals).to(self.device)
+        self.model.train()
+        logits, v = self.model(x)
+        policy_loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
+        value_loss = torch.nn.functional.mse_loss(v, v_target)
+        loss = cfg.policy_factor * policy_loss + value_loss
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        acc = (logits.argmax(1) == target.argmax(1)).float().mean()
+        self.losses.append((loss.item(), policy_loss.item(), value_loss.item(), acc.item()))
+
+    def play_test(self, fused: FusedPolicyValue) -> dict[str, float]:
+        """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch)."""
+        cfg = self.cfg
+        env = make_batch_env(cfg.env_backend, cfg.test_games, self.device, seed=cfg.seed + 10**6 + self.epoch)
+        gen = torch.Generator(device=self.device).manual_seed(cfg.seed + self.epoch)
+        while not bool(env.terminated.all()):
+            legal = env.legal_actions()
+            visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
+                                    puct=cfg.puct, generator=gen)
+            env.step(choose_actions(visits, legal, 0.0, gen))
+        games = [{"moves": float(m), "score": float(s), "high_tile": float(2 ** int(t))}
+                 for m, s, t in zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)]
+        return {f"test_{k}": v for k, v in _epoch_summary(games).items()}
+
+    def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int) -> None:
+        cfg = self.cfg
+        record: dict[str, Any] = {"epoch": self.epoch + 1, "episodes": self.episodes_total,
+                                  "lr": self.opt.param_groups[0]["lr"]}
+        record.update(_epoch_summary(self.games))
+        if self.losses:
+            arr = np.array(self.losses)
+            record.update(loss=float(arr[:, 0].mean()), policy_loss=float(arr[:, 1].mean()),
+                          value_loss=float(arr[:, 2].mean()), policy_accuracy=float(arr[:, 3].mean()),
+                          gradient_steps=len(self.losses))
+        record.update(seconds=seconds, moves_per_s=moves / max(seconds, 1e-9))
+        if cfg.test_games:
+            record.update(self.play_test(fused))
+        with warnings.catch_warnings():  # an epoch may end before the first gradient step
+            warnings.simplefilter("ignore", UserWarning)
+            self.sched.step()
+        self.epoch += 1
+        self.episodes_in_epoch = 0
+        self.games, self.losses = [], []
+        append_jsonl(self.out / "metrics.jsonl", record)
+        self.save()
+
+    def run(self) -> Path:
+        cfg = self.cfg
+        if self.epoch >= cfg.epochs:
+            return self.out
+        env = make_batch_env(cfg.env_backend, cfg.num_envs, self.device, seed=cfg.seed + 7919 * self.episodes_total)
+        n = cfg.num_envs
+        ep_boards: list[list[int]] = [[] for _ in range(n)]
+        ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
+        fused = FusedPolicyValue(self.model)
+        start = time.monotonic()
+        epoch_start, epoch_moves = start, 0
+        total = cfg.epochs * cfg.episodes_per_epoch
+        bar = tqdm(total=total, initial=self.epoch * cfg.episodes_per_epoch + self.episodes_in_epoch,
+                   unit="game", desc="lazyzero", dynamic_ncols=True)
+        try:
+            while self.epoch < cfg.epochs:
+                legal = env.legal_actions()
+                visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
+                                        puct=cfg.puct, generator=self.generator)
+                shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
+                for i, b in enumerate(env.boards()):
+                    ep_boards[i].append(int(b))
+                    ep_pols[i].append(shares[i])
+                env.step(choose_actions(visits, legal, cfg.temperature, self.generator))
+                epoch_moves += n
+                done = env.terminated.cpu().numpy()
+                trained = False
+                if done.any():
+                    moves, scores, tiles = env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist()
+                    for i in np.flatnonzero(done).tolist():
+                        self.replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
+                        ep_boards[i], ep_pols[i] = [], []
+                        self.games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
+                        self.episodes_in_epoch += 1
+                        self.episodes_total += 1
+                        bar.update(1)
+                        if len(self.replay) >= cfg.replay_min_games:
+                            for _ in range(cfg.minibatches_per_update):
+                                self.train_step()
+                            trained = True
+                    env.reset_terminated()
+                    last = self.games[-20:]
+                    bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
+                                    tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
+                                    loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
+                if trained:
+                    fused = FusedPolicyValue(self.model)
+                if self.episodes_in_epoch >= cfg.episodes_per_epoch:
+                    now = time.monotonic()
+                    self.end_epoch(fused, now - epoch_start, epoch_moves)
+                    epoch_start, epoch_moves = now, 0
+                if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
+                    bar.write(f"lazyzero: time limit of {cfg.max_minutes} min reached; saved, resume with --resume")
+                    self.save()
+                    break
+            else:
+                self.save(finished=True)
+        except KeyboardInterrupt:
+            bar.write("lazyzero: interrupted; saving the last completed state (resume with --resume)")
+            self.save()
+        finally:
+            bar.close()
+        return self.out
+
+
+def run(config: Config, out: Path, resume: bool = False) -> Path:
+    """Train LazyZero into run directory ``out`` (``resume``: continue from its checkpoint)."""
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a lazyzero Config, got {type(config).__name__}")
+    out = Path(out)
+    try:
+        return _Trainer(config, out, resume).run()
+    except torch.OutOfMemoryError as e:
+        raise ValueError(
+            f"the batch does not fit in {config.device} memory (num_envs={config.num_envs}, "
+            f"minibatch_size={config.minibatch_size}); lower them with --set"
+        ) from e
+
+
+def config_from_dict(values: dict[str, Any]) -> Config:
+    """A Config from a dict, naming unknown keys (used by tests and tools)."""
+    known = {f.name for f in fields(Config)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown lazyzero config key(s) {unknown}; valid: {sorted(known)}")
+    return Config(**values)
+
+
+TRAINER = Trainer("lazyzero", "LazyZero self-play (seed 001): PUCT root + policy rollouts, ResNet policy/value",
+                  Config, run, PRESETS)

@@ -1,0 +1,337 @@
+"""N-tuple TD learning (seed 004; Szubert & Jaśkowski 2014; Jaśkowski 2018; Guei et al. 2022).
+
+One readable loop: build the network, then train in chunks of ``chunk`` games. Each chunk is one
+call of the Hogwild kernel (``workers`` threads playing their own games on shared weights);
+after it the loop logs seed 004's table to ``metrics.jsonl``, updates the progress bar and, every
+``checkpoint_every`` games, writes ``weights.npz`` (weights plus everything needed to continue:
+RNG states, restart pools, TC accumulators, games done) and ``meta.json`` atomically.
+``--resume`` continues from the last checkpoint; with ``workers=1`` it reproduces the
+uninterrupted run exactly. Ctrl-C finishes the current chunk, saves, and stops.
+
+    ai2048 train ntuple --patterns 4x6 --games 100000 --alpha 0.1 --seed 0 --out runs/4x6
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from tqdm import tqdm
+
+from ai2048.checkpoint import append_jsonl, read_json, truncate_jsonl, write_json
+from ai2048.ntuple.network import FORMAT, KINDS, Network, load_file
+from ai2048.ntuple.patterns import parse_patterns
+from ai2048.ntuple.play import evaluate_greedy
+from ai2048.ntuple.stats import format_table, reach_rate, tile_table
+from ai2048.rules import RULES_VERSION
+from ai2048.train import Trainer
+from ai2048.train.config import check_choice, check_number
+
+MAX_MOVES = 1 << 18
+"""Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
+
+POOL = 1000
+"""Saved late-game boards kept per worker for restarts."""
+
+_RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "seconds")
+"""Fields a resumed run may change; every other field must match the saved config."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
+
+    patterns: str = field(
+        default="4x6",
+        metadata={"help": "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789"},
+    )
+    games: int = field(default=100_000, metadata={"help": "training games in total"})
+    alpha: float = field(
+        default=0.1,
+        metadata={"help": "learning rate of a state's value, spread over its features (alpha/F a weight)"},
+    )
+    seed: int = field(default=0, metadata={"help": "seed of every game's tiles"})
+    workers: int = field(
+        default=1,
+        metadata={"help": "threads playing games on shared weights (Hogwild); 1 is exactly reproducible"},
+    )
+    state: str = field(
+        default="after",
+        metadata={"help": "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)"},
+    )
+    update: str = field(
+        default="backward",
+        metadata={"help": "backward: sweep each finished game from its end (seed 004); online: after every move"},
+    )
+    lam: float = field(default=0.0, metadata={"help": "TD(λ) λ, with backward updates (0 = TD(0))"})
+    seed004_double_reward: bool = field(
+        default=False,
+        metadata={"help": "seed 004's before-state bug: target r_t + r_t+1 + V(s_t+1) (backward only)"},
+    )
+    tc: bool = field(
+        default=False,
+        metadata={"help": "temporal coherence: per-weight rates |E|/A (Jaśkowski 2018); use alpha=1.0"},
+    )
+    init_value: float = field(
+        default=0.0,
+        metadata={"help": "optimistic initial value of every state (OTD, Guei et al. 2022 use 320000)"},
+    )
+    stages: tuple[int, ...] = field(
+        default=(),
+        metadata={"help": "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below"},
+    )
+    restart_prob: float = field(
+        default=0.0,
+        metadata={"help": "chance a game starts from a saved late-game board (Jaśkowski 2018's restarts)"},
+    )
+    restart_tile: int = field(
+        default=13, metadata={"help": "exponent whose first appearance saves the board for restarts"}
+    )
+    seconds: float = field(
+        default=0.0, metadata={"help": "stop after this much training time (0 = train all games)"}
+    )
+    p_two: float = field(default=0.9, metadata={"help": "probability a spawned tile is a 2"})
+    chunk: int = field(default=1000, metadata={"help": "games per metrics record (and per kernel call)"})
+    checkpoint_every: int = field(default=10_000, metadata={"help": "games between checkpoints"})
+    eval_games: int = field(
+        default=0, metadata={"help": "1-ply games to evaluate the final network on (eval.json)"}
+    )
+
+    def __post_init__(self) -> None:
+        if isinstance(self.patterns, int):
+            object.__setattr__(self, "patterns", str(self.patterns))
+        if isinstance(self.stages, (list, int)):
+            object.__setattr__(self, "stages", tuple(np.atleast_1d(self.stages).tolist()))
+        parse_patterns(self.patterns)
+        check_number("games", self.games, 1, integer=True)
+        check_number("alpha", self.alpha, 0.0, low_open=True)
+        check_number("seed", self.seed, 0, integer=True)
+        check_number("workers", self.workers, 1, 64, integer=True)
+        check_choice("state", self.state, KINDS)
+        check_choice("update", self.update, ("backward", "online"))
+        check_number("lam", self.lam, 0.0, 1.0)
+        check_number("init_value", self.init_value)
+        check_number("restart_prob", self.restart_prob, 0.0, 1.0)
+        check_number("restart_tile", self.restart_tile, 1, 15, integer=True)
+        check_number("seconds", self.seconds, 0.0)
+        check_number("p_two", self.p_two, 0.0, 1.0, low_open=True)
+        check_number("chunk", self.chunk, 1, integer=True)
+        check_number("checkpoint_every", self.checkpoint_every, 1, integer=True)
+        check_number("eval_games", self.eval_games, 0, integer=True)
+        if self.checkpoint_every % self.chunk:
+            raise ValueError(f"checkpoint_every={self.checkpoint_every} must be a multiple of chunk={self.chunk}")
+        if self.update == "online" and self.lam > 0:
+            raise ValueError("lam > 0 needs update='backward' (λ-returns are computed in the backward sweep)")
+        if self.seed004_double_reward and (self.state != "before" or self.update != "backward"):
+            raise ValueError("seed004_double_reward reproduces a before-state backward bug: set state=before, update=backward")
+        st = list(self.stages)
+        if any(not isinstance(s, int) or not 1 <= s <= 15 for s in st) or st != sorted(set(st)):
+            raise ValueError(f"stages={st} must be increasing tile exponents in 1..15 (e.g. [13, 14])")
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "seed004": {"patterns": "4x6", "alpha": 0.1, "state": "after", "update": "backward"},
+    "seed004-before": {"patterns": "4x6", "alpha": 0.1, "state": "before", "update": "backward"},
+    "tc": {"patterns": "4x6", "alpha": 1.0, "tc": True, "update": "backward", "workers": 2},
+    "otd": {"patterns": "4x6", "alpha": 0.1, "init_value": 320000.0, "update": "backward", "workers": 2},
+    "otd-tc-ms": {
+        "patterns": "4x6", "alpha": 1.0, "tc": True, "init_value": 320000.0, "stages": (14,),
+        "restart_prob": 0.1, "update": "backward", "workers": 2,
+    },
+}
+"""Named recipes: seed 004 (after/before-state), TC (Jaśkowski 2018), OTD (Guei et al. 2022), and
+the combination with multistage weights (a second stage from 16384) and restarts."""
+
+
+class _State:
+    """Everything a run carries between chunks, saved with the weights at each checkpoint."""
+
+    def __init__(self, cfg: Config, net: Network) -> None:
+        w = cfg.workers
+        self.net = net
+        self.states = np.array(
+            [np.random.SeedSequence([cfg.seed, k]).generate_state(1, np.uint64)[0] for k in range(w)], dtype=np.uint64
+        )
+        self.pools = np.zeros((w, POOL), dtype=np.uint64)
+        self.pool_n = np.zeros(w, dtype=np.int64)
+        self.ready = np.zeros(len(net.stages) + 1, dtype=np.int64)
+        self.ready[0] = 1
+        size = net.w.size if cfg.tc else 1
+        self.e_acc = np.zeros(size, dtype=np.float32)
+        self.a_acc = np.zeros(size, dtype=np.float32)
+        self.done = 0
+        self.elapsed = 0.0
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {
+            "train_states": self.states, "train_pools": self.pools, "train_pool_n": self.pool_n,
+            "train_ready": self.ready, "train_e": self.e_acc, "train_a": self.a_acc,
+            "train_done": np.array(self.done, dtype=np.int64), "train_elapsed": np.array(self.elapsed),
+        }
+
+    def restore(self, arrays: dict[str, np.ndarray], path: Path) -> None:
+        if arrays["train_states"].shape != self.states.shape:
+            raise ValueError(
+                f"{path} was saved by {arrays['train_states'].size} worker(s); resume it with "
+                f"--workers {arrays['train_states'].size}"
+            )
+        if arrays["train_e"].shape != self.e_acc.shape:
+            raise ValueError(f"{path} does not hold temporal-coherence state matching tc={self.e_acc.size > 1}")
+        self.states[:] = arrays["train_states"]
+        self.pools[:] = arrays["train_pools"]
+        self.pool_n[:] = arrays["train_pool_n"]
+        self.ready[:] = arrays["train_ready"]
+        self.e_acc = np.ascontiguousarray(arrays["train_e"])
+        self.a_acc = np.ascontiguousarray(arrays["train_a"])
+        self.done = int(arrays["train_done"])
+        self.elapsed = float(arrays["train_elapsed"])
+
+
+def _save(out: Path, cfg: Config, st: _State) -> None:
+    """Checkpoint: weights and run state in one file (atomic), then meta.json."""
+    st.net.save(out / "weights.npz", **st.arrays())
+    write_json(
+        out / "meta.json",
+        {
+            "agent": "ntuple", "trainer": "ntuple", "format": FORMAT, "rules_version": RULES_VERSION,
+            "patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages),
+            "games_done": st.done, "games": cfg.games, "train_seconds": st.elapsed,
+        },
+    )
+
+
+def _check_resume(out: Path, cfg: Config) -> None:
+    if not out.is_dir():
+        raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
+    meta_path = out / "meta.json"
+    if not meta_path.is_file() or not (out / "config.json").is_file():
+        raise FileNotFoundError(f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory")
+    meta = read_json(meta_path, "run meta")
+    if meta.get("trainer") != "ntuple":
+        raise ValueError(f"cannot resume: {out} is a run of trainer {meta.get('trainer')!r}, not 'ntuple'")
+    saved = read_json(out / "config.json", "run config")
+    saved = saved.get("config", saved)
+    saved["stages"] = tuple(saved.get("stages", ()))
+    differ = [
+        f"{k} (saved {saved.get(k)!r}, now {v!r})"
+        for k, v in dataclasses.asdict(cfg).items()
+        if k not in _RESUMABLE and saved.get(k) != v
+    ]
+    if differ:
+        raise ValueError(f"cannot resume {out} with different settings: {'; '.join(differ)}")
+
+
+def run(config: Config, out: Path, resume: bool = False) -> Path:
+    """Train (or continue training) an n-tuple network into run directory ``out``."""
+    cfg = config
+    out = Path(out)
+    net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value)
+    if resume:
+        _check_resume(out, cfg)
+        keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_e", "train_a", "train_done", "train_elapsed")
+        loaded, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
+        if loaded.stages != net.stages or loaded.kind != net.kind:
+            raise ValueError(f"{out / 'weights.npz'} has stages {loaded.stages} / kind {loaded.kind}, config says {net.stages} / {net.kind}")
+        net = loaded
+        st = _State(cfg, net)
+        st.restore(arrays, out / "weights.npz")
+        truncate_jsonl(out / "metrics.jsonl", lambda r: r.get("games", 0) <= st.done)
+    else:
+        if (out / "config.json").exists() or (out / "weights.npz").exists():
+            raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        out.mkdir(parents=True, exist_ok=True)
+        st = _State(cfg, net)
+    write_json(out / "config.json", dataclasses.asdict(cfg))
+    if not resume:
+        _save(out, cfg, st)
+    _train(cfg, out, st)
+    if cfg.eval_games and (st.done >= cfg.games or 0 < cfg.seconds <= st.elapsed):
+        res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers, p_two=cfg.p_two)
+        write_json(out / "eval.json", {k: v for k, v in res.items()})
+        print(format_table(res["tiles"]))
+        print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")
+    return out
+
+
+def _train(cfg: Config, out: Path, st: _State) -> None:
+    net = st.net
+    w = cfg.workers
+    numba.set_num_threads(max(1, min(w, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
+    buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
+    buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
+    alpha_f = cfg.alpha / net.features
+    stop = {"flag": False}
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop["flag"] = True
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    bar = tqdm(total=cfg.games, initial=st.done, unit="game", dynamic_ncols=True, smoothing=0.1)
+    last_ckpt = st.done
+
+    def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+        counts = np.array([g // w + (k < g % w) for k in range(w)], dtype=np.int64)
+        score, tile, moves = np.zeros(g, np.int64), np.zeros(g, np.int64), np.zeros(g, np.int64)
+        restarted = np.zeros(g, np.bool_)
+        t0 = time.perf_counter()
+        net.k.train_chunk(
+            counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
+            KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f,
+            cfg.lam, cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile,
+            cfg.restart_prob, score, tile, moves, restarted,
+        )
+        return score, tile, moves, restarted, time.perf_counter() - t0
+
+    bar.set_postfix_str("compiling kernels (cached after the first run)")
+    play(0)
+    try:
+        while st.done < cfg.games and not stop["flag"]:
+            g = min(cfg.chunk, cfg.games - st.done)
+            score, tile, moves, restarted, dt = play(g)
+            st.elapsed += dt
+            st.done += g
+            fresh = ~restarted
+            rec = {
+                "games": st.done, "seconds": round(st.elapsed, 3), "games_per_s": g / dt,
+                "moves_per_s": float(moves.sum()) / dt, "restarted": int(restarted.sum()),
+                "score_mean": float(score[fresh].mean()) if fresh.any() else None,
+                "score_max": int(score[fresh].max()) if fresh.any() else None,
+                "score_min": int(score[fresh].min()) if fresh.any() else None,
+                "moves_mean": float(moves[fresh].mean()) if fresh.any() else None,
+                "tiles": tile_table(tile[fresh]) if fresh.any() else [],
+            }
+            append_jsonl(out / "metrics.jsonl", rec)
+            bar.update(g)
+            bar.set_postfix_str(
+                f"{g / dt:.0f} games/s {moves.sum() / dt / 1e6:.2f}M moves/s score {rec['score_mean'] or 0:.0f} "
+                + " ".join(f"{t}:{reach_rate(tile[fresh], t):.0f}%" for t in (2048, 4096, 8192, 16384))
+            )
+            if 0 < cfg.seconds <= st.elapsed:
+                stop["flag"] = True
+            if st.done - last_ckpt >= cfg.checkpoint_every or st.done >= cfg.games or stop["flag"]:
+                _save(out, cfg, st)
+                last_ckpt = st.done
+    finally:
+        bar.close()
+        signal.signal(signal.SIGINT, old)
+    if 0 < cfg.seconds <= st.elapsed:
+        print(f"time budget of {cfg.seconds:.0f} s reached after {st.done} games; saved", flush=True)
+    elif stop["flag"]:
+        print(f"interrupted: saved after {st.done} games; continue with --resume", flush=True)
+
+
+TRAINER = Trainer(
+    name="ntuple",
+    description="N-tuple network TD learning (seed 004; TC, OTD, multistage, restarts, Hogwild)",
+    config_cls=Config,
+    run=run,
+    presets=PRESETS,
+)
+
+__all__ = ["Config", "PRESETS", "TRAINER", "run"]

@@ -1,0 +1,307 @@
+"""Seed 002's policy learner (Paige McKenzie, "Playing 2048 with AI – pt. 2", 2019), one readable loop.
+
+Each epoch the softmax MLP plays ``batch_size`` games (moves sampled from its output over the
+legal moves; a ``random_frac`` of moves uniform), plus ``random_games`` uniformly random games.
+The last ``forget_interval`` epochs of games form the training set. Games are split at the
+set's median of a metric: "good" games (above) get labels Y = M (the played move, one-hot),
+"bad" games (below) get Y = (1 − M)/3. Game weight j ∈ [−1, 1] measures how far a game is from
+the median towards the best or worst game; move weight k how much a move matters. One full-batch
+Adam step on the weighted L1 loss Σ_i |j|·k·|Ŷ_i − Y_i| / 4 (mean over moves) per epoch.
+
+Fixed seed bugs (see INVENTORY): the network trains on the same transformed inputs it plays on;
+``game_weight`` applies to every epoch; ``random_games`` is a count; random games respect
+``cutoff``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ai2048.nets import SeedNet, build_net
+from ai2048.rules import P_TWO
+from ai2048.train import Trainer
+from ai2048.train.config import check_choice, check_number
+from ai2048.train.kernels import exponents, legal_masks, reset_boards, step_boards
+from ai2048.train.torchrun import (
+    Deadline,
+    GracefulStop,
+    Metrics,
+    load_weights,
+    resolve_device,
+    rng_state,
+    save_model,
+    set_rng_state,
+    start_run,
+    torch_save,
+    write_meta,
+)
+
+GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums")
+MOVE_WEIGHTS = ("none", "nonzero", "linear_move_num", "exponential_move_num")
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is ``forget_interval``)."""
+
+    hidden_j: int = field(default=200, metadata={"help": "first hidden layer width J (text: 200; the seed's code: 50)"})
+    hidden_k: int = field(default=100, metadata={"help": "second hidden layer width K"})
+    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
+    batch_size: int = field(default=10, metadata={"help": "games the network plays per epoch"})
+    forget_interval: int = field(default=30, metadata={"help": "epochs of games kept in the rolling training set"})
+    game_weight: str = field(default="scores", metadata={"help": "game metric for the median split and j: scores, max, log2_max, tile_sums"})
+    move_weight: str = field(default="none", metadata={"help": "move weight k: none, nonzero, linear_move_num, exponential_move_num"})
+    random_frac: float = field(default=0.0, metadata={"help": "fraction of the network's moves played uniformly at random"})
+    random_games: int = field(default=0, metadata={"help": "uniformly random games added to each epoch's batch"})
+    cutoff: int = field(default=0, metadata={"help": "end every game after this many moves (0 = play to the end; PoC: 20)"})
+    epochs: int = field(default=1000, metadata={"help": "epochs to run (0 = until duration or target_score)"})
+    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none; the seed: 3 hours for the PoC)"})
+    target_score: float = field(default=0.0, metadata={"help": "stop once the mean network score over the last target_window epochs reaches this (0 = never; PoC: 87)"})
+    target_window: int = field(default=1, metadata={"help": "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about ±1.4 points)"})
+    seed: int = field(default=0, metadata={"help": "seed of games, move sampling and network init"})
+    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
+    checkpoint_every: int = field(default=50, metadata={"help": "checkpoint every this many epochs"})
+    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
+    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+
+    def __post_init__(self) -> None:
+        for name in ("hidden_j", "hidden_k", "threads", "batch_size", "forget_interval", "checkpoint_every", "target_window"):
+            check_number(name, getattr(self, name), low=1, integer=True)
+        for name in ("random_games", "cutoff", "epochs", "seed"):
+            check_number(name, getattr(self, name), low=0, integer=True)
+        check_number("lr", self.lr, low=0, low_open=True)
+        check_number("random_frac", self.random_frac, low=0, high=1)
+        check_number("duration", self.duration, low=0)
+        check_number("target_score", self.target_score, low=0)
+        check_choice("game_weight", self.game_weight, GAME_WEIGHTS)
+        check_choice("move_weight", self.move_weight, MOVE_WEIGHTS)
+        if self.epochs == 0 and self.duration == 0 and self.target_score == 0:
+            raise ValueError("set at least one of epochs, duration or target_score, or the run never ends")
+
+    def net_spec(self) -> dict[str, Any]:
+        return {"name": "policy", "hidden_j": self.hidden_j, "hidden_k": self.hidden_k}
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # The seed's proof of concept: train(duration=3, game_penalty_type='scores', cutoff=20,
+    # batch_size=200, forget_after=40), stopping at a batch mean of 87 after 20 moves.
+    "poc": {"batch_size": 200, "forget_interval": 40, "game_weight": "scores", "cutoff": 20, "epochs": 0, "duration": 600.0, "target_score": 87.0, "target_window": 50},
+}
+
+
+def game_weights(values: np.ndarray) -> np.ndarray:
+    """Seed 002's j: above the median (v − med)/(max − med) ∈ (0, 1]; below (v − med)/|min − med| ∈ [−1, 0); 0 at the median."""
+    v = np.asarray(values, dtype=np.float64)
+    med = np.median(v)
+    hi, lo = v.max() - med, med - v.min()
+    j = np.zeros_like(v)
+    up, down = v > med, v < med
+    j[up] = (v[up] - med) / hi
+    j[down] = (v[down] - med) / lo
+    return j
+
+
+def move_weights(kind: str, n_moves: int, nonzero: np.ndarray | None = None) -> np.ndarray:
+    """Seed 002's k for the moves of one game: none → 1, nonzero → #tiles/16, linear_move_num → linspace(0, 1, n),
+    exponential_move_num → 1 − e^(−3x)."""
+    if kind == "none":
+        return np.ones(n_moves)
+    if kind == "nonzero":
+        if nonzero is None:
+            raise ValueError("move weight 'nonzero' needs the tile counts")
+        return np.asarray(nonzero, dtype=np.float64) / 16.0
+    x = np.linspace(0.0, 1.0, n_moves)
+    return x if kind == "linear_move_num" else 1.0 - np.exp(-3.0 * x)
+
+
+def game_metric(kind: str, scores: np.ndarray, max_exp: np.ndarray, tile_sums: np.ndarray) -> np.ndarray:
+    """The per-game value that ranks games (seed 002's ``get_rank_values``)."""
+    return {"scores": scores, "max": 2.0**max_exp, "log2_max": max_exp, "tile_sums": tile_sums}[kind].astype(np.float64)
+
+
+def labels(moves: np.ndarray, good: np.ndarray) -> np.ndarray:
+    """[M] moves, [M] bool -> [M, 4] targets: one-hot M for good games, (1 − M)/3 for bad ones."""
+    m = np.eye(4, dtype=np.float32)[moves]
+    return np.where(good[:, None], m, (1.0 - m) / 3.0).astype(np.float32)
+
+
+def weighted_l1(probs: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """L1(w·Y, w·Ŷ) averaged over every element (seed 002's ``nn.L1Loss`` on weighted tensors), w = |j|·k."""
+    return (w[:, None] * (probs - y)).abs().mean()
+
+
+def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac: float, gen: np.random.Generator, device: torch.device) -> dict[str, np.ndarray]:
+    """Play ``n`` games to the end (or ``cutoff`` moves), all at once; ``net=None`` plays uniformly.
+
+    Returns per move ``layouts`` [M, 16] (before the move), ``moves`` [M], ``game`` [M], and per
+    game ``scores``, ``lengths``, ``max_exp``, ``tile_sums``.
+    """
+    states = np.random.SeedSequence(seed).generate_state(n, np.uint64).astype(np.uint64)
+    boards = np.zeros(n, dtype=np.uint64)
+    reset_boards(boards, states, P_TWO, np.ones(n, dtype=np.bool_))
+    scores = np.zeros(n, dtype=np.int64)
+    lengths = np.zeros(n, dtype=np.int64)
+    layouts, moves, game = [], [], []
+    active = np.flatnonzero(legal_masks(boards).any(axis=1))
+    while active.size:
+        sub = boards[active]
+        exps = exponents(sub)
+        masks = legal_masks(sub)
+        if net is None:
+            p = masks.astype(np.float64)
+        else:
+            with torch.no_grad():
+                p = net(net.encode(exps).to(device)).cpu().numpy().astype(np.float64)
+            rand = gen.random(active.size) < random_frac
+            p[rand] = 1.0
+            p *= masks
+            dead = p.sum(axis=1) <= 0
+            p[dead] = masks[dead]
+        cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+        a = np.minimum((cdf < gen.random(active.size)[:, None]).sum(axis=1), 3)
+        a = np.where(masks[np.arange(active.size), a], a, masks.argmax(axis=1)).astype(np.int64)
+        layouts.append(exps)
+        moves.append(a)
+        game.append(active.copy())
+        rew = np.empty(active.size, dtype=np.int64)
+        lrew = np.empty(active.size, dtype=np.int64)
+        changed = np.empty(active.size, dtype=np.bool_)
+        st = states[active]
+        step_boards(sub, a, st, P_TWO, rew, lrew, changed)
+        boards[active], states[active] = sub, st
+        scores[active] += rew
+        lengths[active] += 1
+        alive = legal_masks(sub).any(axis=1)
+        if cutoff:
+            alive &= lengths[active] < cutoff
+        active = active[alive]
+    final = exponents(boards)
+    tile_sums = np.where(final > 0, 2 ** final.astype(np.int64), 0).sum(axis=1)
+    return {
+        "layouts": np.concatenate(layouts) if layouts else np.zeros((0, 16), np.uint8),
+        "moves": np.concatenate(moves) if moves else np.zeros(0, np.int64),
+        "game": np.concatenate(game) if game else np.zeros(0, np.int64),
+        "scores": scores,
+        "lengths": lengths,
+        "max_exp": final.max(axis=1).astype(np.int64),
+        "tile_sums": tile_sums,
+    }
+
+
+def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layouts [M, 16], labels [M, 4], weights |j|·k [M]) from the games held in the window."""
+    values = np.concatenate([game_metric(cfg.game_weight, b["scores"], b["max_exp"], b["tile_sums"]) for b in window])
+    j_all = game_weights(values)
+    xs, ys, ws = [], [], []
+    offset = 0
+    for b in window:
+        ng = len(b["scores"])
+        j = j_all[offset : offset + ng]
+        offset += ng
+        order = np.argsort(b["game"], kind="stable")  # moves grouped by game, in play order
+        g = b["game"][order]
+        k = np.empty(len(order))
+        starts = np.searchsorted(g, np.arange(ng))
+        nonzero = (b["layouts"][order] > 0).sum(axis=1)
+        for gi in range(ng):
+            s, e = starts[gi], (starts[gi + 1] if gi + 1 < ng else len(order))
+            k[s:e] = move_weights(cfg.move_weight, e - s, nonzero[s:e])
+        jm = j[g]
+        xs.append(b["layouts"][order])
+        ys.append(labels(b["moves"][order], jm >= 0))
+        ws.append(np.abs(jm) * k)
+    return np.concatenate(xs), np.concatenate(ys), np.concatenate(ws).astype(np.float32)
+
+
+def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
+    """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
+    out = Path(out)
+    cfg, ckpt = start_run(out, config, "policy", resume, budget=("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    device = resolve_device(cfg.device)
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    gen = np.random.default_rng(cfg.seed)
+    spec = cfg.net_spec()
+    net = build_net(spec).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)
+    window: deque[dict[str, np.ndarray]] = deque(maxlen=cfg.forget_interval)
+    c: dict[str, Any] = {"epoch": 0, "games": 0, "moves": 0, "elapsed": 0.0, "recent": []}
+    metrics = Metrics(out, cfg.tensorboard)
+    if ckpt is not None:
+        load_weights(net, spec, ckpt["net"], ckpt["net_state"], str(out / "checkpoint.pt"))
+        optimizer.load_state_dict(ckpt["optimizer"])
+        window.extend(ckpt["window"])
+        c = ckpt["counters"]
+        set_rng_state(gen, ckpt["rng"])
+        metrics.truncate("epoch", c["epoch"])
+    deadline = Deadline(cfg.duration, c["elapsed"])
+
+    def checkpoint(status: str) -> None:
+        c["elapsed"] = deadline.elapsed
+        torch_save(out / "checkpoint.pt", {
+            "format": 1, "trainer": "policy", "net": spec, "net_state": net.state_dict(), "optimizer": optimizer.state_dict(),
+            "window": list(window), "counters": dict(c), "rng": rng_state(gen),
+        })
+        save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)})
+        write_meta(out, "policy", "policy", {k: c[k] for k in ("epoch", "games", "moves", "elapsed")}, status)
+
+    bar = tqdm(total=cfg.epochs or None, initial=c["epoch"], disable=not cfg.progress, unit="epoch", dynamic_ncols=True)
+    status = "completed"
+    with GracefulStop() as stop:
+        while not cfg.epochs or c["epoch"] < cfg.epochs:
+            if stop.requested:
+                status = "interrupted"
+                break
+            if deadline.passed():
+                break
+            epoch_seed = int(np.random.SeedSequence([cfg.seed, c["epoch"]]).generate_state(1)[0])
+            net.eval()
+            batch = play_games(net, cfg.batch_size, epoch_seed, cfg.cutoff, cfg.random_frac, gen, device)
+            mean_score = float(batch["scores"].mean())
+            if cfg.random_games:
+                rnd = play_games(None, cfg.random_games, epoch_seed ^ 0x5EED, cfg.cutoff, 0.0, gen, device)
+                rnd["game"] = rnd["game"] + cfg.batch_size
+                batch = {k: np.concatenate([batch[k], rnd[k]]) for k in batch}
+            window.append(batch)
+            x, y, w = training_set(cfg, list(window))
+            net.train()
+            loss = weighted_l1(net(net.encode(x).to(device)), torch.from_numpy(y).to(device), torch.from_numpy(w).to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            c["epoch"] += 1
+            c["games"] += len(batch["scores"])
+            c["moves"] += len(batch["moves"])
+            nb = cfg.batch_size
+            c["recent"] = (c["recent"] + [mean_score])[-cfg.target_window :]
+            rolling = float(np.mean(c["recent"]))
+            metrics.log({
+                "epoch": c["epoch"], "score": mean_score, "score_avg": rolling, "score_max": int(batch["scores"][:nb].max()),
+                "length": float(batch["lengths"][:nb].mean()), "max_tile": int(2 ** batch["max_exp"][:nb].max()),
+                "loss": loss.item(), "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
+                "train_moves": len(x), "games": c["games"], "time": round(deadline.elapsed, 3),
+            }, c["epoch"])
+            bar.update(1)
+            bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}", refresh=False)
+            if c["epoch"] % cfg.checkpoint_every == 0:
+                checkpoint("running")
+            if cfg.target_score and len(c["recent"]) == cfg.target_window and rolling >= cfg.target_score:
+                break
+    bar.close()
+    checkpoint(status)
+    metrics.close()
+    if status == "interrupted":
+        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
+    return out
+
+
+TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS)

@@ -1,0 +1,273 @@
+"""Seed 003's deep Q-learner (CS541 "Solving the game of 2048 with AI", section V), one readable loop.
+
+The 16-128-32-8 LeakyReLU(0.001) network with Dropout(0.125), RMSprop and MSE; the reward of a
+move is the value of its merges, but all four moves are simulated and their rewards mean-centred
+and scaled to [−50, 50] (over the legal moves); prioritised experience replay (Schaul et al. 2016);
+and "if the best move does not change the board, take the next best".
+
+The seed's layer table ends in one output while its text needs four, so both readings run:
+``mode="q"``: Q(s, ·) over the four moves, target r + γ·max_a' Q'(s', a');
+``mode="v"``: V of after-states, a move scored r(a) + V(after(s, a)), target
+max_a' [r(s', a') + γ·V'(after(s', a'))] (after-state learning as in Szubert & Jaśkowski 2014).
+Exploration (unspecified by the seed) is ε-greedy with a linear decay.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from ai2048.nets import SeedNet, build_net
+from ai2048.train import Trainer
+from ai2048.train.config import check_choice, check_number
+from ai2048.train.games import BoardBatch
+from ai2048.train.kernels import all_moves, exponents
+from ai2048.train.replay import PrioritizedReplay, ReplayMemory
+from ai2048.train.torchrun import (
+    Deadline,
+    GracefulStop,
+    Metrics,
+    load_weights,
+    resolve_device,
+    rng_state,
+    save_model,
+    set_rng_state,
+    start_run,
+    torch_save,
+    write_meta,
+)
+
+
+@dataclass(frozen=True)
+class QNetConfig:
+    """Every setting of a seed 003 Q-network run."""
+
+    mode: str = field(default="q", metadata={"help": "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)"})
+    episodes: int = field(default=2000, metadata={"help": "training games to finish"})
+    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none)"})
+    seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay and network init"})
+    num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels"})
+    replay_ratio: float = field(default=0.25, metadata={"help": "gradient steps per collected transition"})
+    hidden: tuple[int, ...] = field(default=(128, 32, 8), metadata={"help": "hidden layer widths (seed: 128, 32, 8)"})
+    slope: float = field(default=0.001, metadata={"help": "LeakyReLU negative slope (seed: 0.001)"})
+    dropout: float = field(default=0.125, metadata={"help": "dropout after the first layer (seed: 0.125)"})
+    lr: float = field(default=1e-3, metadata={"help": "RMSprop learning rate"})
+    rms_alpha: float = field(default=0.9, metadata={"help": "RMSprop smoothing ρ (the seed's '0.9')"})
+    gamma: float = field(default=0.9, metadata={"help": "discount factor"})
+    batch_size: int = field(default=256, metadata={"help": "transitions per gradient step"})
+    replay_size: int = field(default=50_000, metadata={"help": "replay capacity (transitions)"})
+    learn_start: int = field(default=0, metadata={"help": "transitions stored before learning (0 = one batch)"})
+    prioritized: bool = field(default=True, metadata={"help": "prioritised replay (proportional); False = uniform"})
+    per_alpha: float = field(default=0.6, metadata={"help": "priority exponent α"})
+    per_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent β at the start, annealed to 1"})
+    reward_scale: float = field(default=50.0, metadata={"help": "the four moves' rewards are mean-centred and scaled to ±this"})
+    eps_start: float = field(default=1.0, metadata={"help": "ε-greedy: ε at the start"})
+    eps_end: float = field(default=0.05, metadata={"help": "ε-greedy: final ε"})
+    eps_steps: int = field(default=100_000, metadata={"help": "ε decays linearly over this many transitions"})
+    target_sync: int = field(default=500, metadata={"help": "copy the online net into the target net every this many gradient steps"})
+    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
+    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
+    checkpoint_every: int = field(default=100, metadata={"help": "checkpoint every this many finished games"})
+    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
+    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.hidden, list):
+            object.__setattr__(self, "hidden", tuple(self.hidden))
+        check_choice("mode", self.mode, ("q", "v"))
+        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every"):
+            check_number(name, getattr(self, name), low=1, integer=True)
+        for name in ("seed", "learn_start"):
+            check_number(name, getattr(self, name), low=0, integer=True)
+        for name in ("duration", "replay_ratio", "slope", "per_alpha"):
+            check_number(name, getattr(self, name), low=0)
+        for name in ("gamma", "dropout", "per_beta", "eps_start", "eps_end", "rms_alpha"):
+            check_number(name, getattr(self, name), low=0, high=1)
+        check_number("lr", self.lr, low=0, low_open=True)
+        check_number("reward_scale", self.reward_scale, low=0, low_open=True)
+        if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise ValueError(f"hidden={self.hidden!r} must be one or more positive layer widths")
+
+    def net_spec(self) -> dict[str, Any]:
+        return {"name": "seed003", "outputs": 4 if self.mode == "q" else 1, "hidden": list(self.hidden), "slope": self.slope, "dropout": self.dropout}
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "seed003_q": {"mode": "q"},
+    "seed003_v": {"mode": "v"},
+}
+
+
+def centred_rewards(rewards: np.ndarray, legal: np.ndarray, scale: float) -> np.ndarray:
+    """[N, 4] merge rewards -> mean-centred over the legal moves and scaled so the largest |r| is ``scale``.
+
+    Illegal moves get 0; when every legal move earns the same, all get 0.
+    """
+    r = rewards.astype(np.float64)
+    n = np.maximum(legal.sum(axis=1, keepdims=True), 1)
+    mean = (r * legal).sum(axis=1, keepdims=True) / n
+    c = np.where(legal, r - mean, 0.0)
+    span = np.abs(c).max(axis=1, keepdims=True)
+    return np.where(span > 0, c / np.where(span > 0, span, 1.0) * scale, 0.0)
+
+
+def first_legal_by_rank(scores: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """Seed 003's rule: take the best-scored move; if it does not change the board, the next best, and so on."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ok = np.take_along_axis(legal, order, axis=1)
+    return order[np.arange(len(order)), ok.argmax(axis=1)]
+
+
+def _scores(net: SeedNet, mode: str, boards: np.ndarray, after: np.ndarray, r: np.ndarray, gamma: float, device: torch.device) -> np.ndarray:
+    """[N, 4] move scores: Q(s, a) in mode q; r(a) + γ·V(after(s, a)) in mode v (no grad)."""
+    with torch.no_grad():
+        if mode == "q":
+            return net(net.encode(exponents(boards)).to(device)).cpu().numpy()
+        v = net(net.encode(exponents(after.reshape(-1))).to(device)).cpu().numpy().reshape(-1, 4)
+    return r + gamma * v
+
+
+def td_targets(cfg: QNetConfig, online: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(prediction, target) for a replay batch in either mode."""
+    alive = torch.from_numpy(~batch["term"]).to(device).float()
+    x = online.encode(exponents(batch["s"])).to(device)
+    online.train()
+    if cfg.mode == "q":
+        pred = online(x).gather(1, torch.from_numpy(batch["a"]).to(device).view(-1, 1)).squeeze(1)
+        with torch.no_grad():
+            q2 = target(target.encode(exponents(batch["s2"])).to(device))
+            q2 = q2.masked_fill(~torch.from_numpy(batch["m2"]).to(device), -torch.inf).max(1).values
+            q2 = torch.where(torch.isfinite(q2), q2, torch.zeros_like(q2))
+            y = torch.from_numpy(batch["r"]).to(device) + cfg.gamma * alive * q2
+        return pred, y
+    pred = online(x).squeeze(1)
+    after, rew, legal = all_moves(batch["s2"])
+    r2 = centred_rewards(rew, legal, cfg.reward_scale)
+    best = _scores(target, "v", batch["s2"], after, r2, cfg.gamma, device)
+    best = np.where(legal, best, -np.inf).max(axis=1)
+    best = np.where(np.isfinite(best), best, 0.0).astype(np.float32)
+    return pred, torch.from_numpy(best).to(device) * alive
+
+
+def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
+    """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
+    out = Path(out)
+    cfg, ckpt = start_run(out, config, "qnet", resume, budget=("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    device = resolve_device(cfg.device)
+    torch.set_num_threads(cfg.threads)
+    torch.manual_seed(cfg.seed)
+    gen = np.random.default_rng(cfg.seed)
+    spec = cfg.net_spec()
+    online = build_net(spec).to(device)
+    target: SeedNet = copy.deepcopy(online).eval()
+    optimizer = torch.optim.RMSprop(online.parameters(), lr=cfg.lr, alpha=cfg.rms_alpha, foreach=True)
+    memory: ReplayMemory = PrioritizedReplay(cfg.replay_size, cfg.per_alpha) if cfg.prioritized else ReplayMemory(cfg.replay_size)
+    games = BoardBatch(cfg.num_envs, cfg.seed)
+    n = cfg.num_envs
+    acc = {"actions": np.zeros((n, 4), dtype=np.int64), "loss": np.zeros((n, 2)), "eps": np.zeros(n)}
+    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
+    metrics = Metrics(out, cfg.tensorboard)
+    if ckpt is not None:
+        load_weights(online, spec, ckpt["net"], ckpt["online"], str(out / "checkpoint.pt"))
+        target.load_state_dict(ckpt["target"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        memory.load_state_dict(ckpt["replay"])
+        games.load_state_dict(ckpt["games"])
+        acc, c = ckpt["episode_acc"], ckpt["counters"]
+        set_rng_state(gen, ckpt["rng"])
+        metrics.truncate("episode", c["episodes"])
+    deadline = Deadline(cfg.duration, c["elapsed"])
+    learn_start = max(cfg.learn_start, cfg.batch_size)
+
+    def checkpoint(status: str) -> None:
+        c["elapsed"] = deadline.elapsed
+        torch_save(out / "checkpoint.pt", {
+            "format": 1, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
+            "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "games": games.state_dict(),
+            "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen),
+        })
+        save_model(out, "qnet", spec, online, {"config": dataclasses.asdict(cfg)})
+        write_meta(out, "qnet", "qnet", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
+
+    recent: list[int] = []
+    bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
+    last_ckpt = c["episodes"]
+    status = "completed"
+    with GracefulStop() as stop:
+        while c["episodes"] < cfg.episodes:
+            if stop.requested:
+                status = "interrupted"
+                break
+            if deadline.passed():
+                break
+            boards = games.boards.copy()
+            after, rew, legal = all_moves(boards)
+            r = centred_rewards(rew, legal, cfg.reward_scale)
+            online.eval()
+            scores = _scores(online, cfg.mode, boards, after, r, cfg.gamma, device)
+            actions = first_legal_by_rank(scores, legal)
+            eps = cfg.eps_end + (cfg.eps_start - cfg.eps_end) * max(0.0, 1.0 - c["env_steps"] / cfg.eps_steps)
+            for j in np.flatnonzero(gen.random(n) < eps):
+                actions[j] = int(gen.choice(np.flatnonzero(legal[j])))
+            st = games.step(actions)
+            rows = np.arange(n)
+            for i in range(n):
+                if cfg.mode == "q":
+                    memory.push(int(boards[i]), int(actions[i]), float(r[i, actions[i]]), int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
+                else:
+                    memory.push(int(after[i, actions[i]]), int(actions[i]), 0.0, int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
+            acc["actions"][rows, actions] += 1
+            acc["eps"] += eps
+            c["env_steps"] += n
+            c["credit"] += n * cfg.replay_ratio
+            while len(memory) >= learn_start and c["credit"] >= 1.0:
+                c["credit"] -= 1.0
+                idx = memory.sample(gen, cfg.batch_size)
+                pred, y = td_targets(cfg, online, target, memory.batch(idx), device)
+                err = pred - y
+                if isinstance(memory, PrioritizedReplay):
+                    beta = cfg.per_beta + (1.0 - cfg.per_beta) * min(1.0, c["episodes"] / cfg.episodes)
+                    w = torch.from_numpy(memory.weights(idx, beta)).to(device)
+                    loss = (w * err**2).mean()
+                    memory.update(idx, err.detach().cpu().numpy())
+                else:
+                    loss = (err**2).mean()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                c["grad_steps"] += 1
+                if c["grad_steps"] % cfg.target_sync == 0:
+                    target.load_state_dict(online.state_dict())
+                acc["loss"] += np.array([loss.item(), 1.0])
+            for i, game in zip(np.flatnonzero(st.done).tolist(), games.restart(st.done), strict=True):
+                c["episodes"] += 1
+                recent = (recent + [game["score"]])[-100:]
+                loss_i = acc["loss"][i]
+                metrics.log({
+                    "episode": c["episodes"], **game, "loss": float(loss_i[0] / loss_i[1]) if loss_i[1] else None,
+                    "epsilon": float(acc["eps"][i] / max(game["length"], 1)), "actions": acc["actions"][i].tolist(),
+                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
+                }, int(c["episodes"]))
+                acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
+                bar.update(1)
+            if recent:
+                bar.set_postfix(mean100=f"{np.mean(recent):.0f}", eps=f"{eps:.2f}", refresh=False)
+            if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
+                checkpoint("running")
+                last_ckpt = c["episodes"]
+    bar.close()
+    checkpoint(status)
+    metrics.close()
+    if status == "interrupted":
+        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
+    return out
+
+
+TRAINER = Trainer("qnet", "Seed 003's 16-128-32-8 Q-network: RMSprop, MSE, centred rewards, prioritised replay (torch)", QNetConfig, run, PRESETS)

@@ -1,0 +1,79 @@
+"""``ai2048 play`` and ``ai2048 serve`` through the real CLI: records written, bad options refused."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytest.importorskip("textual", reason="textual comes with the 'ui' extra: pip install 'ai2048[ui]'")
+
+import _ui_test_agents  # noqa: F401  (registers ui-test-greedy)
+import ai2048.ui.terminal as terminal
+from ai2048.cli import main
+from ai2048.records import GameRecord
+
+
+def drive_with(keys_until_over: str, then: list[str]):
+    """Patch make_play_app so that ``App.run`` presses keys in a headless pilot instead of a terminal.
+
+    The game is played to its end by the session first and the last two moves taken back, so the
+    pilot only has to press ``keys_until_over`` a couple of times to end it through the UI.
+    """
+    real = terminal.make_play_app
+
+    def fake(session, on_game_end=None):
+        app = real(session, on_game_end)
+
+        async def drive():
+            while not session.is_over:  # fast-forward outside the UI, then finish the game with keys
+                session.ai_move()
+            session.undo()
+            session.undo()
+            async with app.run_test(size=(80, 30)) as pilot:
+                while not session.is_over:
+                    await pilot.press(keys_until_over)
+                for k in then:
+                    await pilot.press(k)
+
+        app.run = lambda: asyncio.run(drive())
+        return app
+
+    return fake
+
+
+def test_play__game_over_and_quit_write_replayable_records(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(terminal, "make_play_app", drive_with("space", ["n", "left", "down", "q"]))
+    code = main(["play", "--seed", "7", "--hint-agent", "ui-test-greedy", "--set", "bonus=1",
+                 "--records", str(tmp_path)])
+    assert code == 0
+    files = sorted(tmp_path.glob("play-*.json"))
+    assert len(files) == 2, files  # the finished game, and the one quit after a few moves
+    recs = [GameRecord.load(f) for f in files]
+    full = next(r for r in recs if r.seed == 7)
+    assert full.agent == "ui-test-greedy" and full.agent_config == {"bonus": 1} and full.meta["source"] == "play"
+    assert full.replay().scores[-1] == full.final_score
+    short = next(r for r in recs if r.seed != 7)
+    assert short.moves <= 2 and short.agent == "human"
+    assert "record saved to" in capsys.readouterr().out
+
+
+def test_play__no_record(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(terminal, "make_play_app", drive_with("space", ["q"]))
+    assert main(["play", "--seed", "7", "--hint-agent", "ui-test-greedy", "--records", str(tmp_path),
+                 "--no-record"]) == 0
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["play", "--hint-agent", "nope"], "unknown agent 'nope'"),
+        (["play", "--hint-agent", "greedy", "--set", "depth=2"], "no config key(s) depth"),
+        (["serve", "--agent", "nope"], "unknown agent 'nope'"),
+        (["serve", "--port", "70000"], "--port 70000 is not a TCP port"),
+    ],
+)
+def test_play_serve__bad_options_exit_2(argv: list[str], message: str, capsys) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err

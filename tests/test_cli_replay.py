@@ -1,0 +1,118 @@
+"""``ai2048 replay``: terminal replay, GIF and MP4 rendering, eval results, and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ai2048.cli import main
+from ai2048.records import GameRecord, record_game
+
+pytest.importorskip("PIL", reason="Pillow comes with the 'plot' extra")
+
+
+def cycle(board: int) -> int:
+    from ai2048 import Game
+
+    return int(Game(board=board).legal_actions()[-1])
+
+
+@pytest.fixture(scope="module")
+def rec_path(tmp_path_factory):
+    rec = record_game(cycle, seed=5, max_moves=30, agent_name="last-legal")
+    return rec.save(tmp_path_factory.mktemp("rec") / "game.json")
+
+
+def test_replay__terminal_prints_final_board_and_checks(rec_path, capsys) -> None:
+    rec = GameRecord.load(rec_path)
+    assert main(["replay", str(rec_path), "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"replayed 30 moves: score {rec.final_score}, max tile {rec.max_tile}" in out
+    assert str(rec.max_tile) in out
+
+
+def test_replay__gif_has_one_frame_per_move_plus_start(rec_path, tmp_path) -> None:
+    from PIL import Image
+
+    out = tmp_path / "g.gif"
+    assert main(["replay", str(rec_path), "--gif", str(out), "--cell", "40"]) == 0
+    with Image.open(out) as im:
+        assert im.n_frames == 31
+        assert im.size == (4 * 40 + 5 * 4, 4 * 40 + 5 * 4 + 32)
+    assert main(["replay", str(rec_path), "--gif", str(out), "--every", "10", "--cell", "40"]) == 0
+    with Image.open(out) as im:
+        assert im.n_frames == 4
+
+
+def test_render__frame_draws_tile_colours(rec_path) -> None:
+    from ai2048 import from_tiles
+    from ai2048.ui.colors import hex_to_rgb, tile_colors
+    from ai2048.ui.render import FrameRenderer
+
+    r = FrameRenderer(cell=40)
+    img = r.frame(from_tiles([2048] + [0] * 15), score=10, move=3)
+    gap = r.gap
+    corner = (gap + 3, r.header + gap + 3)  # inside tile (0, 0), away from its label
+    assert img.getpixel(corner) == hex_to_rgb(tile_colors(11)[0])
+    assert img.getpixel((gap + 40 + gap + 3, r.header + gap + 3)) == hex_to_rgb(tile_colors(0)[0])
+
+
+def test_replay__mp4_or_clear_error(rec_path, tmp_path, capsys) -> None:
+    out = tmp_path / "g.mp4"
+    try:
+        import imageio_ffmpeg  # noqa: F401
+    except ImportError:
+        assert main(["replay", str(rec_path), "--mp4", str(out)]) == 2
+        assert "pip install imageio-ffmpeg" in capsys.readouterr().err
+        return
+    assert main(["replay", str(rec_path), "--mp4", str(out), "--cell", "40"]) == 0
+    assert out.stat().st_size > 1000 and out.read_bytes()[4:8] == b"ftyp"
+
+
+def test_replay__eval_result_game(tmp_path, capsys) -> None:
+    from ai2048.records import actions_to_str
+
+    games = []
+    for seed in (1, 2):
+        r = record_game(cycle, seed=seed, max_moves=20 + seed)
+        games.append({"seed": seed, "score": r.final_score, "moves": r.moves, "max_tile": r.max_tile,
+                      "actions": actions_to_str(r.actions)})
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps({"format": "ai2048.eval-result", "agent": "x", "p_two": 0.9, "games": games}))
+    assert main(["replay", str(path), "--game", "1", "--delay", "0"]) == 0
+    assert "replayed 22 moves" in capsys.readouterr().out
+    assert main(["replay", str(path), "--game", "5"]) == 2
+    assert "--game 5 is out of range" in capsys.readouterr().err
+    games[0]["score"] += 2
+    path.write_text(json.dumps({"format": "ai2048.eval-result", "agent": "x", "p_two": 0.9, "games": games}))
+    assert main(["replay", str(path), "--game", "0"]) == 2
+    assert "game 0 replays to score" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "missing.json does not exist"),
+        ("{trunc", "is not valid JSON"),
+        (json.dumps({"format": "something-else"}), "is not an ai2048 game record"),
+    ],
+)
+def test_replay__bad_files_name_the_file(tmp_path, capsys, content, message) -> None:
+    path = tmp_path / "missing.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json" in err and message in err
+
+
+def test_replay__tampered_record_names_file_and_move(rec_path, tmp_path, capsys) -> None:
+    d = json.loads(rec_path.read_text())
+    d["scores"][3] += 8
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(d))
+    assert main(["replay", str(bad), "--gif", str(tmp_path / "x.gif")]) == 2
+    err = capsys.readouterr().err
+    assert "tampered.json does not replay at move 4" in err
+    assert not (tmp_path / "x.gif").exists()

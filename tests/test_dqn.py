@@ -1,0 +1,302 @@
+"""DQN (seed 000): exploration rules by hand, shaping values, n-step, learning step, runs, resume, errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ai2048 import encode, legal_mask  # noqa: E402
+from ai2048.agents import load_agent, make_agent  # noqa: E402
+from ai2048.checkpoint import read_jsonl  # noqa: E402
+from ai2048.nets import build_net  # noqa: E402
+from ai2048.train import get_trainer  # noqa: E402
+from ai2048.train.config import make_config  # noqa: E402
+from ai2048.train.dqn import PRESETS, DQNConfig, Explorer, entropy_probabilities, run, shaped_rewards, td_loss  # noqa: E402
+from ai2048.train.kernels import exponents  # noqa: E402
+from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
+from ai2048.train.torchrun import load_weights, resolve_device, soft_update  # noqa: E402
+
+TINY = {"episodes": 4, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "progress": False, "checkpoint_every": 2, "tensorboard": False}
+
+
+class FakeGen:
+    """Stands in for numpy's Generator: scripted ``random()`` draws; ``choice`` returns the last option."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+        self.choices = []
+
+    def random(self):
+        return self.draws.pop(0)
+
+    def choice(self, options, p=None):
+        options = np.arange(options) if np.ndim(options) == 0 else options
+        self.choices.append((np.asarray(options).tolist(), None if p is None else np.asarray(p).tolist()))
+        return np.asarray(options)[-1]
+
+
+def _explorer(kind, draws, **kw):
+    gen = FakeGen(draws)
+    return Explorer(DQNConfig(exploration=kind, **kw), gen), gen
+
+
+def test_explorer__lai_robbins_credits_the_greedy_action_and_uses_eta_over_one_plus_nu_t():
+    ex, gen = _explorer("lai_robbins", [0.9, 0.5])
+    q = np.array([[1.0, 5.0, 3.0, 2.0]])
+    mask = np.array([[True, True, True, False]])
+    a, eps = ex.select(q, mask)  # t(a*) = 1 -> eps = 0.8 / 1.01; draw 0.9 > eps -> greedy
+    assert a[0] == 1 and eps[0] == pytest.approx(0.8 / 1.01)
+    a, eps = ex.select(q, mask)  # t(a*) = 2 -> eps = 0.8 / 1.02; draw 0.5 <= eps -> random legal
+    assert eps[0] == pytest.approx(0.8 / 1.02)
+    assert a[0] == 2 and gen.choices[-1][0] == [0, 1, 2]
+    assert ex.counts.tolist() == [0, 2, 0, 0]  # the random action is not credited (seed quirk)
+
+
+def test_explorer__torch_version_decays_exponentially_from_eps_start_to_eps_end():
+    ex, _ = _explorer("torch_version", [0.99] * 3, eps_start=0.8, eps_end=0.02, eps_decay=1000.0)
+    mask = np.ones((1, 4), dtype=bool)
+    _, eps = ex.select(np.array([[0.0, 0.0, 1.0, 0.0]]), mask)
+    assert eps[0] == pytest.approx(0.8)
+    ex.steps = 1000
+    a, eps = ex.select(np.array([[0.0, 0.0, 1.0, 0.0]]), mask)
+    assert eps[0] == pytest.approx(0.02 + 0.78 * math.exp(-1.0))
+    assert a[0] == 2 and ex.counts[2] == 2
+
+
+def test_explorer__entropy_is_softmax_of_q_times_alpha_log_counts_plus_one_over_legal_actions():
+    counts = np.array([0.0, 1.0, 3.0, 0.0])
+    p = entropy_probabilities(np.array([1.0, 2.0, 3.0, 4.0]), np.array([True, True, True, False]), counts, 1.0)
+    # logits 1·log1, 2·log2, 3·log4 -> weights 1, 4, 64, and the illegal action gets nothing
+    np.testing.assert_allclose(p, [1 / 69, 4 / 69, 64 / 69, 0.0])
+
+
+def test_explorer__entropy_starts_uniform_over_legal_actions_and_counts_the_sampled_action():
+    ex, gen = _explorer("entropy", [])
+    a, eps = ex.select(np.array([[9.0, 1.0, 2.0, 3.0]]), np.array([[True, False, True, True]]))
+    np.testing.assert_allclose(gen.choices[0][1], [1 / 3, 0, 1 / 3, 1 / 3])
+    assert a[0] == 3 and ex.counts.tolist() == [0, 0, 0, 1]
+    assert eps[0] == pytest.approx(2 / 3)
+
+
+def test_explorer__only_legal_actions_are_ever_chosen():
+    gen = np.random.default_rng(1)
+    for kind in ("entropy", "lai_robbins", "torch_version", "greedy"):
+        ex = Explorer(DQNConfig(exploration=kind), gen)
+        q = gen.normal(size=(200, 4)) * 10
+        masks = gen.random((200, 4)) < 0.5
+        masks[np.arange(200), gen.integers(0, 4, 200)] = True
+        a, _ = ex.select(q, masks)
+        assert masks[np.arange(200), a].all(), kind
+
+
+def test_shaping__progressive_bonus_penalty_and_win_bonus():
+    board = [512, 512, 1024, 2048] + [2] * 4 + [0] * 8
+    exps = np.array([[0 if v == 0 else v.bit_length() - 1 for v in board]], dtype=np.uint8)
+    cfg = make_config(DQNConfig, PRESETS, "shaping5")
+    r = shaped_rewards(cfg, np.array([8]), np.array([3]), exps, np.array([True]))
+    assert r[0] == pytest.approx(3 + (2 * 1 + 2.5 + 6) - 1.5 + 11)
+    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping2"), np.array([8]), np.array([3]), exps, np.array([False]))
+    assert r[0] == pytest.approx(8)
+    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping1"), np.array([8]), np.array([3]), exps, np.array([True]))
+    assert r[0] == pytest.approx(1.0)
+    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping4"), np.array([8]), np.array([3]), exps, np.array([False]))
+    assert r[0] == pytest.approx(3 + 10.5)
+
+
+def test_presets__seed000_is_the_saved_agents_configuration():
+    cfg = make_config(DQNConfig, PRESETS, "seed000")
+    assert (cfg.net, cfg.planes, cfg.batch_size, cfg.gamma, cfg.tau, cfg.exploration, cfg.reward) == ("bigconv", 12, 384, 0.995, 5e-3, "entropy", "log2")
+    assert (cfg.l2_reg, cfg.replay_size, cfg.goal_tile, cfg.num_envs, cfg.n_step, cfg.double_dqn) == (3e-4, 10_000, 2048, 1, 1, False)
+
+
+def test_nstep__returns_discounted_sums_and_flushes_at_the_end_of_a_game():
+    ns = NStep(1, 3, 0.5)
+    m = np.ones(4, dtype=bool)
+    assert ns.push(0, 10, 0, 1.0, 11, False, False, m) == []
+    assert ns.push(0, 11, 1, 2.0, 12, False, False, m) == []
+    (t,) = ns.push(0, 12, 2, 4.0, 13, False, False, m)
+    assert t[:6] == (10, 0, 1.0 + 0.5 * 2.0 + 0.25 * 4.0, 13, False, 0.125)
+    out = ns.push(0, 13, 3, 8.0, 14, True, True, m)
+    assert [(s, ret, term, disc) for s, _, ret, _, term, disc, _ in out] == [
+        (11, 2.0 + 0.5 * 4.0 + 0.25 * 8.0, True, 0.125),
+        (12, 4.0 + 0.5 * 8.0, True, 0.25),
+        (13, 8.0, True, 0.5),
+    ]
+    assert ns.pending == [[]]
+
+
+def _random_batch(n=64, seed=0):
+    rng = np.random.default_rng(seed)
+    mem = ReplayMemory(n)
+    for _ in range(n):
+        e = rng.integers(0, 8, 16)
+        b = encode(e)
+        legal = legal_mask(b)
+        a = int(rng.choice(np.flatnonzero(legal))) if legal.any() else 0
+        e2 = rng.integers(0, 8, 16)
+        mem.push(b, a, float(rng.integers(0, 5)), encode(e2), bool(rng.random() < 0.1), 0.99, legal_mask(encode(e2)))
+    return mem.batch(np.arange(n))
+
+
+@pytest.mark.parametrize("double", [False, True])
+def test_td_loss__one_optimisation_step_decreases_the_loss_on_a_fixed_batch(double):
+    torch.manual_seed(0)
+    cfg = DQNConfig(net="conv", double_dqn=double, l2_reg=1e-3)
+    policy = build_net(cfg.net_spec())
+    target = build_net(cfg.net_spec()).eval()
+    target.load_state_dict(policy.state_dict())
+    opt = torch.optim.AdamW(policy.parameters(), lr=1e-3, amsgrad=True)
+    batch = _random_batch()
+    before, _ = td_loss(cfg, policy, target, batch, torch.device("cpu"))
+    opt.zero_grad()
+    before.backward()
+    opt.step()
+    after, _ = td_loss(cfg, policy, target, batch, torch.device("cpu"))
+    assert after.item() < before.item()
+
+
+def test_td_loss__includes_a_real_l2_term():
+    torch.manual_seed(0)
+    batch = _random_batch()
+    cfg0, cfg1 = DQNConfig(net="conv", l2_reg=0.0), DQNConfig(net="conv", l2_reg=0.5)
+    policy = build_net(cfg0.net_spec())
+    target = build_net(cfg0.net_spec()).eval()
+    l0, h0 = td_loss(cfg0, policy, target, batch, torch.device("cpu"))
+    l1, h1 = td_loss(cfg1, policy, target, batch, torch.device("cpu"))
+    l2 = sum((w**2).sum() for w in policy.l2_weights()).item()
+    assert l0.item() == pytest.approx(h0.item())
+    assert l1.item() - h1.item() == pytest.approx(0.25 * l2, rel=1e-4)
+
+
+def test_soft_update__moves_target_tau_of_the_way():
+    a, b = build_net({"name": "conv"}), build_net({"name": "conv"})
+    wa, wb = a.fc.weight.detach().clone(), b.fc.weight.detach().clone()
+    soft_update(a, b, 0.25)
+    torch.testing.assert_close(a.fc.weight.detach(), 0.75 * wa + 0.25 * wb)
+
+
+def test_dqn__tiny_run_writes_a_playable_run_directory(tmp_path):
+    out = run(make_config(DQNConfig, **TINY), tmp_path / "run")
+    recs = read_jsonl(out / "metrics.jsonl")
+    assert [r["episode"] for r in recs] == list(range(1, len(recs) + 1)) and len(recs) >= 4
+    for key in ("score", "length", "max_tile", "loss", "epsilon", "actions"):
+        assert key in recs[-1]
+    assert sum(recs[0]["actions"]) == recs[0]["length"]
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["agent"] == "dqn" and meta["status"] == "completed"
+    agent = load_agent(out)
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        b = encode(rng.integers(0, 10, 16))
+        if legal_mask(b).any():
+            assert legal_mask(b)[int(agent.act(b))]
+    assert set(agent.explain(encode([1, 1] + [0] * 14))) <= {"up", "right", "down", "left"}
+
+
+def test_dqn__resume_continues_exactly_as_an_uninterrupted_run(tmp_path):
+    full = run(make_config(DQNConfig, **{**TINY, "episodes": 8}), tmp_path / "full")
+    part = run(make_config(DQNConfig, **{**TINY, "episodes": 4}), tmp_path / "part")
+    run(make_config(DQNConfig, **{**TINY, "episodes": 8}), part, resume=True)
+    a, b = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl")
+    assert [(r["episode"], r["score"], r["length"]) for r in a] == [(r["episode"], r["score"], r["length"]) for r in b]
+    assert [r["loss"] for r in a] == pytest.approx([r["loss"] for r in b], rel=1e-5)
+
+
+def test_dqn__resume_refuses_other_settings_and_missing_runs(tmp_path):
+    out = run(make_config(DQNConfig, **TINY), tmp_path / "run")
+    with pytest.raises(ValueError, match="different settings \\(net\\)"):
+        run(make_config(DQNConfig, **{**TINY, "net": "fc"}), out, resume=True)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        run(make_config(DQNConfig, **TINY), tmp_path / "nothing", resume=True)
+    with pytest.raises(ValueError, match="already holds a run"):
+        run(make_config(DQNConfig, **TINY), out)
+
+
+def test_dqn__checkpoint_of_another_network_is_refused_naming_the_difference(tmp_path):
+    net = build_net({"name": "conv", "planes": 16})
+    other = build_net({"name": "bigconv", "planes": 12})
+    with pytest.raises(ValueError, match="name: checkpoint 'bigconv' vs config 'conv'"):
+        load_weights(net, {"name": "conv", "planes": 16}, {"name": "bigconv", "planes": 12}, other.state_dict(), "ckpt")
+    small = build_net({"name": "conv", "planes": 12})
+    with pytest.raises(ValueError, match="does not fit network 'conv': shape of fc.weight"):
+        load_weights(net, {"name": "conv", "planes": 16}, {"name": "conv", "planes": 16}, small.state_dict(), "ckpt")
+
+
+def test_dqn__unknown_config_key_and_bad_values_are_clear_errors():
+    with pytest.raises(ValueError, match="DQNConfig has no key\\(s\\) epsilon_start; valid keys: "):
+        make_config(DQNConfig, epsilon_start=0.5)
+    with pytest.raises(ValueError, match="unknown preset 'seed999'"):
+        make_config(DQNConfig, PRESETS, "seed999")
+    with pytest.raises(ValueError, match="exploration='boltzmann' is not one of"):
+        DQNConfig(exploration="boltzmann")
+    with pytest.raises(ValueError, match="goal_tile=1000 must be a power of two"):
+        DQNConfig(goal_tile=1000)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_dqn__asking_for_cuda_without_it_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="device='cuda' was asked for but torch sees no CUDA device"):
+        resolve_device("cuda")
+    with pytest.raises(ValueError, match="device='tpu' is not one of"):
+        resolve_device("tpu")
+    assert resolve_device("auto").type == "cpu"
+    with pytest.raises(ValueError, match="no CUDA device"):
+        run(make_config(DQNConfig, **{**TINY, "device": "cuda"}), tmp_path / "run")
+
+
+def test_dqn__registered_as_trainer_and_agent(tmp_path):
+    trainer = get_trainer("dqn")
+    assert trainer.config_cls is DQNConfig and "seed000" in trainer.presets
+    assert all(f.metadata.get("help") for f in dataclasses.fields(DQNConfig))
+    with pytest.raises(FileNotFoundError, match="holds no trained dqn model"):
+        make_agent("dqn", weights=str(tmp_path))
+
+
+def test_dqn__cli_trains_and_eval_plays_the_run(tmp_path):
+    from ai2048.cli import main
+
+    out = tmp_path / "cli"
+    sets = [f"--set={k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in TINY.items()]
+    assert main(["train", "dqn", *sets, "--out", str(out)]) == 0
+    assert (out / "model.pt").is_file()
+    assert main(["train", "dqn", "--set", "episodes=6", "--out", str(out), "--resume"]) == 0
+    assert read_jsonl(out / "metrics.jsonl")[-1]["episode"] >= 6
+    agent = make_agent("dqn", weights=str(out))
+    boards = exponents(np.array([encode([1, 1] + [0] * 14)], dtype=np.uint64))
+    assert boards.shape == (1, 16)
+    assert legal_mask(encode([1, 1] + [0] * 14))[int(agent.act(encode([1, 1] + [0] * 14)))]
+
+
+@pytest.mark.slow
+def test_dqn__ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    cfg = {**TINY, "episodes": 10_000, "checkpoint_every": 10_000}
+    code = f"from ai2048.train.dqn import DQNConfig, run; run(DQNConfig(**{cfg!r}), {str(out)!r})"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if (out / "metrics.jsonl").exists() and len(read_jsonl(out / "metrics.jsonl")) >= 2:
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        proc.kill()
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    done = meta["progress"]["episodes"]
+    assert done == len(read_jsonl(out / "metrics.jsonl")) >= 2
+    run(make_config(DQNConfig, **{**cfg, "episodes": done + 2}), out, resume=True)
+    assert [r["episode"] for r in read_jsonl(out / "metrics.jsonl")][: done + 2] == list(range(1, done + 3))

@@ -1,0 +1,138 @@
+"""The batch kernels (``prange`` over ``uint64[N]``) equal the single-board kernels board by board."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ai2048 import engine
+from ai2048.engine.batch import batch_observe, batch_reset
+from ai2048.engine.moves import log2_reward
+from ai2048.engine.spawn import spawn
+
+batches = st.lists(st.integers(0, 2**64 - 1), min_size=0, max_size=40).map(
+    lambda xs: np.array(xs, dtype=np.uint64)
+)
+
+
+def _played_boards(n: int, seed: int) -> np.ndarray:
+    """Realistic boards: positions met during random games."""
+    rng = np.random.default_rng(seed)
+    states = np.arange(seed, seed + n, dtype=np.uint64)
+    starts = np.array([engine.new_board(states[i : i + 1], 0.9) for i in range(n)], dtype=np.uint64)
+    finals, _, _ = engine.batch_random_play(starts, states, 0.9)
+    out = starts.copy()
+    for i in range(n):
+        b = np.uint64(starts[i])
+        s = engine.seed_state(seed * 1000 + i)
+        for _ in range(int(rng.integers(0, 300))):
+            mask = [a for a in range(4) if engine.move(b, a)[0] != b]
+            if not mask:
+                break
+            nb, _ = engine.move(b, mask[int(rng.integers(len(mask)))])
+            b = np.uint64(spawn(np.uint64(nb), s, 0.9))
+        out[i] = b
+    return np.concatenate([out, finals])
+
+
+@settings(deadline=None)
+@given(batches, st.integers(0, 2**32))
+def test_batch_move__equals_move(boards, seed):
+    actions = np.random.default_rng(seed).integers(0, 4, size=boards.shape[0])
+    out, rew = engine.batch_move(boards, actions)
+    want = [engine.move(b, int(a)) for b, a in zip(boards, actions, strict=True)]
+    assert out.tolist() == [w[0] for w in want]
+    assert rew.tolist() == [w[1] for w in want]
+
+
+@settings(deadline=None)
+@given(batches)
+def test_batch_legal_masks__equals_legal_bits(boards):
+    masks = engine.batch_legal_masks(boards)
+    assert masks.shape == (boards.shape[0], 4) and masks.dtype == np.bool_
+    for b, m in zip(boards, masks, strict=True):
+        bits = int(engine.legal_bits(b))
+        assert m.tolist() == [bool(bits >> a & 1) for a in range(4)]
+
+
+def _step_outputs(n: int) -> dict[str, np.ndarray]:
+    return {
+        "rewards": np.empty(n, np.int64),
+        "log_rewards": np.empty(n, np.int64),
+        "illegal": np.empty(n, np.bool_),
+        "masks": np.empty((n, 4), np.bool_),
+        "max_exp": np.empty(n, np.uint8),
+        "empty": np.empty(n, np.int64),
+        "obs": np.empty((n, 4, 4), np.uint8),
+    }
+
+
+def test_batch_step__equals_move_then_spawn_with_the_same_states():
+    boards = _played_boards(150, 11)
+    n = boards.shape[0]
+    actions = np.random.default_rng(3).integers(0, 4, size=n).astype(np.int64)
+    states = np.arange(1000, 1000 + n, dtype=np.uint64)
+    single_states = states.copy()
+    out = _step_outputs(n)
+    stepped = boards.copy()
+    engine.batch_step(stepped, actions, states, 0.9, *out.values())
+    assert out["illegal"].any() and not out["illegal"].all()
+    for i in range(n):
+        b, a = boards[i], int(actions[i])
+        nb, r = engine.move(b, a)
+        if nb == b:
+            assert out["illegal"][i] and out["rewards"][i] == 0 and stepped[i] == b
+            assert states[i] == single_states[i]
+        else:
+            s = single_states[i : i + 1]
+            want = spawn(np.uint64(nb), s, 0.9)
+            assert stepped[i] == want and out["rewards"][i] == r and not out["illegal"][i]
+            assert out["log_rewards"][i] == log2_reward(b, a)
+            assert states[i] == s[0]
+        cells = np.array([(int(stepped[i]) >> (4 * c)) & 0xF for c in range(16)])
+        assert out["obs"][i].reshape(-1).tolist() == cells.tolist()
+        assert out["max_exp"][i] == cells.max() and out["empty"][i] == (cells == 0).sum()
+        bits = int(engine.legal_bits(stepped[i]))
+        assert out["masks"][i].tolist() == [bool(bits >> k & 1) for k in range(4)]
+
+
+def test_batch_observe__matches_board():
+    boards = _played_boards(40, 5)
+    n = boards.shape[0]
+    out = _step_outputs(n)
+    batch_observe(boards, out["masks"], out["max_exp"], out["empty"], out["obs"])
+    for i in range(n):
+        cells = np.array([(int(boards[i]) >> (4 * c)) & 0xF for c in range(16)])
+        assert out["obs"][i].reshape(-1).tolist() == cells.tolist()
+        assert out["max_exp"][i] == cells.max() and out["empty"][i] == (cells == 0).sum()
+        assert out["masks"][i].tolist() == engine.batch_legal_masks(boards[i : i + 1])[0].tolist()
+
+
+def test_batch_reset__equals_new_board_where_asked():
+    n = 20
+    states = np.arange(50, 50 + n, dtype=np.uint64)
+    single = states.copy()
+    boards = np.full(n, 0xDEAD, dtype=np.uint64)
+    which = np.arange(n) % 3 == 0
+    batch_reset(boards, states, 0.9, which)
+    for i in range(n):
+        if which[i]:
+            assert boards[i] == engine.new_board(single[i : i + 1], 0.9)
+            assert int(engine.count_empty(boards[i])) == 14
+        else:
+            assert boards[i] == 0xDEAD
+        assert states[i] == single[i]
+
+
+def test_batch_random_play__equals_random_play():
+    n = 64
+    states = np.arange(7, 7 + n, dtype=np.uint64)
+    starts = np.array([engine.new_board(states[i : i + 1], 0.9) for i in range(n)], dtype=np.uint64)
+    single = states.copy()
+    finals, scores, moves = engine.batch_random_play(starts, states, 0.9)
+    for i in range(n):
+        f, s, m = engine.random_play(starts[i], single[i : i + 1], 0.9)
+        assert (finals[i], scores[i], moves[i]) == (f, s, m)
+        assert engine.is_over(finals[i])
+    assert np.array_equal(states, single)

@@ -1,0 +1,276 @@
+"""N-tuple network: seed 004's symmetry lists, values and TD updates against slow references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ai2048 import engine
+from ai2048.engine.rng import seed_state
+from ai2048.ntuple import kernels as generic
+from ai2048.ntuple.network import Network, load_file
+from ai2048.ntuple.patterns import PRESETS, isomorphic_patterns, parse_patterns, tuple_runs
+
+SEED_VECTORS = Path("/work/shared/data/seed_vectors.json")
+SMALL = "0123,4567,5410,26ae"  # straight, row, unsorted and column tuples: 4 * 65536 weights
+
+
+def cells(b: int) -> list[int]:
+    return [(b >> (4 * i)) & 15 for i in range(16)]
+
+
+def ref_index_lists(tuples):
+    """[(table offset, seed-004 index list)] for every feature."""
+    out, off = [], 0
+    for t in tuples:
+        out += [(off, iso) for iso in isomorphic_patterns(t)]
+        off += 16 ** len(t)
+    return out
+
+
+def chain_images(cs: list[int]) -> list[list[int]]:
+    """The 8 images of a board (as cell lists) in the kernels' order: mirror, transpose, mirror, ..."""
+
+    def mirror(c: list[int]) -> list[int]:
+        return [c[4 * r + 3 - k] for r in range(4) for k in range(4)]
+
+    def transpose(c: list[int]) -> list[int]:
+        return [c[4 * k + r] for r in range(4) for k in range(4)]
+
+    out = [cs]
+    for i in range(1, 8):
+        out.append(mirror(out[-1]) if i % 2 else transpose(out[-1]))
+    return out
+
+
+def ref_indices(net: Network, b: int) -> list[int]:
+    """Slow reference: the weight index of every feature of ``b``, in the kernels' summation order."""
+    cs = cells(b)
+    base = sum(max(cs) >= s for s in net.stages) * net.table
+    offs = np.cumsum([0] + [16 ** len(t) for t in net.tuples])
+    return [
+        base + int(offs[k]) + sum(img[c] << (4 * j) for j, c in enumerate(t))
+        for img in chain_images(cs)
+        for k, t in enumerate(net.tuples)
+    ]
+
+
+def ref_value(net: Network, b: int) -> float:
+    """Sum of the table lookups of every feature (float64, kernels' order)."""
+    v = 0.0
+    for i in ref_indices(net, b):
+        v += float(net.w[i])
+    return v
+
+
+def ref_add(net: Network, b: int, step: float) -> None:
+    for i in ref_indices(net, b):
+        net.w[i] = np.float32(float(net.w[i]) + step)
+
+
+def random_boards(n: int, seed: int = 0) -> list[int]:
+    rng = np.random.default_rng(seed)
+    return [int(engine.board.pack(rng.integers(0, 16, 16) * (rng.random(16) < 0.7))) for _ in range(n)]
+
+
+def test_isomorphic_patterns__equal_seed004_vectors() -> None:
+    if not SEED_VECTORS.is_file():
+        pytest.skip("shared seed vectors not available")
+    vectors = json.loads(SEED_VECTORS.read_text())["ntuple_isomorphic_patterns_seed004"]
+    assert len(vectors) == 4
+    for pattern, lists in vectors.items():
+        assert isomorphic_patterns(json.loads(pattern)) == lists
+
+
+def test_features__kernel_images_equal_seed004_index_lists() -> None:
+    """The kernels read tuple k on the 8 images of the board; seed 004 reads 8 index lists of
+    the board: both give the same multiset of (tuple, index) features."""
+    net = Network(SMALL)
+    offs = np.cumsum([0] + [16 ** len(t) for t in net.tuples])
+    for b in random_boards(30, seed=7):
+        cs = cells(b)
+        seed = [
+            int(offs[k]) + sum(cs[c] << (4 * j) for j, c in enumerate(iso))
+            for k, t in enumerate(net.tuples)
+            for iso in isomorphic_patterns(t)
+        ]
+        assert sorted(seed) == sorted(ref_indices(net, b))
+
+
+def test_parse_patterns__presets_and_hex() -> None:
+    assert parse_patterns("4x6") == ((0, 1, 2, 3, 4, 5), (4, 5, 6, 7, 8, 9), (0, 1, 2, 4, 5, 6), (4, 5, 6, 8, 9, 10))
+    assert parse_patterns("2x4+2x6")[:2] == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert [len(t) for t in parse_patterns("8x6")] == [6] * 8
+    assert [len(t) for t in parse_patterns("4x5")] == [5] * 4
+    assert parse_patterns("0123,4567") == parse_patterns([[0, 1, 2, 3], [4, 5, 6, 7]])
+    assert set(PRESETS) == {"4x6", "5x6", "8x6", "4x5", "2x4+2x6"}
+
+
+@pytest.mark.parametrize("spec", ["nope", "0g12", "0012", "012345678", ""])
+def test_parse_patterns__bad_spec_raises(spec: str) -> None:
+    with pytest.raises(ValueError):
+        parse_patterns(spec)
+
+
+def test_tuple_runs__index_equals_nibble_packing() -> None:
+    tuples = parse_patterns(SMALL + ",012456,45689a")
+    runs, nruns, _, _ = tuple_runs(tuples)
+    for b in random_boards(50):
+        for k, t in enumerate(tuples):
+            idx = 0
+            for j in range(nruns[k]):
+                idx |= ((b >> int(runs[k, j, 0])) & int(runs[k, j, 1])) << int(runs[k, j, 2])
+            assert idx == sum(cells(b)[c] << (4 * j) for j, c in enumerate(t))
+
+
+def test_network__4x6_fits_300_mib() -> None:
+    assert Network("4x6").nbytes <= 300 * 2**20
+
+
+@pytest.mark.parametrize("stages", [(), (5,)])
+def test_value__equals_slow_reference(stages: tuple[int, ...]) -> None:
+    net = Network(SMALL, stages=stages)
+    net.w[:] = np.random.default_rng(1).standard_normal(net.w.size).astype(np.float32)
+    for b in random_boards(40, seed=2):
+        want = ref_value(net, b)
+        assert net.value(b) == pytest.approx(want, rel=1e-9, abs=1e-9)
+        assert generic.ntuple_value(np.uint64(b), net.data()) == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
+def test_update__one_td_step_by_hand() -> None:
+    """V(b) += α (target - V(b)): each of the F features moves by α/F · error."""
+    net = Network("0123")  # F = 8 features; this board's 8 images are all different
+    b = int(engine.board.pack(np.array([1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 8])))
+    e = np.zeros(1, np.float32)
+    new = net.k._update(
+        np.uint64(b), net.stage_arr, net.table, 10.0, 0.1 / net.features, False, net.w, e, e, net.runs,
+        net.nruns, net.tbase,
+    )
+    assert new == pytest.approx(1.0, rel=1e-6)  # 0 + 0.1 * (10 - 0)
+    assert np.count_nonzero(net.w) == 8
+    assert np.allclose(net.w[net.w != 0], 0.125)
+    # an empty board: all 8 images hit one weight, which gets 8 steps of alpha/F * error
+    net2 = Network("0123")
+    net2.k._update(np.uint64(0), net2.stage_arr, net2.table, 8.0, 0.5 / 8, False, net2.w, e, e, net2.runs, net2.nruns, net2.tbase)
+    assert net2.w[0] == pytest.approx(4.0) and net2.value(0) == pytest.approx(32.0)
+
+
+def _ref_train_game(net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool, alpha: float) -> int:
+    """Slow reference of one self-play training game (see kernels.play_game_train)."""
+    p = 0.9
+    step = alpha / net.features
+
+    def value_before(nb: int) -> float:
+        total, n = 0.0, 0
+        for c in range(16):
+            if (nb >> (4 * c)) & 15 == 0:
+                total += p * ref_value(net, nb | (1 << (4 * c)))
+                total += (1 - p) * ref_value(net, nb | (2 << (4 * c)))
+                n += 1
+        return total / n
+
+    b = int(engine.new_board(state, p))
+    recs: list[tuple[int, int]] = []
+    prev, prev_r, score = None, 0, 0
+    while True:
+        best = None
+        for a in range(4):
+            nb, r = engine.move(np.uint64(b), a)
+            nb, r = int(nb), int(r)
+            if nb == b:
+                continue
+            v = r + (ref_value(net, nb) if kind == "after" else value_before(nb))
+            if best is None or v > best[0]:
+                best = (v, nb, r)
+        if best is None:
+            break
+        v, nb, r = best
+        x = nb if kind == "after" else b
+        if online:
+            if prev is not None:
+                target = v if kind == "after" else prev_r + ref_value(net, b)
+                ref_add(net, prev, step * (target - ref_value(net, prev)))
+            prev, prev_r = x, r
+        else:
+            recs.append((x, r))
+        b = int(engine.spawn(np.uint64(nb), state, p))
+        score += r
+    if online and prev is not None:
+        ref_add(net, prev, step * ((0.0 if kind == "after" else prev_r) - ref_value(net, prev)))
+    target = 0.0
+    for x, r in reversed(recs):
+        goal = target if kind == "after" else r + target
+        ref_add(net, x, step * (goal - ref_value(net, x)))
+        vnew = ref_value(net, x)
+        target = (r + vnew) if kind == "after" else vnew + (r if quirk else 0)
+    return score
+
+
+@pytest.mark.parametrize(
+    "kind,online,quirk", [("after", True, False), ("after", False, False), ("before", True, False), ("before", False, True)]
+)
+def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool) -> None:
+    fast = Network("0123,4567", kind=kind)
+    slow = Network("0123,4567", kind=kind)
+    s1, s2 = seed_state(5), seed_state(5)
+    for _ in range(2):
+        b0 = np.uint64(engine.new_board(s1, 0.9))
+        e = np.zeros(1, np.float32)
+        buf_b = np.zeros(1 << 14, np.uint64)
+        buf_r = np.zeros(1 << 14, np.int64)
+        pool = np.zeros(4, np.uint64)
+        score, _, _ = fast.k.play_game_train(
+            b0, fast.w, e, e, np.ones(1, np.int64), fast.runs, fast.nruns, fast.tbase, fast.stage_arr,
+            0 if kind == "after" else 1, online, False, quirk, 0.1 / fast.features, 0.0, 0.9, s1, buf_b, buf_r,
+            pool, np.zeros(1, np.int64), 15,
+        )
+        assert score == _ref_train_game(slow, s2, kind, online, quirk, 0.1)
+        assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
+    assert np.count_nonzero(fast.w) > 0
+
+
+def test_save_load__round_trip(tmp_path: Path) -> None:
+    net = Network(SMALL, stages=(11,), kind="before")
+    net.w[:] = np.random.default_rng(3).standard_normal(net.w.size).astype(np.float32)
+    net.save(tmp_path / "w.npz", extra=np.arange(3))
+    back, arrays = load_file(tmp_path / "w.npz", extra=("extra",))
+    assert back.patterns == net.patterns and back.stages == (11,) and back.kind == "before"
+    assert np.array_equal(back.w, net.w) and list(arrays["extra"]) == [0, 1, 2]
+
+
+def test_load__corrupt_truncated_or_foreign_file_names_the_problem(tmp_path: Path) -> None:
+    net = Network("0123")
+    path = tmp_path / "w.npz"
+    net.save(path)
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="corrupt or truncated"):
+        load_file(tmp_path / "cut.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip file at all")
+    with pytest.raises(ValueError, match="corrupt or truncated"):
+        load_file(tmp_path / "junk.npz")
+    with pytest.raises(ValueError, match="holds patterns 0123, not the requested 4567"):
+        load_file(path, patterns="4567")
+    header = net.header()
+    np.savez(tmp_path / "rules.npz", w=net.w, **{**header, "rules_version": np.array(99)})
+    with pytest.raises(ValueError, match="rules version 99"):
+        load_file(tmp_path / "rules.npz")
+    np.savez(tmp_path / "size.npz", w=net.w[:10], **header)
+    with pytest.raises(ValueError, match=r"float32 \[65536\]"):
+        load_file(tmp_path / "size.npz")
+    np.savez(tmp_path / "other.npz", x=np.zeros(3))
+    with pytest.raises(ValueError, match="not an ai2048 n-tuple weights file"):
+        load_file(tmp_path / "other.npz")
+    with pytest.raises(FileNotFoundError):
+        load_file(tmp_path / "missing.npz")
+
+
+def test_downgrade__closes_lowest_gap_only_with_32768() -> None:
+    b = int(engine.board.pack(np.array([15, 14, 13, 11, 10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])))
+    want = int(engine.board.pack(np.array([14, 13, 12, 10, 9, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0])))
+    assert int(generic.downgrade(np.uint64(b))) == want
+    b2 = int(engine.board.pack(np.array([14, 13, 11, 1] + [0] * 12)))
+    assert int(generic.downgrade(np.uint64(b2))) == b2

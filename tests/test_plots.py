@@ -1,0 +1,199 @@
+"""Figures: curves computed right from every metrics shape, eval figures written, bad input named."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'ai2048[plot]'")
+
+from ai2048 import Game  # noqa: E402
+from ai2048.cli import main  # noqa: E402
+from ai2048.plots import (  # noqa: E402
+    PlotInputError,
+    action_shares,
+    mean_board,
+    milestone_moves,
+    plot_arena,
+    plot_paths,
+    training_curves,
+)
+from ai2048.records import actions_to_str, record_game  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def last_legal(board: int) -> int:
+    return int(Game(board=board).legal_actions()[-1])
+
+
+def eval_result(agent: str, seeds: list[int]) -> dict:
+    games = []
+    for s in seeds:
+        r = record_game(last_legal, seed=s)
+        games.append({"seed": s, "score": r.final_score, "moves": r.moves, "max_tile": r.max_tile,
+                      "final_board": f"0x{r.final_board:016x}", "seconds": 0.01, "actions": actions_to_str(r.actions)})
+    return {"format": "ai2048.eval-result", "version": 1, "agent": agent, "config": {"k": 1}, "p_two": 0.9,
+            "games": games}
+
+
+@pytest.fixture(scope="module")
+def result_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("eval") / "result.json"
+    p.write_text(json.dumps(eval_result("last-legal", [1, 2, 3, 4, 5, 6])))
+    return p
+
+
+def write_run(tmp_path, recs) -> str:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return run
+
+
+def test_training_curves__per_episode_logs_are_windowed() -> None:
+    recs = [{"episode": i + 1, "score": 100 * (i + 1), "max_tile": 1024 if i % 2 else 512,
+             "loss": 1.0 / (i + 1), "epsilon": 0.5} for i in range(8)]
+    c = training_curves(recs, window=4)
+    assert c["x"].tolist() == [4, 8]
+    assert c["score_mean"].tolist() == [250, 650]
+    assert c["score_min"].tolist() == [100, 500] and c["score_max"].tolist() == [400, 800]
+    assert c["reach"][1024].tolist() == [50, 50] and c["reach"][2048].tolist() == [0, 0]
+    assert np.allclose(c["losses"]["loss"], [np.mean([1, 1 / 2, 1 / 3, 1 / 4]), np.mean([1 / 5, 1 / 6, 1 / 7, 1 / 8])])
+    assert c["epsilon"].tolist() == [0.5, 0.5]
+
+
+def test_training_curves__window_records_with_reach_fractions() -> None:
+    recs = [{"epoch": e, "episodes": 32 * e, "games": 32, "score_mean": 10.0 * e, "reach_1024": 0.25 * e,
+             "loss": 2.0, "value_loss": 1.0} for e in (1, 2)]
+    c = training_curves(recs)
+    assert c["xlabel"] == "episodes" and c["x"].tolist() == [32, 64]
+    assert list(c["reach"]) == [1024] and c["reach"][1024].tolist() == [25.0, 50.0]
+    assert set(c["losses"]) == {"loss", "value_loss"}
+
+
+def test_training_curves__window_records_with_tile_tables() -> None:
+    table = [{"tile": 512, "reach": 100.0}, {"tile": 1024, "reach": 80.0}, {"tile": 2048, "reach": 30.0}]
+    recs = [{"games": 1000, "score_mean": 5.0, "score_min": 1, "score_max": 9, "tiles": table},
+            {"games": 2000, "score_mean": 6.0, "score_min": 2, "score_max": 10, "tiles": table[:2]}]
+    c = training_curves(recs)
+    assert c["reach"][1024].tolist() == [80.0, 80.0]
+    assert c["reach"][2048].tolist() == [30.0, 0.0]
+
+
+def test_plot_run__writes_pngs(tmp_path, capsys) -> None:
+    recs = [{"episode": i + 1, "score": i, "max_tile": 256, "loss": 0.1, "epsilon": 1 - i / 100} for i in range(100)]
+    run = write_run(tmp_path, recs)
+    assert main(["plot", str(run), "--out", str(tmp_path / "fig"), "--window", "10"]) == 0
+    names = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
+    assert names == ["training_epsilon.png", "training_loss.png", "training_reach.png", "training_score.png"]
+    assert all(p.read_bytes()[:8] == PNG for p in (tmp_path / "fig").glob("*.png"))
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_milestone_moves__equal_stepping_the_game(result_file) -> None:
+    res = json.loads(result_file.read_text())
+    ms = milestone_moves(res)
+    expected: dict[int, list[int]] = {}
+    for g in res["games"]:
+        game = Game(seed=g["seed"])
+        seen = set()
+        for i, ch in enumerate(g["actions"] + " "):
+            for t in (256, 512, 1024):
+                if game.max_tile >= t and t not in seen:
+                    seen.add(t)
+                    expected.setdefault(t, []).append(i)
+            if ch != " ":
+                game.step("urdl".index(ch))
+    assert {t: v for t, v in ms.items()} == expected
+
+
+def test_action_shares__counts_moves_of_games_still_playing() -> None:
+    x, shares = action_shares([{"actions": "uull"}, {"actions": "ur"}], bins=4)
+    assert x.tolist() == [0, 1, 2, 3]
+    assert shares[:, 0].tolist() == [1.0, 0.0, 0.0, 0.0]  # both games play u first
+    assert shares[:, 1].tolist() == [0.5, 0.5, 0.0, 0.0]
+    assert shares[:, 2].tolist() == [0.0, 0.0, 0.0, 1.0]
+
+
+def test_mean_board__mean_exponent_per_cell() -> None:
+    from ai2048 import encode
+
+    a = encode([1] + [0] * 15)
+    b = encode([3] + [0] * 14 + [2])
+    mb = mean_board([{"final_board": f"0x{a:016x}"}, {"final_board": b}])
+    assert mb[0, 0] == 2.0 and mb[3, 3] == 1.0 and mb.sum() == 3.0
+
+
+def test_plot_eval__writes_every_figure(result_file, tmp_path) -> None:
+    paths = plot_paths([result_file], tmp_path / "ev")
+    assert sorted(p.name for p in paths) == ["action_share.png", "max_tile.png", "mean_board.png",
+                                            "milestones.png", "score_hist.png", "score_vs_moves.png"]
+    assert all(p.read_bytes()[:8] == PNG for p in paths)
+
+
+def test_plot_arena__compares_results(result_file, tmp_path) -> None:
+    res = [json.loads(result_file.read_text()), eval_result("other", [7, 8])]
+    paths = plot_arena(res, tmp_path)
+    assert [p.name for p in paths] == ["arena_reach.png", "arena_score.png"]
+    assert all(p.read_bytes()[:8] == PNG for p in paths)
+
+
+@pytest.mark.slow
+def test_plot_arena__from_arena_file_and_from_several_results(result_file, tmp_path) -> None:
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(eval_result("other", [7, 8])))
+    paths = plot_paths([result_file, other], tmp_path / "ar")
+    assert {"arena_reach.png", "arena_score.png"} <= {p.name for p in paths}
+    assert [p.name for p in (tmp_path / "ar").glob("1-other*/max_tile.png")] == ["max_tile.png"]
+    arena = tmp_path / "arena.json"
+    arena.write_text(json.dumps({"format": "ai2048.arena", "results": [json.loads(result_file.read_text()),
+                                                                        json.loads(other.read_text())]}))
+    assert "arena_reach.png" in {p.name for p in plot_paths([arena], tmp_path / "ar2")}
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        ("missing", "nothing.json does not exist"),
+        ("not-json", "is not valid JSON"),
+        ("foreign", "is not an ai2048 evaluation or arena result"),
+        ("no-games", "holds no games"),
+        ("tampered", "game 1 replays to score"),
+        ("empty-dir", "has no metrics.jsonl"),
+        ("empty-log", "holds no records"),
+    ],
+)
+def test_plot__bad_input_names_the_file(tmp_path, capsys, result_file, setup: str, message: str) -> None:
+    path = tmp_path / "nothing.json"
+    if setup == "not-json":
+        path.write_text("{oops")
+    elif setup == "foreign":
+        path.write_text(json.dumps({"format": "ai2048.game-record"}))
+    elif setup == "no-games":
+        path.write_text(json.dumps({"format": "ai2048.eval-result", "games": []}))
+    elif setup == "tampered":
+        d = json.loads(result_file.read_text())
+        d["games"][1]["score"] += 4
+        path.write_text(json.dumps(d))
+    elif setup == "empty-dir":
+        path = tmp_path / "run"
+        path.mkdir()
+    elif setup == "empty-log":
+        path = tmp_path / "run"
+        path.mkdir()
+        (path / "metrics.jsonl").write_text("")
+    assert main(["plot", str(path), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and path.name in err
+
+
+def test_plot_eval__tampered_game_raises_plot_input_error(result_file, tmp_path) -> None:
+    d = json.loads(result_file.read_text())
+    d["games"][0]["actions"] = d["games"][0]["actions"][:-3] + "xyz"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(d))
+    with pytest.raises(PlotInputError, match=r"bad\.json: game 0 does not replay"):
+        plot_paths([bad], tmp_path / "o")

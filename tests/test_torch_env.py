@@ -1,0 +1,247 @@
+"""The tensor env (seed 001's design) against the numba engine: the one deliberate second copy of the rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from ai2048.agents.seed_actions import SEED_ORDERS  # noqa: E402
+from ai2048.engine import batch_legal_masks, batch_move, spawn_outcomes  # noqa: E402
+from ai2048.envs.torch_env import (  # noqa: E402
+    EngineBatch,
+    TorchEnv2048,
+    from_boards,
+    legal_actions,
+    make_batch_env,
+    push_actions,
+    quarter_turns,
+    resolve_device,
+    spawn,
+    stochastic_progressions,
+    to_boards,
+)
+from ai2048.rules import Action  # noqa: E402
+
+VECTORS = Path("/work/shared/data/seed_vectors.json")
+SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
+NAMES = {"up": 0, "right": 1, "down": 2, "left": 3}
+
+
+def pack(cells: np.ndarray) -> np.ndarray:
+    return np.bitwise_or.reduce(cells.astype(np.uint64) << SHIFTS, axis=1)
+
+
+def random_boards(n: int, seed: int) -> np.ndarray:
+    """Boards that exercise every rule: sparse and full, small exponents (many merges) and 15s."""
+    rng = np.random.default_rng(seed)
+    cells = rng.integers(0, 16, size=(n, 16))
+    small = rng.random((n, 16)) < 0.6
+    cells = np.where(small, rng.integers(0, 4, size=(n, 16)), cells)
+    cells[rng.random((n, 16)) < rng.random((n, 1))] = 0
+    cells[: n // 10] = np.where(rng.random((n // 10, 16)) < 0.5, 15, cells[: n // 10])
+    return pack(cells)
+
+
+def test_push_actions__equals_engine_boards_and_rewards_on_random_boards():
+    boards = random_boards(20000, seed=1)
+    states = from_boards(boards)
+    for a in range(4):
+        want_boards, want_rewards = batch_move(boards, np.full(len(boards), a, dtype=np.int64))
+        got, rewards = push_actions(states, torch.full((len(boards),), a))
+        np.testing.assert_array_equal(to_boards(got), want_boards)
+        np.testing.assert_array_equal(rewards.numpy(), want_rewards)
+
+
+def test_push_actions__mixed_actions_in_one_batch():
+    boards = random_boards(4000, seed=2)
+    actions = np.random.default_rng(3).integers(0, 4, len(boards))
+    want, want_r = batch_move(boards, actions)
+    got, got_r = push_actions(from_boards(boards), torch.from_numpy(actions))
+    np.testing.assert_array_equal(to_boards(got), want)
+    np.testing.assert_array_equal(got_r.numpy(), want_r)
+
+
+def test_legal_actions__equals_engine_masks_on_random_boards():
+    boards = random_boards(20000, seed=4)
+    np.testing.assert_array_equal(legal_actions(from_boards(boards)).numpy(), batch_legal_masks(boards))
+
+
+def test_push_actions__known_answer_vectors():
+    data = json.loads(VECTORS.read_text())["vectors"]
+    boards = pack(np.array([v["board"] for v in data]))
+    states = from_boards(boards)
+    for name, a in NAMES.items():
+        got, rewards = push_actions(states, torch.full((len(data),), a))
+        want = pack(np.array([v["moves"][name]["board"] for v in data]))
+        np.testing.assert_array_equal(to_boards(got), want)
+        np.testing.assert_array_equal(rewards.numpy(), [v["moves"][name]["reward"] for v in data])
+        np.testing.assert_array_equal(legal_actions(states)[:, a].numpy(), [v["moves"][name]["legal"] for v in data])
+
+
+def test_push_actions__two_32768_tiles_do_not_merge():
+    board = pack(np.array([[15, 15, 1, 1] + [0] * 12]))
+    got, reward = push_actions(from_boards(board), torch.tensor([int(Action.LEFT)]))
+    assert to_boards(got)[0] == pack(np.array([[15, 15, 2, 0] + [0] * 12]))[0]
+    assert int(reward[0]) == 4
+    full = pack(np.array([[15, 14] * 2 + [14, 15] * 2] * 2).reshape(1, 16))
+    assert not legal_actions(from_boards(full)).any()
+
+
+def test_conversion__round_trips_both_directions():
+    boards = random_boards(5000, seed=5)
+    assert (to_boards(from_boards(boards)) == boards).all()
+    states = torch.randint(0, 16, (500, 1, 4, 4)).float()
+    assert torch.equal(from_boards(to_boards(states)), states)
+
+
+def test_conversion__bad_shapes_and_values_raise():
+    with pytest.raises(ValueError, match="shape"):
+        to_boards(torch.zeros(3, 16))
+    with pytest.raises(ValueError, match="exponents"):
+        to_boards(torch.full((1, 1, 4, 4), 16.0))
+    with pytest.raises(TypeError, match="uint64"):
+        from_boards(np.zeros(3, dtype=np.int32))
+
+
+def test_quarter_turns__is_seed_001_action_order():
+    got = quarter_turns(torch.arange(4)).tolist()
+    assert got == [SEED_ORDERS["001"].index(Action(a)) for a in range(4)]
+    assert got[int(Action.LEFT)] == 0 and got[int(Action.DOWN)] == 1
+
+
+def test_stochastic_progressions__equal_engine_spawn_outcomes():
+    boards = random_boards(300, seed=6)
+    cand, probs = stochastic_progressions(from_boards(boards))
+    for i, b in enumerate(boards):
+        want_b, want_p = spawn_outcomes(b, 0.9)
+        keep = probs[i] > 0
+        got_b = to_boards(cand[i][keep])
+        np.testing.assert_array_equal(got_b, want_b)
+        np.testing.assert_allclose(probs[i][keep].numpy(), want_p, rtol=1e-6)
+
+
+def test_spawn__frequencies_match_engine_probabilities():
+    """Chi-square goodness of fit of 40,000 spawns on one board against the exact outcomes."""
+    board = pack(np.array([[1, 0, 2, 0, 0, 3, 0, 0, 4, 4, 0, 1, 0, 0, 5, 0]]))
+    want_b, want_p = spawn_outcomes(board[0], 0.9)
+    n = 40000
+    states = from_boards(np.repeat(board, n))
+    gen = torch.Generator().manual_seed(123)
+    got = to_boards(spawn(states, torch.ones(n, dtype=torch.bool), gen))
+    counts = np.array([(got == b).sum() for b in want_b])
+    assert counts.sum() == n
+    expected = want_p * n
+    chi2 = float(((counts - expected) ** 2 / expected).sum())
+    assert chi2 < 40.8, chi2  # 99.9% quantile of chi-square with 17 degrees of freedom
+
+
+def test_spawn__only_where_asked_and_never_on_full_boards():
+    boards = random_boards(1000, seed=7)
+    which = torch.from_numpy(np.random.default_rng(8).random(1000) < 0.5)
+    out = spawn(from_boards(boards), which, torch.Generator().manual_seed(0))
+    before = from_boards(boards).view(1000, 16)
+    diff = (out.view(1000, 16) != before).sum(1)
+    has_empty = (before == 0).any(1)
+    assert torch.equal(diff, (which & has_empty).long())
+    changed = out.view(1000, 16) != before
+    assert (before[changed] == 0).all()
+    assert set(out.view(1000, 16)[changed].tolist()) <= {1.0, 2.0}
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_env__same_seed_same_games(cls):
+    def play(seed):
+        env = cls(16, seed=seed)
+        gen = torch.Generator().manual_seed(0)
+        for _ in range(60):
+            legal = env.legal_actions().float() + 1e-9
+            env.step(torch.multinomial(legal, 1, generator=gen).squeeze(1))
+        return env.boards(), env.scores.clone()
+
+    a, b, c = play(5), play(5), play(6)
+    assert (a[0] == b[0]).all() and torch.equal(a[1], b[1])
+    assert not (a[0] == c[0]).all()
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_env__step_is_engine_move_plus_one_spawn_and_scores_add_up(cls):
+    env = cls(64, seed=1)
+    rng = np.random.default_rng(2)
+    total = np.zeros(64, dtype=np.int64)
+    for _ in range(40):
+        before = env.boards()
+        actions = rng.integers(0, 4, 64)
+        moved, rewards = batch_move(before, actions)
+        got_r, legal = env.step(torch.from_numpy(actions))
+        after = env.boards()
+        np.testing.assert_array_equal(legal.numpy(), moved != before)
+        np.testing.assert_array_equal(got_r.numpy(), np.where(moved != before, rewards, 0))
+        total += got_r.numpy()
+        for b0, m, a in zip(before, moved, after, strict=True):
+            if m == b0:
+                assert a == b0
+            else:
+                diff = int(a) ^ int(m)
+                assert bin(diff).count("1") >= 1 and spawn_outcomes(m, 0.9)[0].tolist().count(a) == 1
+    np.testing.assert_array_equal(env.scores.numpy(), total)
+    np.testing.assert_array_equal(env.terminated.numpy(), ~batch_legal_masks(env.boards()).any(1))
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_env__save_load_restores_all_or_masked(cls):
+    env = cls(8, seed=3)
+    snap = env.save()
+    start = env.boards()
+    for _ in range(5):
+        env.step(torch.randint(0, 4, (8,)))
+    moved = env.boards()
+    which = torch.tensor([True, False] * 4)
+    env.load(snap, which)
+    now = env.boards()
+    assert (now[::2] == start[::2]).all() and (now[1::2] == moved[1::2]).all()
+    env.load(snap)
+    assert (env.boards() == start).all() and int(env.scores.sum()) == 0
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_env__reset_terminated_resets_only_finished_games(cls):
+    env = cls(4, seed=0)
+    over = pack(np.array([[1, 2, 1, 2, 2, 1, 2, 1] * 2]))[0]
+    live = pack(np.array([[1, 1] + [0] * 14]))[0]
+    env.set_boards(np.array([over, live, over, live], dtype=np.uint64))
+    assert env.terminated.tolist() == [True, False, True, False]
+    which = env.reset_terminated()
+    assert which.tolist() == [True, False, True, False]
+    b = env.boards()
+    assert b[1] == live and b[3] == live
+    for i in (0, 2):
+        cells = (int(b[i]) >> SHIFTS.astype(np.int64)) & 0xF
+        assert (cells > 0).sum() == 2 and set(cells[cells > 0].tolist()) <= {1, 2}
+    assert not env.terminated.any()
+
+
+def test_env__bad_input_raises_clear_errors():
+    env = TorchEnv2048(2, seed=0)
+    with pytest.raises(ValueError, match="shape"):
+        env.step(torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="0..3"):
+        env.step(torch.tensor([0, 4]))
+    with pytest.raises(ValueError, match="num_envs"):
+        TorchEnv2048(0)
+    with pytest.raises(ValueError, match="backend"):
+        make_batch_env("jax", 2)
+
+
+def test_resolve_device__unknown_or_absent_devices_raise():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type in ("cpu", "cuda")
+    with pytest.raises(ValueError, match="unknown device|unsupported device"):
+        resolve_device("gpu0")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA"):
+            resolve_device("cuda")

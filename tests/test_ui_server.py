@@ -1,0 +1,172 @@
+"""The web API: games, moves, undo, hints and AI moves, and a clear 4xx for every bad request."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+
+pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip install 'ai2048[ui]'")
+pytest.importorskip("httpx", reason="the FastAPI TestClient needs httpx")
+
+import _ui_test_agents  # noqa: E402,F401  (registers ui-test-greedy)
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from ai2048 import Action, Game, move, to_tiles  # noqa: E402
+from ai2048.records import GameRecord  # noqa: E402
+from ai2048.ui.server import MAX_BODY_BYTES, create_app  # noqa: E402
+
+SEED = 10  # UP is illegal at the start
+
+
+@pytest.fixture()
+def client() -> TestClient:
+    return TestClient(create_app(default_agent="ui-test-greedy"))
+
+
+def new(client: TestClient, **body) -> dict:
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_new_game__seeded_board_matches_game(client: TestClient) -> None:
+    s = new(client, seed=SEED)
+    g = Game(seed=SEED)
+    assert s["board"] == to_tiles(g.board).tolist()
+    assert (s["score"], s["moves"], s["over"], s["seed"]) == (0, 0, False, str(SEED))
+    assert s["legal"] == [a.name.lower() for a in g.legal_actions()]
+    assert client.get(f"/api/games/{s['id']}").json() == s
+
+
+def test_new_game__seed_as_string_and_random_seed(client: TestClient) -> None:
+    assert new(client, seed=str(SEED))["seed"] == str(SEED)
+    assert new(client)["seed"] != new(client)["seed"]
+
+
+def test_move_and_undo__follow_the_game(client: TestClient) -> None:
+    gid = new(client, seed=SEED)["id"]
+    g = Game(seed=SEED)
+    for a in (Action.LEFT, Action.DOWN, 2):
+        r = client.post(f"/api/games/{gid}/move", json={"action": a.name.lower() if isinstance(a, Action) else a})
+        assert r.status_code == 200, r.text
+        g.step(a)
+        assert r.json()["board"] == to_tiles(g.board).tolist() and r.json()["score"] == g.score
+    r = client.post(f"/api/games/{gid}/undo")
+    assert r.json()["moves"] == 2
+    g2 = Game(seed=SEED)
+    g2.step(Action.LEFT)
+    g2.step(Action.DOWN)
+    assert r.json()["board"] == to_tiles(g2.board).tolist()
+
+
+def test_hint__gives_action_and_move_values(client: TestClient) -> None:
+    s = new(client, seed=SEED)
+    r = client.post(f"/api/games/{s['id']}/hint", json={"config": {"bonus": 1.5}})
+    assert r.status_code == 200, r.text
+    hint = r.json()["hint"]
+    board = Game(seed=SEED).board
+    assert hint["agent"] == "ui-test-greedy"
+    assert hint["values"] == {a.name.lower(): move(board, a)[1] + 1.5 for a in (Action.RIGHT, Action.DOWN, Action.LEFT)}
+    assert hint["action"] == max(hint["values"], key=lambda k: (hint["values"][k], -["up", "right", "down", "left"].index(k)))
+    assert r.json()["moves"] == 0
+
+
+def test_ai__plays_steps_until_over_and_record_replays(client: TestClient) -> None:
+    gid = new(client, seed=SEED)["id"]
+    r = client.post(f"/api/games/{gid}/ai", json={"agent": "random", "steps": 5})
+    assert r.status_code == 200 and r.json()["moves"] == 5 and r.json()["agent"] == "random"
+    while not r.json()["over"]:
+        r = client.post(f"/api/games/{gid}/ai", json={"steps": 100})
+        assert r.status_code == 200, r.text
+    state = r.json()
+    rec = GameRecord.from_dict(client.get(f"/api/games/{gid}/record").json())
+    assert rec.moves == state["moves"] and rec.final_score == state["score"]
+    assert rec.agent == "random" and rec.meta["source"] == "serve"
+    assert rec.replay().scores[-1] == state["score"]
+    r = client.post(f"/api/games/{gid}/ai", json={"steps": 1})
+    assert r.status_code == 200 and r.json()["hint"]["action"] is None
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "message"),
+    [
+        ("move", b"{not json", 400, "not valid JSON"),
+        ("move", b"[1, 2]", 400, "must be a JSON object"),
+        ("move", json.dumps({"action": "up"}).encode(), 409, "up does not move any tile; legal moves: right, down, left"),
+        ("move", json.dumps({"action": "sideways"}).encode(), 400, "unknown action 'sideways'"),
+        ("move", json.dumps({"action": 7}).encode(), 400, "out of range"),
+        ("move", json.dumps({"action": True}).encode(), 400, "action must be"),
+        ("move", json.dumps({}).encode(), 400, "missing 'action'"),
+        ("move", json.dumps({"action": "left", "x": 1}).encode(), 400, "unknown field(s) x"),
+        ("undo", b"", 409, "nothing to undo"),
+        ("hint", json.dumps({"agent": "alphago"}).encode(), 400, "unknown agent 'alphago'; available agents:"),
+        ("hint", json.dumps({"agent": 3}).encode(), 400, "'agent' must be an agent name"),
+        ("hint", json.dumps({"config": {"depthh": 2}}).encode(), 400, "no config key(s) depthh"),
+        ("hint", json.dumps({"config": [1]}).encode(), 400, "'config' must be an object"),
+        ("ai", json.dumps({"steps": 0}).encode(), 400, "'steps' must be a whole number in 1..100"),
+        ("ai", json.dumps({"steps": 1000}).encode(), 400, "'steps' must be"),
+        ("ai", b"x" * (MAX_BODY_BYTES + 1), 413, "too large"),
+    ],
+)
+def test_bad_requests__4xx_with_message_and_server_stays_up(
+    client: TestClient, path: str, body: bytes, status: int, message: str
+) -> None:
+    s = new(client, seed=SEED)
+    r = client.post(f"/api/games/{s['id']}/{path}", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == status, r.text
+    assert message in r.json()["error"]
+    after = client.get(f"/api/games/{s['id']}")
+    assert after.status_code == 200 and after.json()["board"] == s["board"]
+
+
+def test_bad_requests__new_game_and_unknown_game(client: TestClient) -> None:
+    for body, message in [
+        ({"seed": -1}, "'seed' must be a whole number"),
+        ({"seed": "abc"}, "'seed' must be a whole number"),
+        ({"seed": 1.5}, "'seed' must be"),
+        ({"sed": 1}, "unknown field(s) sed"),
+        ({"agent": "nope"}, "unknown agent 'nope'"),
+    ]:
+        r = client.post("/api/games", json=body)
+        assert r.status_code == 400 and message in r.json()["error"], r.text
+    r = client.post("/api/games/ffff/move", json={"action": "left"})
+    assert r.status_code == 404 and "no game 'ffff'" in r.json()["error"]
+
+
+def test_oversized_declared_length__413(client: TestClient) -> None:
+    gid = new(client, seed=SEED)["id"]
+    chunks = iter([b"{" + b" " * 1024] * 20)
+    r = client.post(f"/api/games/{gid}/move", content=chunks)
+    assert r.status_code == 413 and "too large" in r.json()["error"]
+
+
+def test_store__drops_least_recently_used_games() -> None:
+    c = TestClient(create_app(default_agent="ui-test-greedy", max_games=2))
+    a, b = new(c, seed=1)["id"], new(c, seed=2)["id"]
+    c.get(f"/api/games/{a}")
+    new(c, seed=3)
+    assert c.get(f"/api/games/{a}").status_code == 200
+    assert c.get(f"/api/games/{b}").status_code == 404
+
+
+def test_page__served_without_cdn(client: TestClient) -> None:
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    for asset in ("/static/app.js", "/static/style.css"):
+        r = client.get(asset)
+        assert r.status_code == 200
+    for text in (page.text, client.get("/static/app.js").text, client.get("/static/style.css").text):
+        assert "http://" not in text and "https://" not in text
+
+
+def test_agents__lists_registered_agents_with_settings(client: TestClient) -> None:
+    data = client.get("/api/agents").json()
+    by_name = {a["name"]: a for a in data["agents"]}
+    assert data["default"] == "ui-test-greedy"
+    assert by_name["ui-test-greedy"]["config"] == {"bonus": 0.0}
+    assert {"random", "greedy", "expectimax"} <= set(by_name)
