@@ -26,8 +26,8 @@ from ai2048.ntuple.patterns import isomorphic_patterns
 TDL2048_MOVES_PER_S = 2.45e6
 
 
-def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int]:
-    """Train ``games`` games on ``workers`` threads: (seconds, moves)."""
+def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int, float]:
+    """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of all threads)."""
     numba.set_num_threads(workers)
     counts = np.array([games // workers + (k < games % workers) for k in range(workers)], dtype=np.int64)
     states = np.array([seed_state(seed + k)[0] for k in range(workers)], dtype=np.uint64)
@@ -36,13 +36,13 @@ def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int
     pools = np.zeros((workers, 8), np.uint64)
     e = np.zeros(1, np.float32)
     out = [np.zeros(games, np.int64) for _ in range(3)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     net.k.train_chunk(
         counts, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, False,
         False, False, 0.1 / net.features, 0.0, 0.9, states, buf_b, buf_r, pools, np.zeros(workers, np.int64), 15,
         0.0, *out, np.zeros(games, np.bool_),
     )
-    return time.perf_counter() - t0, int(out[2].sum())
+    return time.perf_counter() - t0, int(out[2].sum()), time.process_time() - c0
 
 
 class NumpyTD:
@@ -70,7 +70,7 @@ class NumpyTD:
 
     def play(self, seconds: float, seed: int) -> tuple[float, int]:
         state = seed_state(seed)
-        moves, t0 = 0, time.perf_counter()
+        moves, t0, c0 = 0, time.perf_counter(), time.process_time()
         while time.perf_counter() - t0 < seconds:
             b = int(engine.new_board(state, 0.9))
             path = []
@@ -93,7 +93,7 @@ class NumpyTD:
                 err = target - float(self.w[idx].astype(np.float64).sum())
                 np.add.at(self.w, idx, np.float32(self.step * err))
                 target = r + float(self.w[idx].astype(np.float64).sum())
-        return time.perf_counter() - t0, moves
+        return time.process_time() - c0, moves
 
 
 def main() -> None:
@@ -108,21 +108,24 @@ def main() -> None:
     t0 = time.perf_counter()
     train(net, 1, 1, 0)
     print(f"compile (or load from cache): {time.perf_counter() - t0:.1f} s")
-    dt, mv = train(net, args.warmup, 1, 1)
+    dt, mv, _ = train(net, args.warmup, 1, 1)
     print(f"warm-up: {args.warmup} games, {mv / args.warmup:.0f} moves/game, {mv / dt / 1e6:.2f} M moves/s")
 
     base_dt, base_mv = NumpyTD(net).play(args.baseline_seconds, 7)
     base = base_mv / base_dt
-    print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves/s")
+    print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
+    print("(wall-clock figures suffer from other jobs on a shared machine; per CPU-second ones much less)")
 
-    cores = min(2, numba.config.NUMBA_NUM_THREADS)
-    print(f"{'setting':<26}{'M moves/s':>10}{'per core':>10}{'games/s':>9}{'x numpy':>9}{'x TDL2048+':>11}")
+    cores = min(2, getattr(numba.config, "NUMBA_NUM_THREADS", 1))
+    print(
+        f"{'setting':<24}{'M moves/s':>10}{'games/s':>9}{'M moves/CPU-s':>15}{'x numpy':>9}{'x TDL2048+/core':>17}"
+    )
     for workers in range(1, cores + 1):
-        dt, mv = train(net, args.games, workers, 100 + workers)
-        rate = mv / dt
+        dt, mv, cpu = train(net, args.games, workers, 100 + workers)
+        per_cpu = mv / cpu
         print(
-            f"{args.patterns + ' TD(0), ' + str(workers) + ' core(s)':<26}{rate / 1e6:>10.2f}{rate / workers / 1e6:>10.2f}"
-            f"{args.games / dt:>9.0f}{rate / base:>9.0f}{rate / workers / TDL2048_MOVES_PER_S:>11.2f}"
+            f"{args.patterns + ' TD(0), ' + str(workers) + ' core(s)':<24}{mv / dt / 1e6:>10.2f}{args.games / dt:>9.0f}"
+            f"{per_cpu / 1e6:>15.2f}{per_cpu / base:>9.0f}{per_cpu / TDL2048_MOVES_PER_S:>17.2f}"
         )
 
 

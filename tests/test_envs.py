@@ -233,7 +233,7 @@ def test_vector__equals_single_envs_step_for_step(seed, n, reward_mode):
     for i in range(n):
         want = _single_rollout(seed + i, actions[:, i], reward_mode=reward_mode)
         assert len(want) == len(got[i])
-        for (wo, wr, wt, wb), (go, gr, gt, gb) in zip(want, got[i]):
+        for (wo, wr, wt, wb), (go, gr, gt, gb) in zip(want, got[i], strict=True):
             assert wb == gb and wr == gr and wt == gt
             np.testing.assert_array_equal(wo, go)
 

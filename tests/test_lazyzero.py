@@ -169,6 +169,7 @@ def test_run__absent_cuda_is_a_clear_error(tmp_path):
         run(Config(**{**TINY_RUN, "device": "cuda"}), tmp_path / "r")
 
 
+@pytest.mark.slow
 def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
     out = tmp_path / "run"
     run(Config(**TINY_RUN), out)

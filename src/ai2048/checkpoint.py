@@ -86,7 +86,7 @@ def truncate_jsonl(path: str | Path, keep: Callable[[dict[str, Any]], bool]) -> 
 
 def save_npz(path: str | Path, **arrays: np.ndarray) -> None:
     """Save arrays compressed, atomically."""
-    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))
+    atomic_write(path, lambda f: np.savez_compressed(f, **arrays))  # type: ignore[arg-type]
 
 
 def _json_default(o: Any) -> Any:

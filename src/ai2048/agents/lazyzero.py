@@ -26,7 +26,7 @@ import torch
 from ai2048.agents.base import BaseAgent
 from ai2048.board_io import check_board, check_boards
 from ai2048.engine.batch import batch_random_play
-from ai2048.envs.torch_env import EngineBatch, TorchEnv2048, make_batch_env, resolve_device
+from ai2048.envs.torch_env import EngineBatch, TorchEnv2048, make_batch_env, resolve_device, to_boards
 from ai2048.rules import ACTION_NAMES, P_TWO, Action
 
 Evaluator = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -106,8 +106,6 @@ class RandomRolloutEvaluator:
         self.p_two = p_two
 
     def __call__(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        from ai2048.envs.torch_env import to_boards
-
         n = states.shape[0]
         boards = to_boards(states)
         rng = self._rng.spawn(1)[0].generate_state(n, np.uint64)

@@ -59,7 +59,7 @@ class Game2048Env(gym.Env):
         self._raw_obs = self.options.obs_mode == "exponents"
         self._rng = seed_state(0)
         self._seeded = False
-        self._board = 0
+        self._board = np.uint64(0)
         self._bits = 0
         self._max_exp = 0
         self.score = 0
@@ -101,9 +101,9 @@ class Game2048Env(gym.Env):
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")
         if options and options.get("board") is not None:
-            self._board = board_from_option(options["board"])
+            self._board = np.uint64(board_from_option(options["board"]))
         else:
-            self._board = int(new_board(self._rng, self._p_two))
+            self._board = np.uint64(new_board(self._rng, self._p_two))
         self.score = 0
         self.moves = 0
         exps = np.empty((4, 4), dtype=np.uint8)
@@ -121,7 +121,7 @@ class Game2048Env(gym.Env):
         self._bits = bits
         if r < 0:
             return self._illegal_step(action, exps)
-        self._board = nb
+        self._board = nb = np.uint64(nb)
         self._max_exp = max_exp
         self.score += r
         self.moves += 1
@@ -138,10 +138,10 @@ class Game2048Env(gym.Env):
             "score": self.score,
             "max_tile": 1 << max_exp,
             "moves": self.moves,
-            "board": nb,
+            "board": int(nb),
             "illegal": False,
         }
-        if max_exp == MAX_EXPONENT and _blocked_32768(nb):
+        if max_exp == MAX_EXPONENT and _blocked_32768(int(nb)):
             info["capped"] = True
         return self._obs(exps), reward, terminated, False, info
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -110,7 +111,7 @@ def nneonneo_eval(b: np.uint64, data: tuple) -> float:
 
 
 @njit(cache=True, inline="always")
-def _at(b: np.uint64, r: int, c: int) -> np.int64:
+def _at(b: np.uint64, r: int, c: int) -> Any:
     """Exponent in cell (r, c), signed (no array: these heuristics run at every search leaf)."""
     return np.int64((b >> np.uint64(4 * (4 * r + c))) & np.uint64(0xF))
 
@@ -190,7 +191,7 @@ SEED003_UTILITY_WEIGHTS = np.array([0.5, 3.0, 2.7, 4.0])
 
 
 @njit(cache=True, inline="always")
-def _line(b: np.uint64, axis: int, line: int, k: int) -> np.int64:
+def _line(b: np.uint64, axis: int, line: int, k: int) -> Any:
     """Exponent at position ``k`` of row ``line`` (axis 0) or column ``line`` (axis 1)."""
     return _at(b, line, k) if axis == 0 else _at(b, k, line)
 
