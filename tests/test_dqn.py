@@ -300,3 +300,17 @@ def test_dqn__ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path):
     assert done == len(read_jsonl(out / "metrics.jsonl")) >= 2
     run(make_config(DQNConfig, **{**cfg, "episodes": done + 2}), out, resume=True)
     assert [r["episode"] for r in read_jsonl(out / "metrics.jsonl")][: done + 2] == list(range(1, done + 3))
+
+
+def test_dqn_agent__entropy_policy_samples_legal_moves_reproducibly(tmp_path):
+    out = run(make_config(DQNConfig, **TINY), tmp_path / "run")
+    a = make_agent("dqn", weights=str(out), policy="entropy", seed=7)
+    b = make_agent("dqn", weights=str(out), policy="entropy", seed=7)
+    rng = np.random.default_rng(5)
+    boards = [encode(rng.integers(0, 9, 16)) for _ in range(40)]
+    boards = np.array([x for x in boards if legal_mask(x).any()], dtype=np.uint64)
+    acts = a.act_batch(boards)
+    assert (acts == b.act_batch(boards)).all()
+    assert all(legal_mask(int(x))[m] for x, m in zip(boards, acts, strict=True))
+    with pytest.raises(ValueError, match="policy='softmax' is not one of"):
+        make_agent("dqn", weights=str(out), policy="softmax")
