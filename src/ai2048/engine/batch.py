@@ -9,9 +9,31 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ai2048.engine.board import NIBBLE, count_empty, max_exponent, nibbles_to_bytes
+from ai2048.engine.board import count_empty, max_exponent, nibbles_to_bytes
 from ai2048.engine.moves import legal_bits, log2_reward, move
 from ai2048.engine.spawn import new_board, random_play, spawn
+
+
+@njit(cache=True, inline="always")
+def _play(b: np.uint64, a: np.int64, state: np.ndarray, p_two: float) -> tuple[np.uint64, np.int64, np.int64, bool]:
+    """Move and spawn if legal: (board, reward, log2 reward, illegal)."""
+    nb, r = move(b, a)
+    if nb == b:
+        return b, np.int64(0), np.int64(0), True
+    return spawn(nb, state, p_two), r, log2_reward(b, a), False
+
+
+@njit(cache=True, inline="always")
+def _observe(
+    b: np.uint64, i: np.int64, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs_words: np.ndarray
+) -> None:
+    """Write slot i's legal mask, max exponent, empty count and exponents (two words a board)."""
+    bits = legal_bits(b)
+    for a in range(4):
+        masks[i, a] = (bits >> a) & 1
+    obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
+    max_exp[i] = max_exponent(b)
+    empty[i] = count_empty(b)
 
 
 @njit(cache=True, parallel=True)
@@ -81,43 +103,17 @@ def batch_step(
     """
     obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     for i in prange(boards.shape[0]):
-        b = boards[i]
-        a = actions[i]
-        nb, r = move(b, a)
-        if nb == b:
-            illegal[i] = True
-            rewards[i] = 0
-            log_rewards[i] = 0
-        else:
-            illegal[i] = False
-            rewards[i] = r
-            log_rewards[i] = log2_reward(b, a)
-            b = spawn(nb, states[i : i + 1], p_two)
-            boards[i] = b
-        bits = legal_bits(b)
-        for a2 in range(4):
-            masks[i, a2] = (bits >> a2) & 1
-        obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
-        max_exp[i] = max_exponent(b)
-        empty[i] = count_empty(b)
+        b, rewards[i], log_rewards[i], illegal[i] = _play(boards[i], actions[i], states[i : i + 1], p_two)
+        boards[i] = b
+        _observe(b, i, masks, max_exp, empty, obs_words)
 
 
 @njit(cache=True, parallel=True)
 def batch_observe(boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray) -> None:
     """Fill the per-board outputs of :func:`batch_step` without moving (after a reset)."""
+    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     for i in prange(boards.shape[0]):
-        b = boards[i]
-        bits = legal_bits(b)
-        for a in range(4):
-            masks[i, a] = (bits >> a) & 1
-        e = np.int64(0)
-        for c in range(16):
-            x = (b >> np.uint64(4 * c)) & NIBBLE
-            obs[i, c >> 2, c & 3] = x
-            if x == 0:
-                e += 1
-        max_exp[i] = max_exponent(b)
-        empty[i] = e
+        _observe(boards[i], i, masks, max_exp, empty, obs_words)
 
 
 @njit(cache=True, parallel=True)
@@ -154,24 +150,10 @@ def batch_env_step(
             log_rewards[i] = 0
             illegal[i] = False
         else:
-            b = boards[i]
-            a = actions[i]
-            nb, r = move(b, a)
-            if nb == b:
-                illegal[i] = True
-                rewards[i] = 0
-                log_rewards[i] = 0
-            else:
-                illegal[i] = False
-                rewards[i] = r
-                log_rewards[i] = log2_reward(b, a)
-                b = spawn(nb, states[i : i + 1], p_two)
-                boards[i] = b
+            b, r, log_rewards[i], illegal[i] = _play(boards[i], actions[i], states[i : i + 1], p_two)
+            boards[i] = b
+            rewards[i] = r
+            if not illegal[i]:
                 scores[i] += r
                 moves[i] += 1
-        bits = legal_bits(b)
-        for a2 in range(4):
-            masks[i, a2] = (bits >> a2) & 1
-        obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
-        max_exp[i] = max_exponent(b)
-        empty[i] = count_empty(b)
+        _observe(b, i, masks, max_exp, empty, obs_words)

@@ -14,6 +14,21 @@ from ai2048.engine.moves import legal_bits, log2_reward, move
 from ai2048.engine.spawn import spawn
 
 
+@njit(cache=True, inline="always")
+def observe(b: np.uint64, obs: np.ndarray) -> tuple[np.int64, np.int64, np.int64]:
+    """Write the exponents of ``b`` into ``obs`` [4, 4]: (legal bits, max exponent, empty cells)."""
+    m = np.int64(0)
+    e = np.int64(0)
+    for c in range(16):
+        x = np.int64((b >> np.uint64(4 * c)) & NIBBLE)
+        obs[c >> 2, c & 3] = x
+        if x > m:
+            m = x
+        if x == 0:
+            e += 1
+    return legal_bits(b), m, e
+
+
 @njit(cache=True)
 def env_step(
     b: np.uint64, action: np.int64, state: np.ndarray, p_two: np.float64, obs: np.ndarray
@@ -31,28 +46,5 @@ def env_step(
     else:
         lr = log2_reward(b, action)
         b = spawn(nb, state, p_two)
-    m = np.int64(0)
-    e = np.int64(0)
-    for c in range(16):
-        x = np.int64((b >> np.uint64(4 * c)) & NIBBLE)
-        obs[c >> 2, c & 3] = x
-        if x > m:
-            m = x
-        if x == 0:
-            e += 1
-    return b, r, lr, legal_bits(b), m, e
-
-
-@njit(cache=True)
-def observe(b: np.uint64, obs: np.ndarray) -> tuple[np.int64, np.int64, np.int64]:
-    """Write the exponents of ``b`` into ``obs`` [4, 4]: (legal bits, max exponent, empty cells)."""
-    m = np.int64(0)
-    e = np.int64(0)
-    for c in range(16):
-        x = np.int64((b >> np.uint64(4 * c)) & NIBBLE)
-        obs[c >> 2, c & 3] = x
-        if x > m:
-            m = x
-        if x == 0:
-            e += 1
-    return legal_bits(b), m, e
+    bits, m, e = observe(b, obs)
+    return b, r, lr, bits, m, e
