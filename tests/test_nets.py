@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 from ai2048.nets import build_net, count_params, onehot_planes  # noqa: E402
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "data" / "seed_vectors.json"
+VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,7 @@ from ai2048.train.policy import (  # noqa: E402
     weighted_l1,
 )
 
-VECTORS = Path(__file__).resolve().parents[2] / "shared" / "data" / "seed_vectors.json"
+VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
 TINY = {"batch_size": 6, "forget_interval": 3, "cutoff": 30, "epochs": 4, "progress": False, "checkpoint_every": 2, "tensorboard": False}
 
 

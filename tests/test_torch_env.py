@@ -27,7 +27,7 @@ from ai2048.envs.torch_env import (  # noqa: E402
 )
 from ai2048.rules import Action  # noqa: E402
 
-VECTORS = Path("/work/shared/data/seed_vectors.json")
+VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
 SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
 NAMES = {"up": 0, "right": 1, "down": 2, "left": 3}
 
