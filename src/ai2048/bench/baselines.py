@@ -8,22 +8,15 @@ import random
 import numpy as np
 
 from ai2048.engine import reference
+from ai2048.engine.board import transpose
 from ai2048.engine.tables import LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW
 
 _SHIFTS = [np.uint64(16 * k) for k in range(4)]
 _MASK = np.uint64(0xFFFF)
 
 
-def _np_transpose(b: np.ndarray) -> np.ndarray:
-    """The engine's mask-and-shift transpose, vectorised over [N] boards."""
-    a1 = b & np.uint64(0xF0F00F0FF0F00F0F)
-    a2 = b & np.uint64(0x0000F0F00000F0F0)
-    a3 = b & np.uint64(0x0F0F00000F0F0000)
-    a = a1 | (a2 << np.uint64(12)) | (a3 >> np.uint64(12))
-    b1 = a & np.uint64(0xFF00FF0000FF00FF)
-    b2 = a & np.uint64(0x00FF00FF00000000)
-    b3 = a & np.uint64(0x00000000FF00FF00)
-    return b1 | (b2 >> np.uint64(24)) | (b3 << np.uint64(24))
+_np_transpose = transpose.py_func
+"""The engine's mask-and-shift transpose run as plain numpy, vectorised over [N] boards."""
 
 
 def _np_rows(b: np.ndarray, xor_table: np.ndarray, reward_table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -37,6 +37,7 @@ from ai2048.train.torchrun import (
     Deadline,
     GracefulStop,
     Metrics,
+    finish_run,
     load_weights,
     resolve_device,
     rng_state,
@@ -403,12 +404,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
                 checkpoint("running")
                 last_ckpt = c["episodes"]
-    bar.close()
-    checkpoint(status)
-    metrics.close()
-    if status == "interrupted":
-        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
-    return out
+    return finish_run(out, status, bar, checkpoint, metrics)
 
 
 TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS)

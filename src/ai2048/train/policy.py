@@ -34,6 +34,7 @@ from ai2048.train.torchrun import (
     Deadline,
     GracefulStop,
     Metrics,
+    finish_run,
     load_weights,
     resolve_device,
     rng_state,
@@ -296,12 +297,7 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
                 checkpoint("running")
             if cfg.target_score and len(c["recent"]) == cfg.target_window and rolling >= cfg.target_score:
                 break
-    bar.close()
-    checkpoint(status)
-    metrics.close()
-    if status == "interrupted":
-        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
-    return out
+    return finish_run(out, status, bar, checkpoint, metrics)
 
 
 TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS)

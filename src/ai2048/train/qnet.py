@@ -34,6 +34,7 @@ from ai2048.train.torchrun import (
     Deadline,
     GracefulStop,
     Metrics,
+    finish_run,
     load_weights,
     resolve_device,
     rng_state,
@@ -262,12 +263,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
             if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
                 checkpoint("running")
                 last_ckpt = c["episodes"]
-    bar.close()
-    checkpoint(status)
-    metrics.close()
-    if status == "interrupted":
-        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
-    return out
+    return finish_run(out, status, bar, checkpoint, metrics)
 
 
 TRAINER = Trainer("qnet", "Seed 003's 16-128-32-8 Q-network: RMSprop, MSE, centred rewards, prioritised replay (torch)", QNetConfig, run, PRESETS)

@@ -248,3 +248,13 @@ class Deadline:
 
     def passed(self) -> bool:
         return self.seconds > 0 and self.elapsed >= self.seconds
+
+
+def finish_run(out: Path, status: str, bar: Any, checkpoint: Any, metrics: Metrics) -> Path:
+    """Close the progress bar, write the final checkpoint with ``status`` and the metrics; tell how to resume."""
+    bar.close()
+    checkpoint(status)
+    metrics.close()
+    if status == "interrupted":
+        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
+    return out
