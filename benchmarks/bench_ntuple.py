@@ -26,6 +26,25 @@ from ai2048.ntuple.patterns import isomorphic_patterns
 TDL2048_MOVES_PER_S = 2.45e6
 
 
+@numba.njit(cache=True)
+def _gather(w: np.ndarray, idx: np.ndarray) -> float:
+    s = 0.0
+    for i in idx:
+        s += w[i]
+    return s
+
+
+def random_read_ns(size: int, reads: int = 20_000_000) -> float:
+    """Nanoseconds per independent random float32 read from a table of ``size`` entries: the
+    memory system's ceiling for a trainer whose every feature lookup misses the caches."""
+    w = np.zeros(size, np.float32)
+    idx = np.random.default_rng(0).integers(0, size, reads)
+    _gather(w, idx[:10])
+    t0 = time.perf_counter()
+    _gather(w, idx)
+    return (time.perf_counter() - t0) / reads * 1e9
+
+
 def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int, float]:
     """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of all threads)."""
     numba.set_num_threads(workers)
@@ -116,6 +135,12 @@ def main() -> None:
     print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
     print("(wall-clock figures suffer from other jobs on a shared machine; per CPU-second ones much less)")
 
+    ns = random_read_ns(net.w.size)
+    reads = 5 * net.features  # four after-states scored, one updated, per move
+    print(
+        f"random reads of the {net.nbytes / 2**20:.0f} MiB table: {ns:.1f} ns each; at {reads} reads a move "
+        f"that caps a cache-missing trainer at {1e3 / (ns * reads):.2f} M moves/s per core"
+    )
     cores = min(2, getattr(numba.config, "NUMBA_NUM_THREADS", 1))
     print(
         f"{'setting':<24}{'M moves/s':>10}{'games/s':>9}{'M moves/CPU-s':>15}{'x numpy':>9}{'x TDL2048+/core':>17}"

@@ -143,8 +143,8 @@ def test_update__one_td_step_by_hand() -> None:
     net = Network("0123")  # F = 8 features; this board's 8 images are all different
     b = int(engine.board.pack(np.array([1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 8])))
     e = np.zeros(1, np.float32)
-    new = net.k._update(
-        np.uint64(b), net.stage_arr, net.table, 10.0, 0.1 / net.features, False, net.w, e, e, net.runs,
+    new = net.k._td(
+        np.uint64(b), 10.0, net.stage_arr, net.table, 0.1 / net.features, False, net.w, e, e, net.runs,
         net.nruns, net.tbase,
     )
     assert new == pytest.approx(1.0, rel=1e-6)  # 0 + 0.1 * (10 - 0)
@@ -152,7 +152,7 @@ def test_update__one_td_step_by_hand() -> None:
     assert np.allclose(net.w[net.w != 0], 0.125)
     # an empty board: all 8 images hit one weight, which gets 8 steps of alpha/F * error
     net2 = Network("0123")
-    net2.k._update(np.uint64(0), net2.stage_arr, net2.table, 8.0, 0.5 / 8, False, net2.w, e, e, net2.runs, net2.nruns, net2.tbase)
+    net2.k._td(np.uint64(0), 8.0, net2.stage_arr, net2.table, 0.5 / 8, False, net2.w, e, e, net2.runs, net2.nruns, net2.tbase)
     assert net2.w[0] == pytest.approx(4.0) and net2.value(0) == pytest.approx(32.0)
 
 

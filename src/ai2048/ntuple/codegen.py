@@ -1,9 +1,9 @@
 """Specialised kernels for one pattern set: the feature loops unrolled with constant masks.
 
 The generic kernels in :mod:`ai2048.ntuple.kernels` loop over tuples and runs read from arrays;
-the CPU then waits on each table lookup in turn. Unrolled, the 8 x K lookups of a value are
-independent loads with constant shifts, which the CPU overlaps (about 2x faster for 4x6; this
-is what TDL2048's templates do). The specialised module is the kernels source with the block
+the CPU then waits on each table lookup in turn. Unrolled, the 8 x K indices of a board are a
+tuple of independent mask-and-shift expressions and their weights are summed as a balanced tree,
+so loads and additions overlap (this is what TDL2048's templates do). The specialised module is the kernels source with the block
 between ``# <features>`` and ``# </features>`` replaced; it is written once to a cache folder
 (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache its compiled code, keyed by a
 hash of the pattern set and the engine and kernel sources.
@@ -24,7 +24,7 @@ from ai2048.ntuple import kernels
 from ai2048.ntuple.patterns import pattern_name, tuple_runs
 
 _LOADED: dict[str, ModuleType] = {}
-_ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py")
+_ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "prefetch.py")
 
 
 def _index_expr(runs: list[tuple[int, int, int]], x: str) -> str:
@@ -37,53 +37,36 @@ def _index_expr(runs: list[tuple[int, int, int]], x: str) -> str:
     return "np.int64(" + " | ".join(parts) + ")"
 
 
+def _tree(terms: list[str]) -> str:
+    """``terms`` summed as a balanced tree, so the additions do not wait on one another."""
+    while len(terms) > 1:
+        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+    return terms[0]
+
+
 def feature_source(tuples: Sequence[Sequence[int]]) -> str:
-    """Python source of ``value_at``, ``_add`` and ``_add_tc`` unrolled for ``tuples``."""
+    """Python source of ``features`` and ``fsum`` unrolled for ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
         rk = [(int(runs[k, j, 0]), int(runs[k, j, 1]), int(runs[k, j, 2])) for j in range(int(nruns[k]))]
         exprs.append((int(tbase[k]), rk))
-    isos = [
-        "    x0 = b",
-        *(f"    x{i} = {'mirror' if i % 2 else 'transpose'}(x{i - 1})" for i in range(1, 8)),
-    ]
-    lookups = [(f"off + {tb}", _index_expr(rk, f"x{i}")) for i in range(8) for tb, rk in exprs]
-    sig = "b: np.uint64, off: np.int64, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray"
+    count = 8 * len(tuples)
+    indices = [f"        off + {tb} + {_index_expr(rk, f'x{i}')}," for tb, rk in exprs for i in range(8)]
     lines = [
-        '@njit(cache=True)',
-        f"def value_at({sig}) -> np.float64:",
-        '    """Sum of the feature weights of ``b`` (unrolled for one pattern set)."""',
-        *isos,
-        "    v = np.float64(0.0)",
-        *(f"    v += w[{o} + {e}]" for o, e in lookups),
-        "    return v",
-        "",
-        "",
-        '@njit(cache=True)',
-        "def _add(b: np.uint64, off: np.int64, step: np.float64, w: np.ndarray, runs: np.ndarray, "
-        "nruns: np.ndarray, tbase: np.ndarray) -> None:",
-        '    """Add ``step`` to every feature weight of ``b`` (unrolled for one pattern set)."""',
-        *isos,
-        *(f"    w[{o} + {e}] += step" for o, e in lookups),
+        '@njit(cache=True, inline="always")',
+        "def features(b: np.uint64, off: np.int64, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> tuple:",
+        f'    """The {count} weight indices of ``b``\'s features (unrolled for one pattern set)."""',
+        "    x0, x1, x2, x3, x4, x5, x6, x7 = _isos(b)",
+        "    return (",
+        *indices,
+        "    )",
         "",
         "",
         '@njit(cache=True, inline="always")',
-        "def _tc1(i: np.int64, step: np.float64, err: np.float64, w: np.ndarray, e_acc: np.ndarray, "
-        "a_acc: np.ndarray) -> None:",
-        "    a = a_acc[i]",
-        "    rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)",
-        "    w[i] += step * rate",
-        "    e_acc[i] += err",
-        "    a_acc[i] += abs(err)",
-        "",
-        "",
-        '@njit(cache=True)',
-        "def _add_tc(b: np.uint64, off: np.int64, step: np.float64, err: np.float64, w: np.ndarray, "
-        "e_acc: np.ndarray, a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> None:",
-        '    """Temporal-coherence update of every feature weight of ``b`` (unrolled)."""',
-        *isos,
-        *(f"    _tc1({o} + {e}, step, err, w, e_acc, a_acc)" for o, e in lookups),
+        "def fsum(w: np.ndarray, idx: tuple) -> np.float64:",
+        '    """Sum of the weights at ``idx`` (float64, as a balanced tree)."""',
+        f"    return {_tree([f'np.float64(w[idx[{i}]])' for i in range(count)])}",
     ]
     return "\n".join(lines) + "\n"
 

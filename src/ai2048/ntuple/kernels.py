@@ -24,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ai2048.engine.board import NIBBLE, max_exponent, mirror, transpose
+from ai2048.engine.board import NIBBLE, flip, max_exponent, mirror, transpose
 from ai2048.engine.moves import move
+from ai2048.engine.prefetch import prefetch
 from ai2048.engine.rng import rand_below, rand_float
 from ai2048.engine.spawn import new_board, spawn
 
@@ -36,15 +37,11 @@ BEFORE = 1
 
 @njit(cache=True, inline="always")
 def _isos(b: np.uint64) -> tuple:
-    """The 8 symmetric images of ``b``, by alternating mirror and transpose (TDL2048)."""
-    x1 = mirror(b)
-    x2 = transpose(x1)
-    x3 = mirror(x2)
-    x4 = transpose(x3)
-    x5 = mirror(x4)
-    x6 = transpose(x5)
-    x7 = mirror(x6)
-    return (b, x1, x2, x3, x4, x5, x6, x7)
+    """The 8 symmetric images of ``b`` (the dihedral group D4), at most three steps from ``b``."""
+    m = mirror(b)
+    f = flip(b)
+    r = flip(m)
+    return (b, m, f, r, transpose(b), transpose(m), transpose(f), transpose(r))
 
 
 @njit(cache=True, inline="always")
@@ -70,52 +67,62 @@ def stage_of(b: np.uint64, stages: np.ndarray) -> int:
 
 
 # <features> generic feature code; ntuple.codegen swaps in unrolled code for one pattern set
+@njit(cache=True, inline="always")
+def features(b: np.uint64, off: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> np.ndarray:
+    """Weight indices of ``b``'s features in the stage starting at ``off``: every tuple read on
+    each of the 8 symmetric images of the board (the same features as seed 004's index lists)."""
+    xs = _isos(b)
+    out = np.empty(8 * nruns.size, dtype=np.int64)
+    for k in range(nruns.size):
+        nr = nruns[k]
+        for s in range(8):
+            out[8 * k + s] = off + tbase[k] + _index(xs[s], runs, nr, k)
+    return out
+
+
+@njit(cache=True, inline="always")
+def fsum(w: np.ndarray, idx: np.ndarray) -> float:
+    """Sum of the weights at ``idx`` (float64)."""
+    v = np.float64(0.0)
+    for i in idx:
+        v += w[i]
+    return v
+# </features>
+
+
 @njit(cache=True)
 def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> float:
-    """Sum of the feature weights of ``b`` in the stage starting at ``off``: every tuple read on
-    each of the 8 symmetric images of the board (the same features as seed 004's index lists)."""
-    v = np.float64(0.0)
-    xs = _isos(b)
-    for k in range(nruns.size):
-        nr = nruns[k]
-        o = off + tbase[k]
-        for s in range(8):
-            v += w[o + _index(xs[s], runs, nr, k)]
-    return v
+    """Sum of the feature weights of ``b`` in the stage starting at ``off``."""
+    return fsum(w, features(b, off, runs, nruns, tbase))
 
 
-@njit(cache=True)
-def _add(b: np.uint64, off: int, step: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> None:
-    """Add ``step`` to every feature weight of ``b`` (plain TD: ``step = alpha/F * error``)."""
-    xs = _isos(b)
-    for k in range(nruns.size):
-        nr = nruns[k]
-        o = off + tbase[k]
-        for s in range(8):
-            w[o + _index(xs[s], runs, nr, k)] += step
+@njit(cache=True, inline="always")
+def _prefetch(w: np.ndarray, idx: np.ndarray) -> None:
+    """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.prefetch`)."""
+    for i in idx:
+        prefetch(w, i)
 
 
-@njit(cache=True)
-def _add_tc(
-    b: np.uint64, off: int, step: float, err: float, w: np.ndarray, e_acc: np.ndarray,
-    a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
-) -> None:
-    """Temporal coherence (Beal & Smith 1999; Jaśkowski 2018): per-weight rate ``|E_i| / A_i``.
+@njit(cache=True, inline="always")
+def _learn(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> float:
+    """One TD step on the features ``idx`` with error ``err``; returns their updated value.
 
-    ``w_i += step * |E_i|/A_i`` (rate 1 while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``.
+    Plain TD adds ``alpha/F * err`` to every weight. Temporal coherence (Beal & Smith 1999;
+    Jaśkowski 2018) scales it per weight by ``|E_i| / A_i`` (1 while ``A_i = 0``), then
+    accumulates ``E_i += err`` and ``A_i += |err|``.
     """
-    xs = _isos(b)
-    for k in range(nruns.size):
-        nr = nruns[k]
-        o = off + tbase[k]
-        for s in range(8):
-            i = o + _index(xs[s], runs, nr, k)
+    step = alpha_f * err
+    if tc:
+        for i in idx:
             a = a_acc[i]
             rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)
             w[i] += step * rate
             e_acc[i] += err
             a_acc[i] += abs(err)
-# </features>
+    else:
+        for i in idx:
+            w[i] += step
+    return fsum(w, idx)
 
 
 @njit(cache=True)
@@ -165,18 +172,14 @@ def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
     return ntuple_value(downgrade(b), data)
 
 
-@njit(cache=True)
-def _update(
-    b: np.uint64, stages: np.ndarray, table: int, err: float, alpha_f: float, tc: bool,
+@njit(cache=True, inline="always")
+def _td(
+    b: np.uint64, target: float, stages: np.ndarray, table: int, alpha_f: float, tc: bool,
     w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> float:
-    """One TD step on ``b`` with error ``err``; returns the updated ``V(b)``."""
-    off = stage_of(b, stages) * table
-    if tc:
-        _add_tc(b, off, alpha_f * err, err, w, e_acc, a_acc, runs, nruns, tbase)
-    else:
-        _add(b, off, alpha_f * err, w, runs, nruns, tbase)
-    return value_at(b, off, w, runs, nruns, tbase)
+    """One TD step moving ``V(b)`` towards ``target``; returns the updated ``V(b)``."""
+    idx = features(b, stage_of(b, stages) * table, runs, nruns, tbase)
+    return _learn(idx, target - fsum(w, idx), alpha_f, tc, w, e_acc, a_acc)
 
 
 @njit(cache=True)
@@ -222,6 +225,22 @@ def ntuple_value_before(b: np.uint64, data: tuple) -> float:
     return _before_value(b, 0.9, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
 
 
+@njit(cache=True, inline="always")
+def _after(
+    b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
+    runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+) -> tuple:
+    """Move ``a`` from ``b``: (after-state, reward, legal, feature indices of the after-state
+    (downgraded if ``dg``)); the features' weights are prefetched when the move is legal."""
+    nb, r = move(b, a)
+    x = downgrade(nb) if dg else nb
+    idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+    ok = nb != b
+    if ok:
+        _prefetch(w, idx)
+    return nb, r, ok, idx
+
+
 @njit(cache=True)
 def greedy_move(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
@@ -230,6 +249,9 @@ def greedy_move(
     """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
     ``r + E[V(next state)]`` (before-state network). Ties go to the lower action number.
 
+    An after-state network's four after-states have their weights prefetched together before
+    any is summed, so the four sets of table reads overlap.
+
     Returns (action or -1 if the game is over, after-state, reward, chosen value).
     """
     table = w.size // (stages.size + 1)
@@ -237,15 +259,31 @@ def greedy_move(
     best_a = np.int64(-1)
     best_b = b
     best_r = np.int64(0)
+    if kind == AFTER:
+        n0, r0, k0, i0 = _after(b, 0, stages, table, dg, w, runs, nruns, tbase)
+        n1, r1, k1, i1 = _after(b, 1, stages, table, dg, w, runs, nruns, tbase)
+        n2, r2, k2, i2 = _after(b, 2, stages, table, dg, w, runs, nruns, tbase)
+        n3, r3, k3, i3 = _after(b, 3, stages, table, dg, w, runs, nruns, tbase)
+        if k0:
+            best, best_a, best_b, best_r = r0 + fsum(w, i0), 0, n0, r0
+        if k1:
+            v = r1 + fsum(w, i1)
+            if v > best:
+                best, best_a, best_b, best_r = v, 1, n1, r1
+        if k2:
+            v = r2 + fsum(w, i2)
+            if v > best:
+                best, best_a, best_b, best_r = v, 2, n2, r2
+        if k3:
+            v = r3 + fsum(w, i3)
+            if v > best:
+                best, best_a, best_b, best_r = v, 3, n3, r3
+        return best_a, best_b, best_r, best
     for a in range(4):
         nb, r = move(b, a)
         if nb == b:
             continue
-        if kind == AFTER:
-            x = downgrade(nb) if dg else nb
-            v = r + value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
-        else:
-            v = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
+        v = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
         if v > best:
             best = v
             best_a = a
@@ -315,8 +353,7 @@ def play_game_train(
         if kind == AFTER:
             if online:
                 if have_prev:
-                    v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
-                    _update(prev, stages, table, best - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                    _td(prev, best, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
                 prev = nb
                 have_prev = True
             else:
@@ -326,9 +363,8 @@ def play_game_train(
         else:
             if online:
                 if have_prev:
-                    v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
                     vb = value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
-                    _update(prev, stages, table, prev_r + vb - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                    _td(prev, prev_r + vb, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
                 prev = b
                 prev_r = r
                 have_prev = True
@@ -345,20 +381,28 @@ def play_game_train(
             pool_n[0] += 1
     if online:
         if have_prev:
-            v = value_at(prev, stage_of(prev, stages) * table, w, runs, nruns, tbase)
             target = 0.0 if kind == AFTER else np.float64(prev_r)
-            _update(prev, stages, table, target - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
-    else:
+            _td(prev, target, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+    elif n > 0:
+        # Backward sweep; the next board's weights are prefetched while this one is updated.
         target = np.float64(0.0)
+        x = buf_b[n - 1]
+        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
         for t in range(n - 1, -1, -1):
-            x = buf_b[t]
-            v = value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
+            cur = idx
+            if t > 0:
+                x = buf_b[t - 1]
+                idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+                _prefetch(w, idx)
+                if tc:
+                    _prefetch(e_acc, idx)
+                    _prefetch(a_acc, idx)
             if kind == AFTER:
-                vnew = _update(x, stages, table, target - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                vnew = _learn(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = buf_r[t] + (1.0 - lam) * vnew + lam * target
             else:
                 goal = buf_r[t] + target
-                vnew = _update(x, stages, table, goal - v, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                vnew = _learn(cur, goal - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = (1.0 - lam) * vnew + lam * goal
                 if quirk:
                     target += buf_r[t]
