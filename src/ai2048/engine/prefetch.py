@@ -19,13 +19,16 @@ from numba.extending import intrinsic
 
 @intrinsic
 def prefetch(typingctx: Any, arr: types.Array, idx: types.Integer) -> Any:
-    """``prefetch(arr, i)``: a hint that ``arr[i]`` (1-d, ``0 <= i < arr.size``) is read soon."""
+    """``prefetch(arr, i)``: a hint that ``arr[i]`` (the first element of row ``i`` of an n-d
+    array; ``0 <= i < len(arr)``) is read soon."""
     sig = types.void(arr, idx)
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         aryty = signature.args[0]
         ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+        zero = context.get_constant(signature.args[1], 0)
+        at = [args[1]] + [zero] * (aryty.ndim - 1)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, at, wraparound=False)
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])

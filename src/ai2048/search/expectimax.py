@@ -38,6 +38,7 @@ from numba import njit
 
 from ai2048.engine.board import NIBBLE, ROW_MASK, count_empty, transpose
 from ai2048.engine.moves import move
+from ai2048.engine.prefetch import prefetch
 from ai2048.engine.tables import DOWN_COL, LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW, UP_COL
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
 
@@ -92,8 +93,9 @@ def _chance(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE
     use_tt = tt.shape[0] > 0
     idx = np.int64(0)
     tag = np.uint64((stats[GEN] << 6) | k)
+    shift = np.uint64(stats[SHIFT])
     if use_tt:
-        idx = np.int64((b * _HASH_MUL) >> np.uint64(stats[SHIFT]))
+        idx = np.int64((b * _HASH_MUL) >> shift)
         if tt[idx, 0] == b and tt[idx, 2] == tag:
             stats[HITS] += 1
             return tt_f[idx, 1]
@@ -119,16 +121,19 @@ def _chance(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE
             r0, r1, r2, r3 = child & ROW_MASK, (child >> _S16) & ROW_MASK, (child >> _S32) & ROW_MASK, child >> _S48
             c0, c1, c2, c3 = tc & ROW_MASK, (tc >> _S16) & ROW_MASK, (tc >> _S32) & ROW_MASK, tc >> _S48
             stats[NODES] += 4
+            m0 = child ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
+            m1 = child ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
+            m2 = child ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
+            m3 = child ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
+            if use_tt and not leaf:
+                # the children will probe the table: start loading their slots now
+                prefetch(tt, np.int64((m0 * _HASH_MUL) >> shift))
+                prefetch(tt, np.int64((m1 * _HASH_MUL) >> shift))
+                prefetch(tt, np.int64((m2 * _HASH_MUL) >> shift))
+                prefetch(tt, np.int64((m3 * _HASH_MUL) >> shift))
             best = -np.inf
             for a in range(4):
-                if a == 0:
-                    nb = child ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
-                elif a == 1:
-                    nb = child ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
-                elif a == 2:
-                    nb = child ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
-                else:
-                    nb = child ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
+                nb = m0 if a == 0 else m1 if a == 1 else m2 if a == 2 else m3
                 if nb == child:
                     continue
                 if leaf:  # no call frame, no array reference counting
