@@ -3,10 +3,10 @@
 The generic kernels in :mod:`ai2048.ntuple.kernels` loop over tuples and runs read from arrays;
 the CPU then waits on each table lookup in turn. Unrolled, the 8 x K indices of a board are a
 tuple of independent mask-and-shift expressions and their weights are summed as a balanced tree,
-so loads and additions overlap (this is what TDL2048's templates do). The specialised module is the kernels source with the block
-between ``# <features>`` and ``# </features>`` replaced; it is written once to a cache folder
-(``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache its compiled code, keyed by a
-hash of the pattern set and the engine and kernel sources.
+so loads and additions overlap (this is what TDL2048's templates do). The specialised module is
+the kernels source with the block between ``# <features>`` and ``# </features>`` replaced; it
+is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache
+its compiled code, keyed by a hash of the pattern set and the engine and kernel sources.
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def greedy_move(
     best_a = np.int64(-1)
     best_b = b
     best_r = np.int64(0)
-    if kind == AFTER:
+    if kind == AFTER:  # written out: a loop over a tuple of the four results plays ~1.2x slower in numba
         n0, r0, k0, i0 = _after(b, 0, stages, table, dg, w, runs, nruns, tbase)
         n1, r1, k1, i1 = _after(b, 1, stages, table, dg, w, runs, nruns, tbase)
         n2, r2, k2, i2 = _after(b, 2, stages, table, dg, w, runs, nruns, tbase)
