@@ -18,7 +18,7 @@ import numpy as np
 
 import ai2048
 from ai2048.search.expectimax import NODES, Expectimax
-from ai2048.search.heuristics import nneonneo_eval, nneonneo_table
+from ai2048.search.heuristics import NNEONNEO_PUBLISHED, nneonneo_eval, nneonneo_table
 
 
 def positions(n: int, seed: int = 1) -> list[int]:
@@ -81,7 +81,7 @@ def main() -> None:
     p.add_argument("--boards", type=int, default=12, help="positions searched")
     p.add_argument("--moves", type=int, default=300, help="moves played for the agent's moves/s")
     args = p.parse_args()
-    table = nneonneo_table()
+    table = nneonneo_table(NNEONNEO_PUBLISHED)  # nneonneo's own constants: the same trees as its C++
     t0 = time.perf_counter()
     boards = positions(args.boards)
     print(f"compile + positions: {time.perf_counter() - t0:.1f} s ({len(boards)} boards)")

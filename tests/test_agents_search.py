@@ -111,6 +111,8 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("expectimax", {"p_two": 1.2}, "p_two"),
         ("expectimax", {"heuristic": "magic"}, "unknown heuristic"),
         ("expectimax", {"weights": {"nope": 1.0}}, "weights"),
+        ("expectimax", {"weights": "nope"}, "tuned, published"),
+        ("expectimax", {"heuristic": "seed003", "weights": "published"}, "named sets exist for 'nneonneo' only"),
         ("expectimax", {"time_budget": -1.0}, "time_budget"),
         ("expectimax", {"deep": 3}, "valid keys"),
         ("minimax", {"depth": -2}, "depth"),
@@ -151,3 +153,14 @@ def test_expectimax_agent__survives_pickling_with_a_fresh_table() -> None:
     copy = pickle.loads(pickle.dumps(agent))
     assert copy.explain(b) == before
     assert copy.search.tt.shape == agent.search.tt.shape
+
+
+def test_expectimax__named_weight_sets_equal_their_dicts() -> None:
+    from ai2048.search.heuristics import NNEONNEO_PUBLISHED
+
+    board = ai2048.encode([1, 2, 3, 0, 4, 5, 0, 2, 7, 0, 1, 1, 11, 10, 3, 0])
+    published = make_agent("expectimax", depth=2, weights="published").explain(board)
+    assert published == make_agent("expectimax", depth=2, weights=NNEONNEO_PUBLISHED.as_dict()).explain(board)
+    tuned = make_agent("expectimax", depth=2).explain(board)
+    assert tuned == make_agent("expectimax", depth=2, weights="tuned").explain(board)
+    assert tuned != published

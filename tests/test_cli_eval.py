@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from ai2048.cli import main
+from ai2048.cli._agents import split_spec
 from ai2048.evaluate import EvalResult
 from ai2048.records import load_record
 
@@ -59,6 +60,22 @@ def test_cli_arena__same_seeds_side_by_side(tmp_path, capsys) -> None:
     data = json.loads(out.read_text())
     seeds = [[g["seed"] for g in r["games"]] for r in data["results"]]
     assert seeds[0] == seeds[1] == seeds[2]
+
+
+@pytest.mark.parametrize("word,want", [
+    ("greedy", ("greedy", {})),
+    ("expectimax:depth=2,p_two=1.0", ("expectimax", {"depth": 2, "p_two": 1.0})),
+    ('expectimax:depth=1,weights={"empty":300,"merges":600}',
+     ("expectimax", {"depth": 1, "weights": {"empty": 300, "merges": 600}})),
+    ("minimax:weights=[0.5,3,2.7,4],depth=2", ("minimax", {"weights": [0.5, 3, 2.7, 4], "depth": 2})),
+])
+def test_split_spec__json_values_keep_their_commas(word: str, want: tuple) -> None:
+    assert split_spec(word) == want
+
+
+def test_split_spec__a_word_without_equals_is_named() -> None:
+    with pytest.raises(ValueError, match="expected name:key=value"):
+        split_spec("expectimax:depth=2,oops")
 
 
 def test_cli_watch__runs_without_a_terminal(tmp_path, capsys) -> None:

@@ -59,20 +59,22 @@ def brute_expectimax(board: int, depth: int, p_two: float, ev, rw: float) -> lis
 
 
 def brute_minimax(board: int, depth: int, ev) -> list[float]:
-    """Values [4] by full enumeration: max over moves, min over a 2 in each empty cell."""
+    """Values [4] by full enumeration: ``depth`` moves, min over a 2 in each empty cell between
+    them, ``ev`` on the after-state of the last move (or on a board with no legal move)."""
+
+    def after(nb: int, k: int) -> float:
+        return ev(nb) if k == 1 else min_value(nb, k - 1)
 
     def max_value(b: int, k: int) -> float:
-        if k == 0:
-            return ev(b)
-        kids = [min_value(nb, k) for _, nb, _ in _legal(b)]
+        kids = [after(nb, k) for _, nb, _ in _legal(b)]
         return max(kids) if kids else ev(b)
 
-    def min_value(after: int, k: int) -> float:
-        return min(max_value(child, k - 1) for child, p in ai2048.spawn_outcomes(after, 1.0) if p > 0)
+    def min_value(nb: int, k: int) -> float:
+        return min(max_value(child, k) for child, p in ai2048.spawn_outcomes(nb, 1.0) if p > 0)
 
     vals = [-np.inf] * 4
     for a, nb, _ in _legal(board):
-        vals[a] = min_value(nb, depth)
+        vals[a] = after(nb, depth)
     return vals
 
 
@@ -181,7 +183,7 @@ def _util(b: int) -> float:
 
 
 @settings(max_examples=20, deadline=None)
-@given(boards(9, 14), st.integers(1, 2))
+@given(boards(9, 14), st.integers(1, 3))
 def test_minimax__plain_equals_brute_force(board: int, depth: int) -> None:
     got, _ = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=False).values(board, depth)
     np.testing.assert_allclose(got, brute_minimax(board, depth, _util), rtol=1e-12)

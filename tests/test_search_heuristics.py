@@ -14,6 +14,7 @@ from ai2048 import from_tiles
 from ai2048.search.heuristics import (
     SEED003_UTILITY_WEIGHTS,
     SEED003_WEIGHTS,
+    NNEONNEO_PUBLISHED,
     NneonneoWeights,
     nneonneo_eval,
     nneonneo_table,
@@ -93,10 +94,17 @@ def _row_score(line: list[int], w: NneonneoWeights) -> float:
     return w.lost + w.empty * empty + w.merges * merges - w.monotonicity * min(left, right) - w.sum * total
 
 
-def test_nneonneo_table__known_rows() -> None:
-    t = nneonneo_table()
+def test_nneonneo_table__known_rows_with_nneonneos_constants() -> None:
+    t = nneonneo_table(NNEONNEO_PUBLISHED)
     assert t[0x0000] == 200000 + 4 * 270  # four empty cells
     assert t[0x1111] == 200000 + 4 * 700 - 11 * 4  # four 2s: one run of 4 -> 4 merges
+    assert t[0x0021] == 200000 + 2 * 270 + 0 - 47 * (2**4 - 1) - 11 * (1 + 2**3.5)  # [2 4 . .]
+
+
+def test_nneonneo_table__defaults_are_the_tuned_weights() -> None:
+    w = NneonneoWeights()
+    assert w != NNEONNEO_PUBLISHED
+    assert nneonneo_table()[0x0000] == np.float32(w.lost + 4 * w.empty)
 
 
 DEFAULT_TABLE = nneonneo_table()

@@ -17,6 +17,7 @@ from ai2048.engine.rng import seed_state
 from ai2048.rules import Action
 from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth, check_probability
 from ai2048.search.heuristics import (
+    NNEONNEO_PUBLISHED,
     SEED003_UTILITY_WEIGHTS,
     SEED003_WEIGHTS,
     NneonneoWeights,
@@ -31,8 +32,22 @@ from ai2048.search.montecarlo import playout_values
 HEURISTICS = ("nneonneo", "seed003")
 
 
-def heuristic_evaluator(name: str, weights: dict[str, float] | None = None) -> tuple[Callable[..., float], tuple]:
-    """(evaluate, data) of a built-in heuristic: "nneonneo" (weights: NneonneoWeights fields) or "seed003"."""
+NNEONNEO_WEIGHT_SETS = {"tuned": NneonneoWeights(), "published": NNEONNEO_PUBLISHED}
+"""Named weight sets of the nneonneo heuristic: this project's tuned defaults, nneonneo's constants."""
+
+
+def heuristic_evaluator(name: str, weights: dict[str, float] | str | None = None) -> tuple[Callable[..., float], tuple]:
+    """(evaluate, data) of a built-in heuristic: "nneonneo" or "seed003".
+
+    ``weights``: for "nneonneo" a dict of :class:`NneonneoWeights` fields (the rest keep the tuned
+    defaults) or a set's name, "tuned" or "published" (nneonneo's constants); for "seed003" a dict
+    of its five weights.
+    """
+    if isinstance(weights, str):
+        if name != "nneonneo" or weights not in NNEONNEO_WEIGHT_SETS:
+            raise ValueError(f"unknown weight set {weights!r} for heuristic {name!r}; named sets exist for "
+                             f"'nneonneo' only: {', '.join(NNEONNEO_WEIGHT_SETS)} (or give a dict of weights)")
+        weights = NNEONNEO_WEIGHT_SETS[weights].as_dict()
     if name == "nneonneo":
         try:
             w = NneonneoWeights(**(weights or {}))
@@ -60,8 +75,9 @@ class ExpectimaxAgent(BaseAgent):
             the number of distinct tiles, minus ``depth_offset``, clamped to ``[min_depth, max_depth]``).
         time_budget: seconds per move; deepens 1, 2, ... up to ``max_depth`` (overrides ``depth``).
         heuristic: built-in evaluator, "nneonneo" (default) or "seed003".
-        weights: heuristic weights (nneonneo: lost, empty, merges, monotonicity, mono_power, sum,
-            sum_power; seed003: max_log2, free, adjacent_equal, edges, gradient).
+        weights: heuristic weights (nneonneo: a dict of lost, empty, merges, monotonicity,
+            mono_power, sum, sum_power over the tuned defaults, or "published" for nneonneo's
+            constants; seed003: max_log2, free, adjacent_equal, edges, gradient).
         p_two: probability of a 2 in chance nodes; 1.0 searches 2s only (seed 003).
         prob_cutoff: chance nodes below this cumulative probability are leaves (0 = exact search).
         tt_bits: log2 of the transposition-table size (0 turns it off).
@@ -78,7 +94,7 @@ class ExpectimaxAgent(BaseAgent):
         depth: int | str = "adaptive",
         time_budget: float | None = None,
         heuristic: str = "nneonneo",
-        weights: dict[str, float] | None = None,
+        weights: dict[str, float] | str | None = None,
         p_two: float = 0.9,
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
@@ -159,7 +175,8 @@ class MinimaxAgent(BaseAgent):
     """Seed 003's minimax: the spawn as an adversary, optional alpha-beta, depth and/or time limit.
 
     Args:
-        depth: units of (move + placement); with ``time_limit`` the deepest allowed (None = no cap).
+        depth: moves searched ahead (the placements between them are the adversary's; the last
+            move's after-state is scored); with ``time_limit`` the deepest allowed (None = no cap).
         time_limit: seconds per move (seed: 0.2); deepens 1, 2, ... within it. None = fixed depth.
         prune: alpha-beta pruning (same move, fewer nodes).
         fours: the adversary also places 4s (the seed places 2s only).

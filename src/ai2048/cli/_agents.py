@@ -17,11 +17,33 @@ def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, An
     return make_agent(spec, **sets), spec, dict(sets)
 
 
+def _top_level_items(text: str) -> list[str]:
+    """Split ``text`` on the commas that are not inside brackets, braces or quotes."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item for item in items if item.strip()]
+
+
 def split_spec(word: str) -> tuple[str, dict[str, Any]]:
-    """``"expectimax:depth=2,p_two=1.0" -> ("expectimax", {"depth": 2, "p_two": 1.0})``."""
+    """``"expectimax:depth=2,p_two=1.0" -> ("expectimax", {"depth": 2, "p_two": 1.0})``.
+
+    Values may be JSON with commas of their own: ``expectimax:weights={"empty":300,"merges":600}``.
+    """
     name, _, rest = word.partition(":")
     cfg: dict[str, Any] = {}
-    for item in filter(None, rest.split(",")):
+    for item in _top_level_items(rest):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"agent spec {word!r}: expected name:key=value,key=value")

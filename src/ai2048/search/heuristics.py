@@ -33,23 +33,31 @@ _S48 = np.uint64(48)
 
 @dataclass(frozen=True)
 class NneonneoWeights:
-    """Weights of the nneonneo/2048-ai row heuristic (its published constants are the defaults).
+    """Weights of the nneonneo/2048-ai row heuristic; the defaults are this project's tuned values.
 
     A row scores ``lost + empty*#empty + merges*#merges - monotonicity*min(left, right)
     - sum*Σ rank**sum_power`` with ``left/right = Σ |rank_i**mono_power - rank_j**mono_power|`` over
-    the decreasing / increasing neighbour pairs.
+    the decreasing / increasing neighbour pairs. The defaults came from
+    ``ai2048 tune --depth 2 --games 150 --generations 8 --population 6 --seed 1`` (see
+    ``docs/search.md``); nneonneo's published constants are :data:`NNEONNEO_PUBLISHED`.
     """
 
-    lost: float = 200000.0
-    empty: float = 270.0
-    merges: float = 700.0
-    monotonicity: float = 47.0
-    mono_power: float = 4.0
-    sum: float = 11.0
-    sum_power: float = 3.5
+    lost: float = 194652.0
+    empty: float = 364.56
+    merges: float = 569.49
+    monotonicity: float = 52.858
+    mono_power: float = 2.3957
+    sum: float = 11.724
+    sum_power: float = 2.5704
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
+
+
+NNEONNEO_PUBLISHED = NneonneoWeights(
+    lost=200000.0, empty=270.0, merges=700.0, monotonicity=47.0, mono_power=4.0, sum=11.0, sum_power=3.5
+)
+"""nneonneo/2048-ai's published constants (xificurk's CMA-ES tuning), for comparison with its C++."""
 
 
 def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:

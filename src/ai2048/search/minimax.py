@@ -1,10 +1,13 @@
 """Minimax with optional alpha-beta pruning (seed 003): the spawn is an adversary (numba).
 
 The max player moves; the min player places a 2 (or, with ``fours``, a 2 or a 4) in the empty
-cell that is worst for max. **Depth** counts units of (max layer + min layer) as in seed 003;
-after the last min layer the board is scored by the evaluator, any numba
-``evaluate(board: uint64, data: tuple) -> float64`` (seed 003's ``seed003_utility`` by default).
-A position with no legal move is scored by the evaluator too (the seed's template does so).
+cell that is worst for max. **Depth** counts max layers: depth ``k`` searches ``k`` moves with
+the ``k - 1`` placements between them, and scores the after-state of the last move (before any
+tile is placed) with the evaluator, any numba ``evaluate(board: uint64, data: tuple) -> float64``
+(seed 003's ``seed003_utility`` by default). That is the leaf of the seed's course template,
+whose cut-off min node returns ``evaluate(grid)`` of the board it was handed, and the same
+convention as :mod:`ai2048.search.expectimax`. A position with no legal move is scored by the
+evaluator too (the template does so).
 
 Alpha-beta gives the same root value and the same chosen move as plain minimax; the values of
 the moves it did not choose are upper bounds.
@@ -39,10 +42,7 @@ def _max_value(  # kernel template: compiled per evaluator by ``kernels`` (EVALU
     fours: bool,
     stats: np.ndarray,
 ) -> float:
-    """Minimax value of before-state ``b`` with ``k`` (max + min) units left."""
-    if k <= 0:
-        stats[LEAVES] += 1
-        return EVALUATE(b, data)
+    """Minimax value of before-state ``b`` with ``k >= 1`` max layers left."""
     if stats[LIMIT] > 0 and stats[NODES] > stats[LIMIT]:
         stats[ABORTED] = 1
         return 0.0
@@ -54,6 +54,14 @@ def _max_value(  # kernel template: compiled per evaluator by ``kernels`` (EVALU
         if nb == b:
             continue
         found = True
+        if k == 1:
+            stats[LEAVES] += 1
+            v = EVALUATE(nb, data)
+            if v > best:
+                best = v
+            if prune and best >= beta:
+                return best
+            continue
         lo = max(alpha, best) if prune else -np.inf
         worst = np.inf
         hi = beta
@@ -96,6 +104,11 @@ def minimax_root(
         nb, _ = move(b, np.int64(a))
         stats[NODES] += 1
         if nb == b:
+            continue
+        if depth == 1:
+            stats[LEAVES] += 1
+            out[a] = EVALUATE(nb, data)
+            best = max(best, out[a])
             continue
         lo = best if prune else -np.inf
         worst = np.inf
