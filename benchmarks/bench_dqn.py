@@ -5,8 +5,9 @@ numba step (``BoardBatch``), n-step bookkeeping into the replay memory: exactly 
 inner loop without learning. The baseline is the same loop on ONE game (seed 000's loop shape),
 measured in the same run, so the ratio stays meaningful on a loaded machine. Gradient steps/s
 are timed for the seed's network and batch (bigconv, 12 planes, batch 384) and for ai2048's
-default (bigconv, 16 planes, batch 256, double DQN, 3-step), with the seed000 numbers as the
-baseline.
+default (bigconv, 16 planes, batch 256, double DQN, 3-step) and for the seed's fully connected
+net on 16 planes (``fc``, 256 wide, linear output) with and without learning under the board's 8
+symmetries (``augment``), with the seed000 numbers as the baseline.
 
     python benchmarks/bench_dqn.py [--envs 1 16 64 256] [--seconds 3] [--threads 2]
 """
@@ -22,7 +23,7 @@ import torch
 
 from ai2048.nets import build_net
 from ai2048.train.config import make_config
-from ai2048.train.dqn import PRESETS, DQNConfig, Explorer, td_loss
+from ai2048.train.dqn import PRESETS, DQNConfig, Explorer, symmetric_batch, td_loss
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
 from ai2048.train.torchrun import soft_update
@@ -54,7 +55,7 @@ def collect_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
 
 
 def grad_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
-    """Gradient steps per second: sample, encode, Huber + L2 loss, backward, clip, AdamW, soft update."""
+    """Gradient steps per second: sample, (augment,) encode, Huber + L2 loss, backward, clip, AdamW, soft update."""
     policy = build_net(cfg.net_spec())
     target = copy.deepcopy(policy).eval()
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, amsgrad=True, foreach=True)
@@ -70,7 +71,10 @@ def grad_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
         games.restart(st.done)
     steps, t0 = 0, None
     while t0 is None or time.perf_counter() - t0 < seconds:
-        loss, _ = td_loss(cfg, policy, target, memory.batch(memory.sample(gen, cfg.batch_size)), torch.device("cpu"))
+        batch = memory.batch(memory.sample(gen, cfg.batch_size))
+        if cfg.augment:
+            batch = symmetric_batch(batch, gen.integers(0, 8, size=cfg.batch_size))
+        loss, _ = td_loss(cfg, policy, target, batch, torch.device("cpu"))
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_value_(policy.parameters(), cfg.grad_clip)
@@ -102,6 +106,10 @@ def main() -> None:
     print(f"learn    seed000 (bigconv/12, batch 384)  : {g_seed:10,.1f} grad steps/s  ({g_seed * 384:,.0f} samples/s, baseline)")
     g_ours = grad_steps_per_s(ours, args.seconds)
     print(f"learn    default (bigconv/16, batch 256, double, 3-step): {g_ours:10,.1f} grad steps/s  ({g_ours * 256:,.0f} samples/s, {g_ours * 256 / (g_seed * 384):.2f}x samples/s)")
+    for augment in (False, True):
+        fc = make_config(DQNConfig, PRESETS, "seed000", net="fc", planes=16, fc_neurons=256, fc_output_relu=False, augment=augment)
+        g_fc = grad_steps_per_s(fc, args.seconds)
+        print(f"learn    seed000 with fc/16 (256 wide){', augment' if augment else ''}: {g_fc:10,.1f} grad steps/s  ({g_fc / g_seed:.1f}x seed000)")
 
 
 if __name__ == "__main__":

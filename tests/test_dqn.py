@@ -11,13 +11,22 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ai2048 import encode, legal_mask  # noqa: E402
+from ai2048 import decode, encode, legal_mask, move  # noqa: E402
 from ai2048.agents import load_agent, make_agent  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
 from ai2048.train import get_trainer  # noqa: E402
 from ai2048.train.config import make_config  # noqa: E402
-from ai2048.train.dqn import PRESETS, DQNConfig, Explorer, entropy_probabilities, run, shaped_rewards, td_loss  # noqa: E402
+from ai2048.train.dqn import (  # noqa: E402
+    PRESETS,
+    DQNConfig,
+    Explorer,
+    entropy_probabilities,
+    run,
+    shaped_rewards,
+    symmetric_batch,
+    td_loss,
+)
 from ai2048.train.kernels import exponents  # noqa: E402
 from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
 from ai2048.train.torchrun import load_weights, resolve_device, soft_update  # noqa: E402
@@ -172,6 +181,46 @@ def test_td_loss__includes_a_real_l2_term():
     l2 = sum((w**2).sum() for w in policy.l2_weights()).item()
     assert l0.item() == pytest.approx(h0.item())
     assert l1.item() - h1.item() == pytest.approx(0.25 * l2, rel=1e-4)
+
+
+def test_symmetric_batch__the_eight_symmetries_map_a_drawn_board_and_relabel_its_move():
+    b = encode([[1, 2, 0, 0],
+                [0, 0, 0, 0],
+                [0, 0, 0, 0],
+                [0, 0, 0, 3]])
+    batch = {"s": np.full(8, b, dtype=np.uint64), "s2": np.full(8, b, dtype=np.uint64), "a": np.full(8, 1), "m2": np.tile([True, True, False, False], (8, 1))}
+    out = symmetric_batch(batch, np.arange(8))
+    assert decode(out["s"][1]).tolist() == [[0, 0, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0], [1, 2, 0, 0]]  # flip; RIGHT stays
+    assert decode(out["s"][2]).tolist() == [[0, 0, 2, 1], [0, 0, 0, 0], [0, 0, 0, 0], [3, 0, 0, 0]]  # mirror; RIGHT -> LEFT
+    assert decode(out["s"][4]).tolist() == [[1, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]]  # transpose; RIGHT -> DOWN
+    assert out["a"].tolist() == [1, 1, 3, 3, 2, 2, 0, 0]
+    assert out["m2"][4].tolist() == [False, False, True, True]  # legal UP, RIGHT -> legal LEFT, DOWN
+    assert len({int(x) for x in out["s"]}) == 8  # eight different boards
+    assert batch["a"].tolist() == [1] * 8  # the input is not modified
+
+
+def test_symmetric_batch__every_symmetry_commutes_with_the_move_and_the_legal_mask():
+    rng = np.random.default_rng(5)
+    boards = np.array([encode(rng.integers(0, 7, 16)) for _ in range(40)], dtype=np.uint64)
+    for a in range(4):
+        s2 = np.array([move(b, a)[0] for b in boards], dtype=np.uint64)
+        batch = {"s": boards, "s2": s2, "a": np.full(40, a), "m2": np.array([legal_mask(x) for x in s2])}
+        which = rng.integers(0, 8, 40)
+        out = symmetric_batch(batch, which)
+        for i in range(40):
+            assert move(out["s"][i], int(out["a"][i]))[0] == out["s2"][i], (a, which[i])
+            assert legal_mask(out["s2"][i]).tolist() == out["m2"][i].tolist()
+
+
+def test_dqn__augment_changes_what_is_learned_and_resumes_exactly(tmp_path):
+    plain = run(make_config(DQNConfig, **TINY), tmp_path / "plain")
+    full = run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 6}), tmp_path / "full")
+    part = run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 3}), tmp_path / "part")
+    run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 6}), part, resume=True)
+    a, b, p = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl"), read_jsonl(plain / "metrics.jsonl")
+    assert [r["loss"] for r in a] == pytest.approx([r["loss"] for r in b], rel=1e-5)
+    assert [r["score"] for r in a] == [r["score"] for r in b]
+    assert [r["loss"] for r in a[:3]] != pytest.approx([r["loss"] for r in p[:3]], rel=1e-3)
 
 
 def test_soft_update__moves_target_tau_of_the_way():

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from ai2048 import from_tiles
 from ai2048.search.heuristics import (
+    NNEONNEO_PUBLISHED,
     SEED003_UTILITY_WEIGHTS,
     SEED003_WEIGHTS,
-    NNEONNEO_PUBLISHED,
     NneonneoWeights,
     nneonneo_eval,
     nneonneo_table,

@@ -164,9 +164,12 @@ class ExpectimaxAgent(BaseAgent):
 
 
 def seed003_expectimax(
-    depth: int = 2, p_two: float = 1.0, prob_cutoff: float = 0.0, tt_bits: int = 20, order: str = "003"
+    depth: int = 2, p_two: float = 0.9, prob_cutoff: float = 0.0, tt_bits: int = 20, order: str = "003"
 ) -> ExpectimaxAgent:
-    """Seed 003's expectimax: depth 2, its five-term heuristic, chance nodes over 2s only."""
+    """Seed 003's expectimax: depth 2, its five-term heuristic, chance nodes over 2s and 4s.
+
+    The seed's text places "a 2 or a 4"; its code (ParkerD559's) ignores 4s: ``p_two=1.0``.
+    """
     return ExpectimaxAgent(depth=depth, heuristic="seed003", p_two=p_two, prob_cutoff=prob_cutoff,
                            tt_bits=tt_bits, order=order)
 
@@ -177,6 +180,8 @@ class MinimaxAgent(BaseAgent):
     Args:
         depth: moves searched ahead (the placements between them are the adversary's; the last
             move's after-state is scored); with ``time_limit`` the deepest allowed (None = no cap).
+            Default 4: a deeper worst-case search plays worse (docs/search.md: 1024 in 92% of 100
+            games at depth 4, in 8 of 12 games deepening freely within 0.2 s).
         time_limit: seconds per move (seed: 0.2); deepens 1, 2, ... within it. None = fixed depth.
         prune: alpha-beta pruning (same move, fewer nodes).
         fours: the adversary also places 4s (the seed places 2s only).
@@ -186,7 +191,7 @@ class MinimaxAgent(BaseAgent):
 
     def __init__(
         self,
-        depth: int | None = None,
+        depth: int | None = 4,
         time_limit: float | None = 0.2,
         prune: bool = True,
         fours: bool = False,

@@ -5,7 +5,7 @@ Huber loss plus a real L2 term λ/2·Σ‖W‖² (the seed stored λ but never a
 added λ·W to the Linear gradients, which this term reproduces), AdamW(amsgrad), gradient
 clipping by value, legal-action masking, and the seed's three exploration rules. Options a user
 would expect: double DQN (van Hasselt 2016), n-step returns, many games collected side by side
-on the numba kernels.
+on the numba kernels, and learning under the board's 8 symmetries (``augment``).
 
 Reward: the merged tiles' log2 ("log2", seed 000) or values ("score"), or nothing but the win
 bonus ("win"); plus the seed's progressive bonus #512 + 2.5·#1024 + 6·#2048 (tiles on the board
@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from ai2048.engine.board import flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_number
@@ -95,6 +96,7 @@ class DQNConfig:
     mask_next: bool = field(default=True, metadata={"help": "max over legal actions only in the target (the seed took the max over all 4)"})
     double_dqn: bool = field(default=True, metadata={"help": "double DQN target: argmax by the online net, value by the target net"})
     n_step: int = field(default=3, metadata={"help": "n-step returns (1 = the seed's one-step target)"})
+    augment: bool = field(default=False, metadata={"help": "learn each sampled transition under a random one of the board's 8 symmetries (move and legal moves relabelled)"})
     device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto (CUDA when present)"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
     checkpoint_every: int = field(default=100, metadata={"help": "save a checkpoint every this many finished games"})
@@ -268,6 +270,31 @@ def shaped_rewards(cfg: DQNConfig, rewards: np.ndarray, log_rewards: np.ndarray,
     return base + bonus - cfg.move_penalty + cfg.win_bonus * won
 
 
+# The board symmetries as (uint64 map, relabelling of the moves UP, RIGHT, DOWN, LEFT); each is its own inverse.
+SYMMETRIES = (
+    (flip.py_func, np.array([2, 1, 0, 3])),  # row order reversed: UP <-> DOWN
+    (mirror.py_func, np.array([0, 3, 2, 1])),  # every row reversed: RIGHT <-> LEFT
+    (transpose.py_func, np.array([3, 2, 1, 0])),  # (r, c) <-> (c, r): UP <-> LEFT, RIGHT <-> DOWN
+)
+
+
+def symmetric_batch(batch: dict[str, np.ndarray], which: np.ndarray) -> dict[str, np.ndarray]:
+    """Transition i under board symmetry ``which[i]`` in 0..7 (bit 0: flip, bit 1: mirror, bit 2: transpose, applied in that order).
+
+    The 8 combinations are the dihedral group of the square. s and s' are mapped, the move a is
+    relabelled so that ``move(g(s), g(a)) = g(move(s, a))``, and legal(s') [B, 4] follows its moves;
+    r, discount and terminal flags are unchanged (2048's rules and score are symmetric).
+    """
+    out = dict(batch)
+    s, s2, a, m2 = batch["s"].copy(), batch["s2"].copy(), batch["a"].copy(), batch["m2"].copy()
+    for bit, (board_map, moves) in enumerate(SYMMETRIES):
+        sel = ((which >> bit) & 1).astype(bool)
+        s[sel], s2[sel], a[sel] = board_map(s[sel]), board_map(s2[sel]), moves[a[sel]]
+        m2[sel] = m2[sel][:, moves]  # new mask at moves[a] = old mask at a (moves is an involution)
+    out.update(s=s, s2=s2, a=a, m2=m2)
+    return out
+
+
 def td_loss(cfg: DQNConfig, policy: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """(Huber TD loss + λ/2·Σ‖W‖², Huber part alone) on a replay batch."""
     x = policy.encode(exponents(batch["s"])).to(device)
@@ -343,6 +370,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},
         })
         save_model(out, "dqn", spec, policy, {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()})
+        metrics.flush()
         write_meta(out, "dqn", "dqn", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
 
     recent: list[int] = []
@@ -375,7 +403,10 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             c["credit"] += cfg.num_envs * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
-                loss, huber = td_loss(cfg, policy, target, memory.batch(memory.sample(gen, cfg.batch_size)), device)
+                batch = memory.batch(memory.sample(gen, cfg.batch_size))
+                if cfg.augment:
+                    batch = symmetric_batch(batch, gen.integers(0, 8, size=cfg.batch_size))
+                loss, huber = td_loss(cfg, policy, target, batch, device)
                 optimizer.zero_grad()
                 loss.backward()
                 if cfg.grad_clip > 0:
@@ -393,7 +424,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
                     "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)), "actions": ep_actions[i].tolist(),
                     "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
                 }
-                metrics.log(rec, int(c["episodes"]))
+                metrics.log(rec, int(c["episodes"]), "episode")
                 ep_reward[i] = 0
                 ep_actions[i] = 0
                 ep_loss[i] = 0

@@ -253,6 +253,7 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
             "window": list(window), "counters": dict(c), "rng": rng_state(gen),
         })
         save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)})
+        metrics.flush()
         write_meta(out, "policy", "policy", {k: c[k] for k in ("epoch", "games", "moves", "elapsed")}, status)
 
     bar = tqdm(total=cfg.epochs or None, initial=c["epoch"], disable=not cfg.progress, unit="epoch", dynamic_ncols=True)
@@ -290,7 +291,7 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
                 "length": float(batch["lengths"][:nb].mean()), "max_tile": int(2 ** batch["max_exp"][:nb].max()),
                 "loss": loss.item(), "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
                 "train_moves": len(x), "games": c["games"], "time": round(deadline.elapsed, 3),
-            }, c["epoch"])
+            }, c["epoch"], "epoch")
             bar.update(1)
             bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}", refresh=False)
             if c["epoch"] % cfg.checkpoint_every == 0:

@@ -195,6 +195,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
             "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen),
         })
         save_model(out, "qnet", spec, online, {"config": dataclasses.asdict(cfg)})
+        metrics.flush()
         write_meta(out, "qnet", "qnet", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
 
     recent: list[int] = []
@@ -255,7 +256,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                     "episode": c["episodes"], **game, "loss": float(loss_i[0] / loss_i[1]) if loss_i[1] else None,
                     "epsilon": float(acc["eps"][i] / max(game["length"], 1)), "actions": acc["actions"][i].tolist(),
                     "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
-                }, int(c["episodes"]))
+                }, int(c["episodes"]), "episode")
                 acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
                 bar.update(1)
             if recent:

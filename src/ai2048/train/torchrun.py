@@ -2,13 +2,15 @@
 
 A run directory holds ``config.json``, ``meta.json`` (``"agent"`` names the agent that plays it),
 ``metrics.jsonl``, ``checkpoint.pt`` (everything needed to resume) and ``model.pt`` (the network
-spec and weights an agent loads). Every file is written atomically.
+spec and weights an agent loads) and, when tensorboard is installed, ``tb/`` (TensorBoard scalars).
+Every file is written atomically (the TensorBoard event files are append-only logs).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import io
+import shutil
 import signal
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
+from ai2048.checkpoint import append_jsonl, atomic_write, read_json, read_jsonl, truncate_jsonl, write_json
 from ai2048.nets import SeedNet, build_net
 from ai2048.rules import RULES_VERSION
 from ai2048.train.config import diff_configs, make_config
@@ -181,33 +183,62 @@ def set_rng_state(gen: np.random.Generator, state: dict[str, Any]) -> None:
 
 
 class Metrics:
-    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars when tensorboard is installed."""
+    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars in ``out/tb`` when tensorboard is installed.
+
+    Every numeric field of a record becomes a scalar of that name at ``step`` (the record's
+    episode or epoch); ``None``, booleans, lists and the step field itself are skipped. On resume
+    :meth:`truncate` drops the records written after the checkpoint and rebuilds ``tb/`` from the
+    records kept, so the event files hold each step once, exactly as ``metrics.jsonl``.
+    """
 
     def __init__(self, out: Path, tensorboard: bool) -> None:
         self.path = out / "metrics.jsonl"
-        self.writer = None
-        if tensorboard:
-            try:
-                from torch.utils.tensorboard import SummaryWriter
-            except ImportError:  # tensorboard is optional
-                self.writer = None
-            else:
-                self.writer = SummaryWriter(str(out / "tb"))
+        self.tb_dir = out / "tb"
+        self.enabled = tensorboard and tensorboard_available()
+        self.writer: Any = None
 
     def truncate(self, key: str, last: int) -> None:
-        """On resume: drop records written after the checkpoint (``record[key] > last``)."""
+        """On resume: drop records written after the checkpoint (``record[key] > last``) and rebuild ``tb/``."""
         truncate_jsonl(self.path, lambda r: r.get(key, 0) <= last)
+        if self.enabled:
+            shutil.rmtree(self.tb_dir, ignore_errors=True)
+            for record in read_jsonl(self.path) if self.path.exists() else []:
+                self._scalars(record, int(record[key]), key)
 
-    def log(self, record: dict[str, Any], step: int) -> None:
+    def log(self, record: dict[str, Any], step: int, step_key: str | None = None) -> None:
+        """Append ``record`` to the jsonl file and write its numeric fields (except ``step_key``) as scalars at ``step``."""
         append_jsonl(self.path, record)
+        if self.enabled:
+            self._scalars(record, step, step_key)
+
+    def _scalars(self, record: dict[str, Any], step: int, step_key: str | None) -> None:
+        """One TensorBoard scalar per numeric field of ``record`` at ``step`` (the writer opens on first use)."""
+        if self.writer is None:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(str(self.tb_dir))
+        for k, v in record.items():
+            if k != step_key and isinstance(v, (int, float)) and not isinstance(v, bool):
+                self.writer.add_scalar(k, v, step)
+
+    def flush(self) -> None:
+        """Write pending TensorBoard events (called with every checkpoint, so ``tb/`` keeps up with it)."""
         if self.writer is not None:
-            for k, v in record.items():
-                if isinstance(v, (int, float)) and not isinstance(v, bool) and v is not None:
-                    self.writer.add_scalar(k, v, step)
+            self.writer.flush()
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+            self.writer = None
+
+
+def tensorboard_available() -> bool:
+    """True when ``torch.utils.tensorboard`` can be imported (the ``tensorboard`` package is installed)."""
+    try:
+        import torch.utils.tensorboard  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 class GracefulStop:
