@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -171,3 +175,45 @@ def test_evaluate__ctrl_c_keeps_the_finished_games() -> None:
     res = evaluate(InterruptedOnThirdGame(10_000), games=5, seed=0, progress=False, max_moves=10)
     assert res.interrupted and res.games == 2
     assert "interrupted" in res.format()
+
+
+def test_evaluate__sigterm_keeps_the_finished_games_and_restores_the_handler() -> None:
+    class TerminatedOnThirdGame(StubbornAgent):
+        games = 0
+
+        def reset(self, seed: int | None = None) -> None:
+            super().reset(seed)
+            TerminatedOnThirdGame.games += 1
+
+        def act(self, board: int) -> Action:
+            if TerminatedOnThirdGame.games == 3:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return super().act(board)
+
+    before = signal.getsignal(signal.SIGTERM)
+    res = evaluate(TerminatedOnThirdGame(10_000), games=5, seed=0, progress=False, max_moves=10)
+    assert res.interrupted and res.games == 2
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_cli_eval__killed_in_the_background_writes_the_finished_games(tmp_path) -> None:
+    """A background job has SIGINT ignored; `kill` (SIGTERM) must still save the result file."""
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main(sys.argv[1:]))",
+           "eval", "greedy", "--games", "100000", "--seed", "1", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        assert proc.stderr is not None
+        seen = ""
+        while "eval greedy" not in seen:  # the progress bar appears once SIGTERM is handled
+            ch = proc.stderr.read(1)
+            assert ch, f"eval ended before it started: {seen}"
+            seen += ch
+        proc.send_signal(signal.SIGTERM)
+        stdout, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert "interrupted" in stdout
+    res = EvalResult.load(out)
+    assert res.interrupted and res.games < 100000

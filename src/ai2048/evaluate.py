@@ -5,7 +5,7 @@ Game ``i`` of an evaluation with seed ``S`` uses the seed
 same ``S`` gives every agent the same games whatever the number of workers, and a game is replayed
 by ``Game(seed)`` plus its recorded actions. Stochastic agents are ``reset(game_seed)`` before
 each game. Games run in worker processes (``fork`` where available, so compiled numba code is
-inherited) with a progress bar. Ctrl-C stops and keeps the finished games; an agent that returns
+inherited) with a progress bar. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent that returns
 an illegal move stops the run with an :class:`EvalError` that names the agent and the board and
 carries the result so far.
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +252,7 @@ _WORKER: dict[str, Any] = {}
 
 def _init_worker(agent: Any, name: str, p_two: float, max_moves: int | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
     _WORKER.update(agent=agent, name=name, p_two=p_two, max_moves=max_moves)
 
 
@@ -262,6 +264,22 @@ def _run_one(task: tuple[int, int]) -> tuple[int, dict[str, Any] | None, str | N
     except ValueError as e:
         return i, None, str(e)
     return i, rec, None
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_interrupt() -> Any:
+    """Let SIGTERM stop an evaluation as Ctrl-C does, keeping the finished games; returns the old handler.
+
+    A job started in the background by a non-interactive shell has SIGINT ignored, so ``kill``
+    (SIGTERM) is how such a run is stopped; without this it would lose every finished game.
+    Outside the main thread (where handlers cannot be set) it does nothing and returns None.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
 
 
 def _check_count(name: str, v: Any, minimum: int) -> int:
@@ -312,14 +330,15 @@ def evaluate(
                         max_moves=max_moves, workers=workers)
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {}
+    previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=games, desc=f"eval {name}", unit="game", dynamic_ncols=True)
     t0 = time.perf_counter()
     pool = None
     try:
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=games, desc=f"eval {name}", unit="game", dynamic_ncols=True)
         if backend == "ray":
             stream: Any = _ray_stream(ag, name, seeds, p_two, max_moves, address)
         elif workers == 1:
@@ -343,6 +362,8 @@ def evaluate(
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
         if pool is not None:
             pool.terminate()
             pool.join()
