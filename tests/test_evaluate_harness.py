@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -159,39 +160,38 @@ def test_play_game__resets_the_agent_with_the_game_seed() -> None:
     assert a["actions"] == b["actions"]
 
 
-def test_evaluate__ctrl_c_keeps_the_finished_games() -> None:
-    class InterruptedOnThirdGame(StubbornAgent):
+def _stopped_on_third_game(stop: Callable[[], None]) -> BaseAgent:
+    """A StubbornAgent that calls ``stop()`` at every move of its third game."""
+
+    class StoppedOnThirdGame(StubbornAgent):
         games = 0
 
         def reset(self, seed: int | None = None) -> None:
             super().reset(seed)
-            InterruptedOnThirdGame.games += 1
+            StoppedOnThirdGame.games += 1
 
         def act(self, board: int) -> Action:
-            if InterruptedOnThirdGame.games == 3:
-                raise KeyboardInterrupt
+            if StoppedOnThirdGame.games == 3:
+                stop()
             return super().act(board)
 
-    res = evaluate(InterruptedOnThirdGame(10_000), games=5, seed=0, progress=False, max_moves=10)
+    return StoppedOnThirdGame(10_000)
+
+
+def _raise_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+def test_evaluate__ctrl_c_keeps_the_finished_games() -> None:
+    res = evaluate(_stopped_on_third_game(_raise_interrupt), games=5, seed=0, progress=False, max_moves=10)
     assert res.interrupted and res.games == 2
     assert "interrupted" in res.format()
 
 
 def test_evaluate__sigterm_keeps_the_finished_games_and_restores_the_handler() -> None:
-    class TerminatedOnThirdGame(StubbornAgent):
-        games = 0
-
-        def reset(self, seed: int | None = None) -> None:
-            super().reset(seed)
-            TerminatedOnThirdGame.games += 1
-
-        def act(self, board: int) -> Action:
-            if TerminatedOnThirdGame.games == 3:
-                os.kill(os.getpid(), signal.SIGTERM)
-            return super().act(board)
-
     before = signal.getsignal(signal.SIGTERM)
-    res = evaluate(TerminatedOnThirdGame(10_000), games=5, seed=0, progress=False, max_moves=10)
+    res = evaluate(_stopped_on_third_game(lambda: os.kill(os.getpid(), signal.SIGTERM)), games=5, seed=0,
+                   progress=False, max_moves=10)
     assert res.interrupted and res.games == 2
     assert signal.getsignal(signal.SIGTERM) is before
 

@@ -282,7 +282,8 @@ def _sigterm_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, _interrupt)
 
 
-def _check_count(name: str, v: Any, minimum: int) -> int:
+def check_count(name: str, v: Any, minimum: int) -> int:
+    """``v`` as an int >= ``minimum``, else a TypeError/ValueError naming ``name``."""
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {v!r}")
     if int(v) < minimum:
@@ -318,11 +319,11 @@ def evaluate(
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
     """
-    games = _check_count("games", games, 1)
-    workers = _check_count("workers", workers, 1)
-    seed = _check_count("seed", seed, 0)
+    games = check_count("games", games, 1)
+    workers = check_count("workers", workers, 1)
+    seed = check_count("seed", seed, 0)
     if max_moves is not None:
-        max_moves = _check_count("max_moves", max_moves, 1)
+        max_moves = check_count("max_moves", max_moves, 1)
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     ag, name, cfg = _agent_and_name(agent, config)

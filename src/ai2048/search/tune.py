@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import write_json
-from ai2048.evaluate import evaluate
+from ai2048.evaluate import check_count, evaluate
 from ai2048.search.heuristics import NneonneoWeights
 
 TUNE_FORMAT = "ai2048.tune-result"
@@ -61,12 +61,6 @@ class TuneResult:
         return "\n".join(lines)
 
 
-def _check(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ValueError(f"{name}={value!r} must be an integer >= {minimum}")
-    return int(value)
-
-
 def _scores(weights: dict[str, float], depth: int, games: int, seed: int, workers: int) -> np.ndarray:
     """Final score of each of ``games`` expectimax games with ``weights`` (seeded by ``seed``)."""
     res = evaluate("expectimax", games=games, seed=seed, workers=workers, progress=False,
@@ -94,12 +88,12 @@ def tune_weights(
     ``seed`` fixes the mutations and the tuning games; validation games use seed ``seed + 1``.
     ``on_candidate`` is called with each history entry as it is scored (for progress output).
     """
-    depth = _check("depth", depth, 1)
-    games = _check("games", games, 1)
-    generations = _check("generations", generations, 1)
-    population = _check("population", population, 1)
-    validate = _check("validate", validate, 0)
-    workers = _check("workers", workers, 1)
+    depth = check_count("depth", depth, 1)
+    games = check_count("games", games, 1)
+    generations = check_count("generations", generations, 1)
+    population = check_count("population", population, 1)
+    validate = check_count("validate", validate, 0)
+    workers = check_count("workers", workers, 1)
     if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
         raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
     try:
