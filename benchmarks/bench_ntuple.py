@@ -1,7 +1,8 @@
 """N-tuple TD(0) training speed: moves/s and games/s of the 4x6 trainer kernel on 1 and 2 cores.
 
-The kernel is ``train_chunk`` (1-ply greedy self-play, after-state TD(0), backward updates,
-alpha = 0.1), the exact inner loop of ``ai2048 train ntuple``. Training speed depends on how good
+The kernel is ``train_chunk`` (1-ply greedy self-play, after-state TD(0), alpha = 0.1), the exact
+inner loop of ``ai2048 train ntuple``, with backward updates (our default, seed 004) and online
+ones (TDL2048+'s default "forward" TD(0), the mode its speed was measured in). Training speed depends on how good
 the network is (longer games reach larger, more varied tiles), so the network first trains
 ``--warmup`` games, then each setting trains ``--games`` more. The baseline, measured in the same
 run, is the same algorithm in numpy (vectorised features, one Python step per move). The target
@@ -45,7 +46,7 @@ def random_read_ns(size: int, reads: int = 20_000_000) -> float:
     return (time.perf_counter() - t0) / reads * 1e9
 
 
-def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int, float]:
+def train(net: Network, games: int, workers: int, seed: int, online: bool = False) -> tuple[float, int, float]:
     """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of all threads)."""
     numba.set_num_threads(workers)
     counts = np.array([games // workers + (k < games % workers) for k in range(workers)], dtype=np.int64)
@@ -57,7 +58,7 @@ def train(net: Network, games: int, workers: int, seed: int) -> tuple[float, int
     out = [np.zeros(games, np.int64) for _ in range(3)]
     t0, c0 = time.perf_counter(), time.process_time()
     net.k.train_chunk(
-        counts, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, False,
+        counts, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, online,
         False, False, 0.1 / net.features, 0.0, 0.9, states, buf_b, buf_r, pools, np.zeros(workers, np.int64), 15,
         0.0, *out, np.zeros(games, np.bool_),
     )
@@ -143,15 +144,19 @@ def main() -> None:
     )
     cores = min(2, getattr(numba.config, "NUMBA_NUM_THREADS", 1))
     print(
-        f"{'setting':<24}{'M moves/s':>10}{'games/s':>9}{'M moves/CPU-s':>15}{'x numpy':>9}{'x TDL2048+/core':>17}"
+        f"{'setting':<34}{'M moves/s':>10}{'games/s':>9}{'M moves/CPU-s':>15}{'x numpy':>9}{'x TDL2048+/core':>17}"
     )
-    for workers in range(1, cores + 1):
-        dt, mv, cpu = train(net, args.games, workers, 100 + workers)
-        per_cpu = mv / cpu
-        print(
-            f"{args.patterns + ' TD(0), ' + str(workers) + ' core(s)':<24}{mv / dt / 1e6:>10.2f}{args.games / dt:>9.0f}"
-            f"{per_cpu / 1e6:>15.2f}{per_cpu / base:>9.0f}{per_cpu / TDL2048_MOVES_PER_S:>17.2f}"
-        )
+    start = net.w.copy()
+    for online in (False, True):
+        for workers in range(1, cores + 1):
+            net.w[:] = start  # every setting trains from the same network
+            dt, mv, cpu = train(net, args.games, workers, 100 + workers, online)
+            per_cpu = mv / cpu
+            name = f"{args.patterns} TD(0) {'online' if online else 'backward'}, {workers} core(s)"
+            print(
+                f"{name:<34}{mv / dt / 1e6:>10.2f}{args.games / dt:>9.0f}"
+                f"{per_cpu / 1e6:>15.2f}{per_cpu / base:>9.0f}{per_cpu / TDL2048_MOVES_PER_S:>17.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numba import njit
 
 from ai2048 import engine
+from ai2048.engine.intrinsics import HAS_PEXT, pext
 from ai2048.engine.rng import seed_state
 from ai2048.ntuple import kernels as generic
+from ai2048.ntuple.codegen import feature_source
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, isomorphic_patterns, parse_patterns, tuple_runs
 
@@ -122,6 +125,21 @@ def test_tuple_runs__index_equals_nibble_packing() -> None:
             for j in range(nruns[k]):
                 idx |= ((b >> int(runs[k, j, 0])) & int(runs[k, j, 1])) << int(runs[k, j, 2])
             assert idx == sum(cells(b)[c] << (4 * j) for j, c in enumerate(t))
+
+
+@pytest.mark.parametrize("use_pext", [False, True])
+def test_feature_source__pext_or_runs_give_the_reference_indices(use_pext: bool) -> None:
+    """The generated feature code reads the same indices with pext (BMI2) as with shift-and-mask runs."""
+    if use_pext and not HAS_PEXT:
+        pytest.skip("this CPU has no BMI2 pext")
+    net = Network(SMALL + ",012456")
+    source = feature_source(net.tuples, use_pext=use_pext)
+    assert ("pext(" in source) == use_pext
+    ns = {"np": np, "pext": pext, "_isos": generic._isos, "njit": lambda **kw: njit(inline=kw.get("inline", "never"))}
+    exec(source, ns)
+    for b in random_boards(40, seed=3):
+        got = ns["features"](np.uint64(b), np.int64(0), net.runs, net.nruns, net.tbase)
+        assert sorted(got) == sorted(ref_indices(net, b))
 
 
 def test_network__4x6_fits_300_mib() -> None:

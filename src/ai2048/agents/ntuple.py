@@ -95,7 +95,7 @@ class NTupleAgent(BaseAgent):
         b = playable(board)
         if self.search is None:
             n = self.net
-            a, _, _, _ = n.k.greedy_move(
+            a, _, _, _, _ = n.k.greedy_move(
                 b, KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase, n.stage_arr, self.downgrade
             )
             return Action(int(a))

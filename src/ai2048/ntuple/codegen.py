@@ -3,7 +3,9 @@
 The generic kernels in :mod:`ai2048.ntuple.kernels` loop over tuples and runs read from arrays;
 the CPU then waits on each table lookup in turn. Unrolled, the 8 x K indices of a board are a
 tuple of independent mask-and-shift expressions and their weights are summed as a balanced tree,
-so loads and additions overlap (this is what TDL2048's templates do). The specialised module is
+so loads and additions overlap (this is what TDL2048's templates do). Where the CPU has BMI2, a
+tuple of ascending cells that spans several runs reads its index with one ``pext``
+(:mod:`ai2048.engine.intrinsics`). The specialised module is
 the kernels source with the block between ``# <features>`` and ``# </features>`` replaced; it
 is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache
 its compiled code, keyed by a hash of the pattern set and the engine and kernel sources.
@@ -20,14 +22,20 @@ from pathlib import Path
 from types import ModuleType
 
 from ai2048.checkpoint import atomic_write
+from ai2048.engine.intrinsics import HAS_PEXT
 from ai2048.ntuple import kernels
 from ai2048.ntuple.patterns import pattern_name, tuple_runs
 
 _LOADED: dict[str, ModuleType] = {}
-_ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "prefetch.py")
+_ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "intrinsics.py")
 
 
-def _index_expr(runs: list[tuple[int, int, int]], x: str) -> str:
+def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, use_pext: bool) -> str:
+    """Source of one tuple's table index on board ``x``: ``pext`` when that is one instruction
+    instead of several runs, else each run's shift and mask."""
+    if use_pext and len(runs) > 1 and list(cells) == sorted(cells):
+        mask = sum(0xF << (4 * c) for c in cells)
+        return f"np.int64(pext({x}, np.uint64({mask:#x})))"
     parts = []
     for src, mask, dst in runs:
         e = f"(({x} >> np.uint64({src})) & np.uint64({mask:#x}))" if src else f"({x} & np.uint64({mask:#x}))"
@@ -44,15 +52,15 @@ def _tree(terms: list[str]) -> str:
     return terms[0]
 
 
-def feature_source(tuples: Sequence[Sequence[int]]) -> str:
+def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -> str:
     """Python source of ``features`` and ``fsum`` unrolled for ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
         rk = [(int(runs[k, j, 0]), int(runs[k, j, 1]), int(runs[k, j, 2])) for j in range(int(nruns[k]))]
-        exprs.append((int(tbase[k]), rk))
+        exprs.append((int(tbase[k]), tuples[k], rk))
     count = 8 * len(tuples)
-    indices = [f"        off + {tb} + {_index_expr(rk, f'x{i}')}," for tb, rk in exprs for i in range(8)]
+    indices = [f"        off + {tb} + {_index_expr(t, rk, f'x{i}', use_pext)}," for tb, t, rk in exprs for i in range(8)]
     lines = [
         '@njit(cache=True, inline="always")',
         "def features(b: np.uint64, off: np.int64, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> tuple:",
@@ -81,7 +89,7 @@ def specialized(tuples: Sequence[Sequence[int]]) -> ModuleType:
     name = pattern_name(tuples)
     template = Path(kernels.__file__).read_text()
     engine_dir = Path(kernels.__file__).parent.parent / "engine"
-    digest = hashlib.sha256(name.encode())
+    digest = hashlib.sha256(f"{name} pext={HAS_PEXT}".encode())
     digest.update(template.encode())
     for f in _ENGINE_FILES:
         digest.update((engine_dir / f).read_bytes())

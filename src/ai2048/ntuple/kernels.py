@@ -25,8 +25,8 @@ import numpy as np
 from numba import njit, prange
 
 from ai2048.engine.board import NIBBLE, flip, max_exponent, mirror, transpose
+from ai2048.engine.intrinsics import pext, prefetch  # noqa: F401 (pext: used by the generated feature code)
 from ai2048.engine.moves import move
-from ai2048.engine.prefetch import prefetch
 from ai2048.engine.rng import rand_below, rand_float
 from ai2048.engine.spawn import new_board, spawn
 
@@ -233,11 +233,13 @@ def _after(
     """Move ``a`` from ``b``: (after-state, reward, legal, feature indices of the after-state
     (downgraded if ``dg``)); the features' weights are prefetched when the move is legal."""
     nb, r = move(b, a)
-    x = downgrade(nb) if dg else nb
-    idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
     ok = nb != b
     if ok:
+        x = downgrade(nb) if dg else nb
+        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
         _prefetch(w, idx)
+    else:
+        idx = features(np.uint64(0), np.int64(0), runs, nruns, tbase)
     return nb, r, ok, idx
 
 
@@ -252,7 +254,8 @@ def greedy_move(
     An after-state network's four after-states have their weights prefetched together before
     any is summed, so the four sets of table reads overlap.
 
-    Returns (action or -1 if the game is over, after-state, reward, chosen value).
+    Returns (action or -1 if the game is over, after-state, reward, chosen value, feature
+    indices of the chosen after-state (after-state networks; online TD updates it next move)).
     """
     table = w.size // (stages.size + 1)
     best = _NEG
@@ -264,21 +267,22 @@ def greedy_move(
         n1, r1, k1, i1 = _after(b, 1, stages, table, dg, w, runs, nruns, tbase)
         n2, r2, k2, i2 = _after(b, 2, stages, table, dg, w, runs, nruns, tbase)
         n3, r3, k3, i3 = _after(b, 3, stages, table, dg, w, runs, nruns, tbase)
+        best_i = i0
         if k0:
             best, best_a, best_b, best_r = r0 + fsum(w, i0), 0, n0, r0
         if k1:
             v = r1 + fsum(w, i1)
             if v > best:
-                best, best_a, best_b, best_r = v, 1, n1, r1
+                best, best_a, best_b, best_r, best_i = v, 1, n1, r1, i1
         if k2:
             v = r2 + fsum(w, i2)
             if v > best:
-                best, best_a, best_b, best_r = v, 2, n2, r2
+                best, best_a, best_b, best_r, best_i = v, 2, n2, r2, i2
         if k3:
             v = r3 + fsum(w, i3)
             if v > best:
-                best, best_a, best_b, best_r = v, 3, n3, r3
-        return best_a, best_b, best_r, best
+                best, best_a, best_b, best_r, best_i = v, 3, n3, r3, i3
+        return best_a, best_b, best_r, best, best_i
     for a in range(4):
         nb, r = move(b, a)
         if nb == b:
@@ -289,7 +293,7 @@ def greedy_move(
             best_a = a
             best_b = nb
             best_r = r
-    return best_a, best_b, best_r, best
+    return best_a, best_b, best_r, best, features(np.uint64(0), np.int64(0), runs, nruns, tbase)
 
 
 @njit(cache=True)
@@ -337,6 +341,7 @@ def play_game_train(
     moves = np.int64(0)
     n = 0
     prev = np.uint64(0)
+    prev_i = features(prev, np.int64(0), runs, nruns, tbase)
     prev_r = np.int64(0)
     have_prev = False
     saved = max_exponent(b) >= restart_tile
@@ -347,14 +352,15 @@ def play_game_train(
                 s = stage_of(nb, stages)
                 if s > 0 and ready[s] == 0:
                     _promote(s, table, w, e_acc, a_acc, ready, tc)
-        a, nb, r, best = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, False)
+        a, nb, r, best, idx = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, False)
         if a < 0:
             break
         if kind == AFTER:
-            if online:
+            if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features kept from the last move
                 if have_prev:
-                    _td(prev, best, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                    _learn(prev_i, best - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
+                prev_i = idx
                 have_prev = True
             else:
                 buf_b[n] = nb
@@ -388,15 +394,18 @@ def play_game_train(
         target = np.float64(0.0)
         x = buf_b[n - 1]
         idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+        x = buf_b[max(n - 2, 0)]
+        idx2 = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
         for t in range(n - 1, -1, -1):
             cur = idx
-            if t > 0:
-                x = buf_b[t - 1]
-                idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
-                _prefetch(w, idx)
+            idx = idx2
+            if t > 1:
+                x = buf_b[t - 2]
+                idx2 = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+                _prefetch(w, idx2)
                 if tc:
-                    _prefetch(e_acc, idx)
-                    _prefetch(a_acc, idx)
+                    _prefetch(e_acc, idx2)
+                    _prefetch(a_acc, idx2)
             if kind == AFTER:
                 vnew = _learn(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = buf_r[t] + (1.0 - lam) * vnew + lam * target
@@ -461,7 +470,7 @@ def play_games(
         score = np.int64(0)
         moves = np.int64(0)
         while True:
-            a, nb, r, _ = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+            a, nb, r, _, _ = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
             if a < 0:
                 break
             b = spawn(nb, st, p_two)

@@ -37,8 +37,8 @@ import numpy as np
 from numba import njit
 
 from ai2048.engine.board import NIBBLE, ROW_MASK, count_empty, transpose
+from ai2048.engine.intrinsics import prefetch
 from ai2048.engine.moves import move
-from ai2048.engine.prefetch import prefetch
 from ai2048.engine.tables import DOWN_COL, LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW, UP_COL
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
 
