@@ -70,8 +70,9 @@ def ref_value(net: Network, b: int) -> float:
 
 
 def ref_add(net: Network, b: int, step: float) -> None:
+    """Add ``step`` to every feature weight of ``b``, in float32 as the kernels do."""
     for i in ref_indices(net, b):
-        net.w[i] = np.float32(float(net.w[i]) + step)
+        net.w[i] = net.w[i] + np.float32(step)
 
 
 def random_boards(n: int, seed: int = 0) -> list[int]:

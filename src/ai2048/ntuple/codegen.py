@@ -53,7 +53,7 @@ def _tree(terms: list[str]) -> str:
 
 
 def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -> str:
-    """Python source of ``features`` and ``fsum`` unrolled for ``tuples``."""
+    """Python source of ``features``, ``fsum``, ``fadd`` and ``ftc`` unrolled for ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
@@ -75,6 +75,18 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         "def fsum(w: np.ndarray, idx: tuple) -> np.float64:",
         '    """Sum of the weights at ``idx`` (float64, as a balanced tree)."""',
         f"    return {_tree([f'np.float64(w[idx[{i}]])' for i in range(count)])}",
+        "",
+        "",
+        '@njit(cache=True, inline="always")',
+        "def fadd(w: np.ndarray, idx: tuple, step: np.float32) -> None:",
+        '    """Add ``step`` to the weight at every index of ``idx``."""',
+        *[f"    w[idx[{i}]] += step" for i in range(count)],
+        "",
+        "",
+        '@njit(cache=True, inline="always")',
+        "def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: tuple, step: np.float32, err: np.float64) -> None:",
+        '    """``_tc_step`` at every index of ``idx``."""',
+        *[f"    _tc_step(w, e_acc, a_acc, idx[{i}], step, err)" for i in range(count)],
     ]
     return "\n".join(lines) + "\n"
 

@@ -66,6 +66,17 @@ def stage_of(b: np.uint64, stages: np.ndarray) -> int:
     return s
 
 
+@njit(cache=True, inline="always")
+def _tc_step(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, i: int, step: np.float32, err: float) -> None:
+    """Temporal coherence (Beal & Smith 1999; Jaśkowski 2018) on weight ``i``: it moves by
+    ``step * |E_i| / A_i`` (``step`` while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``."""
+    a = a_acc[i]
+    rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)
+    w[i] += step * rate
+    e_acc[i] += err
+    a_acc[i] += abs(err)
+
+
 # <features> generic feature code; ntuple.codegen swaps in unrolled code for one pattern set
 @njit(cache=True, inline="always")
 def features(b: np.uint64, off: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> np.ndarray:
@@ -87,6 +98,20 @@ def fsum(w: np.ndarray, idx: np.ndarray) -> float:
     for i in idx:
         v += w[i]
     return v
+
+
+@njit(cache=True, inline="always")
+def fadd(w: np.ndarray, idx: np.ndarray, step: np.float32) -> None:
+    """Add ``step`` to the weight at every index of ``idx``."""
+    for i in idx:
+        w[i] += step
+
+
+@njit(cache=True, inline="always")
+def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: np.ndarray, step: np.float32, err: float) -> None:
+    """:func:`_tc_step` at every index of ``idx``."""
+    for i in idx:
+        _tc_step(w, e_acc, a_acc, i, step, err)
 # </features>
 
 
@@ -111,17 +136,11 @@ def _learn(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray,
     Jaśkowski 2018) scales it per weight by ``|E_i| / A_i`` (1 while ``A_i = 0``), then
     accumulates ``E_i += err`` and ``A_i += |err|``.
     """
-    step = alpha_f * err
+    step = np.float32(alpha_f * err)  # float32 adds, as the weights are (TDL2048+)
     if tc:
-        for i in idx:
-            a = a_acc[i]
-            rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)
-            w[i] += step * rate
-            e_acc[i] += err
-            a_acc[i] += abs(err)
+        ftc(w, e_acc, a_acc, idx, step, err)
     else:
-        for i in idx:
-            w[i] += step
+        fadd(w, idx, step)
     return fsum(w, idx)
 
 
