@@ -86,6 +86,14 @@ def _run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(
                 f"cannot resume: {targs.out} has no config.json (is it a run directory of `ai2048 train {trainer.name}`?)"
             )
+        meta_path = targs.out / "meta.json"
+        meta = read_json(meta_path, "run metadata") if meta_path.is_file() else {}
+        found = meta.get("trainer") if isinstance(meta, dict) else None
+        if found and found != trainer.name:
+            raise ValueError(
+                f"cannot resume: {targs.out} is a run of trainer {found!r}, not {trainer.name!r}; "
+                f"continue it with `ai2048 train {found} --out {targs.out} --resume`"
+            )
         base = read_json(cfg_path, "run config")
         if isinstance(base, dict) and "config" in base and isinstance(base["config"], dict):
             base = base["config"]
