@@ -134,6 +134,9 @@ def test_cli__train_resume_and_play(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert json.loads((out / "meta.json").read_text())["games_done"] == 40
     assert main(["train", "ntuple", "--out", str(tmp_path / "nope"), "--resume"]) == 2
     assert "cannot resume" in capsys.readouterr().err
+    assert main(["train", "ntuple", "--preset", "tc", "--out", str(out), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "not made with --preset tc" in err and "patterns: run '0123,4567' vs preset '4x6'" in err
     assert main(["train", "dqn", "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "is a run of trainer 'ntuple', not 'dqn'" in err and "ai2048 train ntuple" in err

@@ -57,11 +57,30 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     return p
 
 
+def _same(saved: Any, value: Any) -> bool:
+    """Whether a saved config value (read back from JSON) equals a preset's value."""
+    if isinstance(saved, list | tuple) and isinstance(value, list | tuple):
+        return len(saved) == len(value) and all(_same(a, b) for a, b in zip(saved, value, strict=True))
+    return bool(saved == value)
+
+
 def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any] | None = None) -> Any:
     """Config from (saved run config or preset) <- --set values <- explicit flags; unknown keys raise."""
     values: dict[str, Any] = dict(base or {})
-    if base is None and getattr(args, "preset", None):
-        values.update(trainer.presets[args.preset])  # type: ignore[index]
+    preset = getattr(args, "preset", None)
+    if preset and base is None:
+        values.update(trainer.presets[preset])  # type: ignore[index]
+    elif preset and base is not None:  # resuming: the saved config rules, and a preset that contradicts it is a mistake
+        differ = [
+            f"{k}: run {base.get(k)!r} vs preset {v!r}"
+            for k, v in trainer.presets[preset].items()  # type: ignore[index]
+            if k in base and _same(base[k], v) is False
+        ]
+        if differ:
+            raise ValueError(
+                f"the run in {args.out} was not made with --preset {preset} ({'; '.join(differ)}); "
+                "drop --preset to continue it with its own settings, or start a new --out"
+            )
     values.update(parse_sets(args.sets))
     for f in dataclasses.fields(trainer.config_cls):
         v = getattr(args, f"field_{f.name}")
