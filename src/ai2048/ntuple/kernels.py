@@ -132,9 +132,8 @@ def _prefetch(w: np.ndarray, idx: np.ndarray) -> None:
 def _learn(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> float:
     """One TD step on the features ``idx`` with error ``err``; returns their updated value.
 
-    Plain TD adds ``alpha/F * err`` to every weight. Temporal coherence (Beal & Smith 1999;
-    Jaśkowski 2018) scales it per weight by ``|E_i| / A_i`` (1 while ``A_i = 0``), then
-    accumulates ``E_i += err`` and ``A_i += |err|``.
+    Plain TD adds ``alpha/F * err`` to every weight; temporal coherence scales that per weight
+    (:func:`_tc_step`).
     """
     step = np.float32(alpha_f * err)  # float32 adds, as the weights are (TDL2048+)
     if tc:
@@ -409,7 +408,7 @@ def play_game_train(
             target = 0.0 if kind == AFTER else np.float64(prev_r)
             _td(prev, target, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
     elif n > 0:
-        # Backward sweep; the next board's weights are prefetched while this one is updated.
+        # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
         target = np.float64(0.0)
         x = buf_b[n - 1]
         idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
