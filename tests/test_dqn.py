@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -15,6 +16,7 @@ from ai2048 import decode, encode, legal_mask, move  # noqa: E402
 from ai2048.agents import load_agent, make_agent  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
+from ai2048.train import dqn as dqn_module  # noqa: E402
 from ai2048.train import get_trainer  # noqa: E402
 from ai2048.train.config import make_config  # noqa: E402
 from ai2048.train.dqn import (  # noqa: E402
@@ -22,6 +24,7 @@ from ai2048.train.dqn import (  # noqa: E402
     DQNConfig,
     Explorer,
     entropy_probabilities,
+    learning_rate,
     run,
     shaped_rewards,
     symmetric_batch,
@@ -29,7 +32,7 @@ from ai2048.train.dqn import (  # noqa: E402
 )
 from ai2048.train.kernels import exponents  # noqa: E402
 from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
-from ai2048.train.torchrun import load_weights, resolve_device, soft_update  # noqa: E402
+from ai2048.train.torchrun import flushed_denormals, load_weights, resolve_device, soft_update  # noqa: E402
 
 TINY = {"episodes": 4, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "progress": False, "checkpoint_every": 2, "tensorboard": False}
 
@@ -122,6 +125,33 @@ def test_presets__seed000_is_the_saved_agents_configuration():
     cfg = make_config(DQNConfig, PRESETS, "seed000")
     assert (cfg.net, cfg.planes, cfg.batch_size, cfg.gamma, cfg.tau, cfg.exploration, cfg.reward) == ("bigconv", 12, 384, 0.995, 5e-3, "entropy", "log2")
     assert (cfg.l2_reg, cfg.replay_size, cfg.goal_tile, cfg.num_envs, cfg.n_step, cfg.double_dqn) == (3e-4, 10_000, 2048, 1, 1, False)
+
+
+def test_presets__best_cpu_is_seed000_with_the_fc_net_augment_and_an_annealed_step_size():
+    cfg = make_config(DQNConfig, PRESETS, "best_cpu")
+    assert (cfg.net, cfg.planes, cfg.fc_neurons, cfg.fc_output_relu, cfg.augment, cfg.mask_next) == ("fc", 16, 256, False, True, True)
+    assert (cfg.num_envs, cfg.replay_ratio, cfg.replay_size, cfg.goal_tile, cfg.duration) == (16, 0.0625, 50_000, 0, 3300.0)
+    assert (cfg.gamma, cfg.batch_size, cfg.exploration, cfg.reward) == (0.995, 384, "entropy", "log2")
+    net = build_net(cfg.net_spec())
+    assert [tuple(m.weight.shape) for m in net.layers] == [(256, 256), (256, 256), (4, 256)]
+    q = net(net.encode(np.zeros((2, 16), dtype=np.uint8)))
+    assert q.shape == (2, 4)
+    assert learning_rate(cfg, 0) == cfg.lr and learning_rate(cfg, 10**8) == pytest.approx(5e-5)
+
+
+def test_learning_rate__decays_linearly_to_lr_end_then_holds_and_is_constant_by_default():
+    cfg = DQNConfig(lr=1e-3, lr_end=1e-4, lr_decay_steps=1000)
+    assert [learning_rate(cfg, s) for s in (0, 500, 1000, 5000)] == pytest.approx([1e-3, 5.5e-4, 1e-4, 1e-4])
+    assert learning_rate(DQNConfig(lr=2e-3), 10**9) == 2e-3
+    with pytest.raises(ValueError, match="lr_decay_steps"):
+        DQNConfig(lr_decay_steps=-1)
+
+
+def test_dqn__the_optimiser_uses_the_annealed_learning_rate(tmp_path):
+    out = run(make_config(DQNConfig, **{**TINY, "lr": 1e-3, "lr_end": 2e-4, "lr_decay_steps": 1}), tmp_path / "run")
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert ckpt["counters"]["grad_steps"] > 0
+    assert [g["lr"] for g in ckpt["optimizer"]["param_groups"]] == pytest.approx([2e-4])
 
 
 def test_nstep__returns_discounted_sums_and_flushes_at_the_end_of_a_game():
@@ -323,7 +353,8 @@ def test_dqn__cli_trains_and_eval_plays_the_run(tmp_path):
 
 
 @pytest.mark.slow
-def test_dqn__ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_dqn__ctrl_c_or_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path, sig):
     import signal
     import subprocess
     import sys
@@ -339,7 +370,7 @@ def test_dqn__ctrl_c_saves_a_checkpoint_and_resume_continues(tmp_path):
             if (out / "metrics.jsonl").exists() and len(read_jsonl(out / "metrics.jsonl")) >= 2:
                 break
             time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, sig))
         assert proc.wait(timeout=60) == 0
     finally:
         proc.kill()
@@ -363,3 +394,27 @@ def test_dqn_agent__entropy_policy_samples_legal_moves_reproducibly(tmp_path):
     assert all(legal_mask(int(x))[m] for x, m in zip(boards, acts, strict=True))
     with pytest.raises(ValueError, match="policy='softmax' is not one of"):
         make_agent("dqn", weights=str(out), policy="softmax")
+
+
+def test_flushed_denormals__tiny_values_count_as_zero_inside_and_ieee_again_after():
+    denormal = torch.tensor([1e-39])
+    with flushed_denormals() as ok:
+        if not ok:
+            pytest.skip("this CPU cannot flush denormals")
+        assert (denormal * 1.0).item() == 0.0
+    assert (denormal * 1.0).item() != 0.0
+
+
+def test_run__trains_with_denormals_flushed_and_leaves_the_process_as_it_was(tmp_path, monkeypatch):
+    entered = []
+
+    @contextlib.contextmanager
+    def recording():
+        with flushed_denormals() as ok:
+            entered.append(ok)
+            yield ok
+
+    monkeypatch.setattr(dqn_module, "flushed_denormals", recording)
+    run(make_config(DQNConfig, **{**TINY, "episodes": 1}), tmp_path / "run")
+    assert len(entered) == 1
+    assert (torch.tensor([1e-39]) * 1.0).item() != 0.0

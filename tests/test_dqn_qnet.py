@@ -107,3 +107,52 @@ def test_qnet__cli_trains_the_v_reading(tmp_path):
     sets = [f"--set={k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**TINY, "mode": "v"}.items()]
     assert main(["train", "qnet", *sets, "--out", str(out)]) == 0
     assert load_agent(out).config["mode"] == "v"
+
+
+def test_greedy_mean_score__plays_a_fixed_game_set_by_the_best_legal_move():
+    from ai2048.train.games import BoardBatch
+    from ai2048.train.torchrun import greedy_mean_score
+
+    def prefer_up_then_right(boards):
+        return np.tile([4.0, 3.0, 2.0, 1.0], (len(boards), 1))
+
+    games = BoardBatch(1, 7)  # the same game by hand
+    done, score = False, 0
+    while not done:
+        st = games.step(np.array([int(np.flatnonzero(games.masks[0])[0])]))
+        done, score = bool(st.done[0]), int(games.score[0])
+    assert greedy_mean_score(prefer_up_then_right, 1, 7) == score
+    three = greedy_mean_score(prefer_up_then_right, 3, 7)
+    assert three == greedy_mean_score(prefer_up_then_right, 3, 7) != greedy_mean_score(prefer_up_then_right, 3, 8)
+
+
+@pytest.mark.parametrize("mode", ["q", "v"])
+def test_qnet__validation_keeps_the_best_network_and_its_agent_plays_to_that_score(tmp_path, mode):
+    from ai2048.train.torchrun import VALIDATION_SEED, greedy_mean_score
+
+    cfg = make_config(QNetConfig, **{**TINY, "mode": mode, "episodes": 12, "validate_every": 4, "validate_games": 6})
+    out = run(cfg, tmp_path / "run")
+    vals = read_jsonl(out / "validation.jsonl")
+    assert [v["episode"] for v in vals] == [4, 8, 12]
+    assert [v["best"] for v in vals] == [max(v["score"] for v in vals[: i + 1]) for i in range(3)]
+    agent = load_agent(out)
+    assert agent.payload["validation"]["score"] == vals[-1]["best"]
+    assert greedy_mean_score(lambda b: agent.values(b)[0], 6, cfg.seed + VALIDATION_SEED) == pytest.approx(vals[-1]["best"])
+
+
+def test_qnet__validation_resumes_exactly(tmp_path):
+    cfg = {**TINY, "validate_every": 2, "validate_games": 4}
+    full = run(make_config(QNetConfig, **{**cfg, "episodes": 6}), tmp_path / "full")
+    part = run(make_config(QNetConfig, **{**cfg, "episodes": 3}), tmp_path / "part")
+    run(make_config(QNetConfig, **{**cfg, "episodes": 6}), part, resume=True)
+    assert read_jsonl(full / "validation.jsonl") == read_jsonl(part / "validation.jsonl")
+    assert [(r["score"], r["length"]) for r in read_jsonl(full / "metrics.jsonl")] == [(r["score"], r["length"]) for r in read_jsonl(part / "metrics.jsonl")]
+
+
+def test_qnet__best_cpu_q_preset_is_seed003_q_with_validation_selection():
+    from ai2048.train.qnet import PRESETS
+
+    cfg = make_config(QNetConfig, PRESETS, "best_cpu_q")
+    assert (cfg.mode, cfg.hidden, cfg.lr, cfg.gamma, cfg.prioritized) == ("q", (128, 32, 8), 1e-3, 0.9, True)
+    assert (cfg.validate_every, cfg.validate_games, cfg.duration) == (500, 200, 2280.0)
+    assert build_net(cfg.net_spec())(torch.zeros(3, 16)).shape == (3, 4)

@@ -39,6 +39,7 @@ from ai2048.train.torchrun import (
     GracefulStop,
     Metrics,
     finish_run,
+    flushed_denormals,
     load_weights,
     resolve_device,
     rng_state,
@@ -75,6 +76,8 @@ class DQNConfig:
     batch_size: int = field(default=256, metadata={"help": "transitions per gradient step"})
     gamma: float = field(default=0.99, metadata={"help": "discount factor"})
     lr: float = field(default=1e-3, metadata={"help": "AdamW (amsgrad) learning rate"})
+    lr_end: float = field(default=0.0, metadata={"help": "learning rate after lr_decay_steps (linear decay from lr; used only with lr_decay_steps > 0)"})
+    lr_decay_steps: int = field(default=0, metadata={"help": "collected transitions over which lr decays linearly to lr_end (0 = constant lr)"})
     tau: float = field(default=5e-3, metadata={"help": "soft target update rate, applied after every gradient step"})
     replay_size: int = field(default=100_000, metadata={"help": "replay memory capacity (transitions)"})
     learn_start: int = field(default=0, metadata={"help": "transitions stored before learning starts (0 = one batch, as the seed)"})
@@ -108,13 +111,13 @@ class DQNConfig:
             object.__setattr__(self, "tile_bonus", tuple(self.tile_bonus))
         for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "checkpoint_every", "n_step", "planes", "n_fc", "fc_layers", "fc_neurons"):
             check_number(name, getattr(self, name), low=1, integer=True)
-        for name in ("learn_start", "out_channels", "goal_tile", "seed"):
+        for name in ("learn_start", "out_channels", "goal_tile", "seed", "lr_decay_steps"):
             check_number(name, getattr(self, name), low=0, integer=True)
         check_number("planes", self.planes, low=2, high=16, integer=True)
         check_number("gamma", self.gamma, low=0, high=1)
         check_number("tau", self.tau, low=0, high=1, low_open=True)
         check_number("lr", self.lr, low=0, low_open=True)
-        for name in ("duration", "replay_ratio", "l2_reg", "grad_clip", "move_penalty", "win_bonus", "eps_decay", "eta", "nu", "alpha"):
+        for name in ("duration", "replay_ratio", "l2_reg", "lr_end", "grad_clip", "move_penalty", "win_bonus", "eps_decay", "eta", "nu", "alpha"):
             check_number(name, getattr(self, name), low=0)
         check_number("eps_start", self.eps_start, low=0, high=1)
         check_number("eps_end", self.eps_end, low=0, high=1)
@@ -168,8 +171,32 @@ _SEED000: dict[str, Any] = {
     "checkpoint_every": 50,
 }
 
+# ai2048's best DQN on one CPU core for 55 minutes (docs/deeprl.md): seed 000's saved-agent settings with
+# its fc_QNet (16 planes, 256 wide, linear output), learning under the 8 board symmetries, a masked
+# target, 16 games at once with one gradient step per 16 transitions, a 50,000-transition memory,
+# play to the end, and the step size annealed 1e-3 -> 5e-5 over the ~6 M transitions of the budget.
+_BEST_CPU: dict[str, Any] = {
+    **_SEED000,
+    "episodes": 1_000_000,
+    "duration": 3300.0,
+    "num_envs": 16,
+    "replay_ratio": 0.0625,
+    "net": "fc",
+    "planes": 16,
+    "fc_neurons": 256,
+    "fc_output_relu": False,
+    "mask_next": True,
+    "augment": True,
+    "replay_size": 50_000,
+    "goal_tile": 0,
+    "lr_end": 5e-5,
+    "lr_decay_steps": 5_500_000,
+    "checkpoint_every": 1000,
+}
+
 PRESETS: dict[str, dict[str, Any]] = {
     "seed000": _SEED000,
+    "best_cpu": _BEST_CPU,
     # The seed's numbered reward shapings (text numbering; its code always added the bonus).
     "shaping1": {**_SEED000, "reward": "win", "tile_bonus": (0.0, 0.0, 0.0), "win_bonus": 1.0},
     "shaping2": {**_SEED000, "reward": "score", "tile_bonus": (0.0, 0.0, 0.0), "win_bonus": 2048.0},
@@ -181,6 +208,18 @@ PRESETS: dict[str, dict[str, Any]] = {
     "explore_lai_robbins": {**_SEED000, "episodes": 300, "exploration": "lai_robbins"},
     "explore_torch_version": {**_SEED000, "episodes": 300, "exploration": "torch_version"},
 }
+
+
+def learning_rate(cfg: DQNConfig, env_steps: int) -> float:
+    """lr decayed linearly to ``lr_end`` over ``lr_decay_steps`` transitions, then held (constant when 0).
+
+    Annealing the step size steadies the final network, which is what greedy play is judged on
+    (Mnih et al. 2015 annealed ε instead; linear step-size decay is the usual SGD schedule).
+    """
+    if cfg.lr_decay_steps <= 0:
+        return cfg.lr
+    frac = min(1.0, env_steps / cfg.lr_decay_steps)
+    return cfg.lr + (cfg.lr_end - cfg.lr) * frac
 
 
 class Explorer:
@@ -377,7 +416,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
     last_ckpt = c["episodes"]
     status = "completed"
-    with GracefulStop() as stop:
+    with GracefulStop() as stop, flushed_denormals():
         while c["episodes"] < cfg.episodes:
             if stop.requested:
                 status = "interrupted"
@@ -407,6 +446,8 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
                 if cfg.augment:
                     batch = symmetric_batch(batch, gen.integers(0, 8, size=cfg.batch_size))
                 loss, huber = td_loss(cfg, policy, target, batch, device)
+                for group in optimizer.param_groups:
+                    group["lr"] = learning_rate(cfg, int(c["env_steps"]))
                 optimizer.zero_grad()
                 loss.backward()
                 if cfg.grad_clip > 0:

@@ -35,6 +35,7 @@ from ai2048.train.torchrun import (
     GracefulStop,
     Metrics,
     finish_run,
+    flushed_denormals,
     load_weights,
     resolve_device,
     rng_state,
@@ -258,7 +259,7 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
 
     bar = tqdm(total=cfg.epochs or None, initial=c["epoch"], disable=not cfg.progress, unit="epoch", dynamic_ncols=True)
     status = "completed"
-    with GracefulStop() as stop:
+    with GracefulStop() as stop, flushed_denormals():
         while not cfg.epochs or c["epoch"] < cfg.epochs:
             if stop.requested:
                 status = "interrupted"

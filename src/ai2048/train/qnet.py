@@ -9,7 +9,8 @@ The seed's layer table ends in one output while its text needs four, so both rea
 ``mode="q"``: Q(s, ·) over the four moves, target r + γ·max_a' Q'(s', a');
 ``mode="v"``: V of after-states, a move scored r(a) + V(after(s, a)), target
 max_a' [r(s', a') + γ·V'(after(s', a'))] (after-state learning as in Szubert & Jaśkowski 2014).
-Exploration (unspecified by the seed) is ε-greedy with a linear decay.
+Exploration (unspecified by the seed) is ε-greedy with a linear decay. Optionally (``validate_every``)
+the network that plays best on held-out validation games is the one saved for play (early stopping).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from ai2048.checkpoint import append_jsonl, truncate_jsonl
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_number
@@ -31,10 +33,13 @@ from ai2048.train.games import BoardBatch
 from ai2048.train.kernels import all_moves, exponents
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
 from ai2048.train.torchrun import (
+    VALIDATION_SEED,
     Deadline,
     GracefulStop,
     Metrics,
     finish_run,
+    flushed_denormals,
+    greedy_mean_score,
     load_weights,
     resolve_device,
     rng_state,
@@ -76,6 +81,8 @@ class QNetConfig:
     device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
     checkpoint_every: int = field(default=100, metadata={"help": "checkpoint every this many finished games"})
+    validate_every: int = field(default=0, metadata={"help": "every this many training games, play validate_games greedy games on held-out seeds; model.pt keeps the best network (0 = off: model.pt is the last network)"})
+    validate_games: int = field(default=200, metadata={"help": "games per validation (the same fixed held-out set each time)"})
     tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
 
@@ -83,9 +90,9 @@ class QNetConfig:
         if isinstance(self.hidden, list):
             object.__setattr__(self, "hidden", tuple(self.hidden))
         check_choice("mode", self.mode, ("q", "v"))
-        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every"):
+        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every", "validate_games"):
             check_number(name, getattr(self, name), low=1, integer=True)
-        for name in ("seed", "learn_start"):
+        for name in ("seed", "learn_start", "validate_every"):
             check_number(name, getattr(self, name), low=0, integer=True)
         for name in ("duration", "replay_ratio", "slope", "per_alpha"):
             check_number(name, getattr(self, name), low=0)
@@ -103,6 +110,9 @@ class QNetConfig:
 PRESETS: dict[str, dict[str, Any]] = {
     "seed003_q": {"mode": "q"},
     "seed003_v": {"mode": "v"},
+    # seed003_q for 38 minutes on one core, keeping the network whose greedy play scores best on 200
+    # held-out validation games, checked every 500 training games (docs/deeprl.md).
+    "best_cpu_q": {"mode": "q", "episodes": 1_000_000, "duration": 2280.0, "validate_every": 500, "validate_games": 200, "checkpoint_every": 1000},
 }
 
 
@@ -157,6 +167,25 @@ def td_targets(cfg: QNetConfig, online: SeedNet, target: SeedNet, batch: dict[st
     return pred, torch.from_numpy(best).to(device) * alive
 
 
+def validate(cfg: QNetConfig, online: SeedNet, device: torch.device, best: dict[str, Any], episode: int, out: Path) -> float:
+    """Greedy mean score of ``online`` on the held-out validation games; keep its weights in ``best`` when it beats them.
+
+    Appends ``{"episode", "score", "best"}`` to ``validation.jsonl``. Model selection on held-out
+    games, as in early stopping; the evaluation's games are never seen.
+    """
+
+    def values(boards: np.ndarray) -> np.ndarray:
+        after, rew, legal = all_moves(boards)
+        return _scores(online, cfg.mode, boards, after, centred_rewards(rew, legal, cfg.reward_scale), cfg.gamma, device)
+
+    online.eval()
+    score = greedy_mean_score(values, cfg.validate_games, cfg.seed + VALIDATION_SEED)
+    if best["score"] is None or score > best["score"]:
+        best.update(score=score, episode=episode, state={k: v.detach().cpu().clone() for k, v in online.state_dict().items()})
+    append_jsonl(out / "validation.jsonl", {"episode": episode, "score": score, "best": best["score"]})
+    return score
+
+
 def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
     out = Path(out)
@@ -173,17 +202,20 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     games = BoardBatch(cfg.num_envs, cfg.seed)
     n = cfg.num_envs
     acc = {"actions": np.zeros((n, 4), dtype=np.int64), "loss": np.zeros((n, 2)), "eps": np.zeros(n)}
-    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
+    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0}
+    best: dict[str, Any] = {"score": None, "episode": 0, "state": None}
     metrics = Metrics(out, cfg.tensorboard)
     if ckpt is not None:
         load_weights(online, spec, ckpt["net"], ckpt["online"], str(out / "checkpoint.pt"))
+        best = ckpt.get("best", best)
         target.load_state_dict(ckpt["target"])
         optimizer.load_state_dict(ckpt["optimizer"])
         memory.load_state_dict(ckpt["replay"])
         games.load_state_dict(ckpt["games"])
-        acc, c = ckpt["episode_acc"], ckpt["counters"]
+        acc, c = ckpt["episode_acc"], {"validated": 0, **ckpt["counters"]}
         set_rng_state(gen, ckpt["rng"])
-        metrics.truncate("episode", c["episodes"])
+        metrics.truncate("episode", int(c["episodes"]))
+        truncate_jsonl(out / "validation.jsonl", lambda r: r["episode"] <= c["episodes"])
     deadline = Deadline(cfg.duration, c["elapsed"])
     learn_start = max(cfg.learn_start, cfg.batch_size)
 
@@ -192,9 +224,13 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         torch_save(out / "checkpoint.pt", {
             "format": 1, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
             "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "games": games.state_dict(),
-            "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen),
+            "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen), "best": best,
         })
-        save_model(out, "qnet", spec, online, {"config": dataclasses.asdict(cfg)})
+        played = online
+        if best["state"] is not None:
+            played = build_net(spec)
+            played.load_state_dict(best["state"])
+        save_model(out, "qnet", spec, played, {"config": dataclasses.asdict(cfg), "validation": {k: best[k] for k in ("score", "episode")}})
         metrics.flush()
         write_meta(out, "qnet", "qnet", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
 
@@ -202,7 +238,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
     last_ckpt = c["episodes"]
     status = "completed"
-    with GracefulStop() as stop:
+    with GracefulStop() as stop, flushed_denormals():
         while c["episodes"] < cfg.episodes:
             if stop.requested:
                 status = "interrupted"
@@ -259,6 +295,9 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 }, int(c["episodes"]), "episode")
                 acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
                 bar.update(1)
+            if cfg.validate_every and c["episodes"] - c["validated"] >= cfg.validate_every:
+                c["validated"] = c["episodes"]
+                validate(cfg, online, device, best, int(c["episodes"]), out)
             if recent:
                 bar.set_postfix(mean100=f"{np.mean(recent):.0f}", eps=f"{eps:.2f}", refresh=False)
             if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
