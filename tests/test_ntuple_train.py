@@ -16,7 +16,7 @@ import pytest
 
 from ai2048 import Game, legal_mask
 from ai2048.agents import load_agent, make_agent
-from ai2048.checkpoint import read_jsonl
+from ai2048.checkpoint import hold_run, read_jsonl
 from ai2048.cli import main
 from ai2048.ntuple.network import load_file
 from ai2048.train import get_trainer
@@ -134,6 +134,10 @@ def test_cli__train_resume_and_play(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert json.loads((out / "meta.json").read_text())["games_done"] == 40
     assert main(["train", "ntuple", "--out", str(tmp_path / "nope"), "--resume"]) == 2
     assert "cannot resume" in capsys.readouterr().err
+    with hold_run(out):  # as if another process were still training this run
+        assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "60"]) == 2
+    assert "is being trained by another process (pid " in capsys.readouterr().err
+    assert json.loads((out / "meta.json").read_text())["games_done"] == 40
     assert main(["train", "ntuple", "--preset", "tc", "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "not made with --preset tc" in err and "patterns: run '0123,4567' vs preset '4x6'" in err

@@ -2,15 +2,18 @@
 
 A run directory holds ``config.json`` (the frozen config), ``meta.json`` (agent name, rules
 version, format, progress), ``metrics.jsonl`` (one JSON object a line) and weights files.
-Every file is written to a temporary name in the same folder and renamed into place.
+Every file is written to a temporary name in the same folder and renamed into place, and one
+training process at a time holds a run directory (:func:`hold_run`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,36 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], mode: str = "wb
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextlib.contextmanager
+def hold_run(out: str | Path) -> Iterator[None]:
+    """Within ``with``: this process is the only trainer of run directory ``out``.
+
+    Two trainers writing one directory interleave their metrics and overwrite each other's
+    checkpoints (a second ``--resume`` while the first run still trains). An exclusive ``flock``
+    on ``out/.lock`` (released by the kernel if the process dies) turns that into an error that
+    names the other process.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise ValueError(
+                f"{out} is being trained by another process (pid {f.read().strip() or '?'}); wait for it to finish "
+                "or stop it (Ctrl-C, or kill -TERM PID), then continue with --resume"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def write_json(path: str | Path, obj: Any) -> None:

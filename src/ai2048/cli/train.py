@@ -12,7 +12,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from ai2048.checkpoint import read_json
+from ai2048.checkpoint import hold_run, read_json
 from ai2048.cli._common import add_set_argument, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
 
@@ -119,7 +119,8 @@ def _run(args: argparse.Namespace) -> int:
     elif (targs.out / "config.json").exists():
         raise ValueError(f"{targs.out} already holds a run; pass --resume to continue it or choose another --out")
     config = build_config(trainer, targs, base)
-    out = trainer.run(config, targs.out, resume=targs.resume)
+    with hold_run(targs.out):
+        out = trainer.run(config, targs.out, resume=targs.resume)
     print(f"run directory: {out}")
     return 0
 
