@@ -246,3 +246,33 @@ def test_chance_mcts__prefers_the_move_whose_leaves_score_higher():
     visits = chance_mcts(np.array([board], dtype=np.uint64), value, simulations=60, puct=0.5)
     assert visits[0, 0] == 0
     assert visits[0].argmax() in (1, 3)
+
+
+@pytest.mark.slow
+def test_cli__sigterm_saves_and_the_run_resumes(tmp_path):
+    """A background training job (SIGINT ignored, as under `&`) stopped by SIGTERM saves its
+    state at the next move, exits cleanly, and --resume carries on from there."""
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "bg"
+    cmd = [str(Path(sys.executable).parent / "ai2048"), "train", "lazyzero", "--preset", "tiny", "--out", str(out),
+           "--set", "num_envs=4", "--set", "episodes_per_epoch=4", "--set", "rollouts=3", "--set", "epochs=1000",
+           "--set", "replay_min_games=1", "--set", "minibatch_size=16", "--set", "device=cpu"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    deadline = time.time() + 240
+    while time.time() < deadline and not (out / "metrics.jsonl").is_file():
+        time.sleep(0.5)
+    assert (out / "metrics.jsonl").is_file(), "no epoch finished in time"
+    os.kill(proc.pid, signal.SIGTERM)
+    text, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err[-2000:]
+    assert "stopped by a signal; saved" in text + err
+    epochs = json.loads((out / "meta.json").read_text())["epochs_done"]
+    assert epochs >= 1
+    resumed = subprocess.run([*cmd[:3], "--out", str(out), "--resume", "--set", f"epochs={epochs + 1}"],
+                             capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((out / "meta.json").read_text())["epochs_done"] == epochs + 1

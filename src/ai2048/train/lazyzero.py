@@ -43,6 +43,7 @@ from ai2048.nets.resnet import (
 )
 from ai2048.rules import RULES_VERSION
 from ai2048.train import Trainer
+from ai2048.train.torchrun import GracefulStop
 
 WEIGHTS = "model.pt"
 CHECKPOINT = "checkpoint.pt"
@@ -394,54 +395,59 @@ class _Trainer:
         total = cfg.epochs * cfg.episodes_per_epoch
         bar = tqdm(total=total, initial=self.epoch * cfg.episodes_per_epoch + self.episodes_in_epoch,
                    unit="game", desc="lazyzero", dynamic_ncols=True)
-        try:
-            while self.epoch < cfg.epochs:
-                legal = env.legal_actions()
-                visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
-                                        puct=cfg.puct, generator=self.generator)
-                shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
-                for i, b in enumerate(env.boards()):
-                    ep_boards[i].append(int(b))
-                    ep_pols[i].append(shares[i])
-                env.step(choose_actions(visits, legal, cfg.temperature, self.generator))
-                epoch_moves += n
-                done = env.terminated.cpu().numpy()
-                trained = False
-                if done.any():
-                    moves, scores, tiles = env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist()
-                    for i in np.flatnonzero(done).tolist():
-                        self.replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
-                        ep_boards[i], ep_pols[i] = [], []
-                        self.games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
-                        self.episodes_in_epoch += 1
-                        self.episodes_total += 1
-                        bar.update(1)
-                        if len(self.replay) >= cfg.replay_min_games:
-                            for _ in range(cfg.minibatches_per_update):
-                                self.train_step()
-                            trained = True
-                    env.reset_terminated()
-                    last = self.games[-20:]
-                    bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
-                                    tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
-                                    loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
-                if trained:
-                    fused = FusedPolicyValue(self.model)
-                if self.episodes_in_epoch >= cfg.episodes_per_epoch:
-                    now = time.monotonic()
-                    self.end_epoch(fused, now - epoch_start, epoch_moves)
-                    epoch_start, epoch_moves = now, 0
-                if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
-                    bar.write(f"lazyzero: time limit of {cfg.max_minutes} min reached; saved, resume with --resume")
-                    self.save()
-                    break
-            else:
-                self.save(finished=True)
-        except KeyboardInterrupt:
-            bar.write("lazyzero: interrupted; saving the last completed state (resume with --resume)")
-            self.save()
-        finally:
-            bar.close()
+        with GracefulStop() as stop:  # Ctrl-C or SIGTERM: save at the next move and stop
+            try:
+                while self.epoch < cfg.epochs:
+                    if stop.requested:
+                        bar.write("lazyzero: stopped by a signal; saved, resume with --resume")
+                        self.save()
+                        break
+                    legal = env.legal_actions()
+                    visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
+                                            puct=cfg.puct, generator=self.generator)
+                    shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
+                    for i, b in enumerate(env.boards()):
+                        ep_boards[i].append(int(b))
+                        ep_pols[i].append(shares[i])
+                    env.step(choose_actions(visits, legal, cfg.temperature, self.generator))
+                    epoch_moves += n
+                    done = env.terminated.cpu().numpy()
+                    trained = False
+                    if done.any():
+                        moves, scores, tiles = env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist()
+                        for i in np.flatnonzero(done).tolist():
+                            self.replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
+                            ep_boards[i], ep_pols[i] = [], []
+                            self.games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
+                            self.episodes_in_epoch += 1
+                            self.episodes_total += 1
+                            bar.update(1)
+                            if len(self.replay) >= cfg.replay_min_games:
+                                for _ in range(cfg.minibatches_per_update):
+                                    self.train_step()
+                                trained = True
+                        env.reset_terminated()
+                        last = self.games[-20:]
+                        bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
+                                        tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
+                                        loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
+                    if trained:
+                        fused = FusedPolicyValue(self.model)
+                    if self.episodes_in_epoch >= cfg.episodes_per_epoch:
+                        now = time.monotonic()
+                        self.end_epoch(fused, now - epoch_start, epoch_moves)
+                        epoch_start, epoch_moves = now, 0
+                    if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
+                        bar.write(f"lazyzero: time limit of {cfg.max_minutes} min reached; saved, resume with --resume")
+                        self.save()
+                        break
+                else:
+                    self.save(finished=True)
+            except KeyboardInterrupt:
+                bar.write("lazyzero: interrupted; saving the last completed state (resume with --resume)")
+                self.save()
+            finally:
+                bar.close()
         return self.out
 
 
