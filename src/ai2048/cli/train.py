@@ -72,9 +72,9 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
         values.update(trainer.presets[preset])  # type: ignore[index]
     elif preset and base is not None:  # resuming: the saved config rules, and a preset that contradicts it is a mistake
         differ = [
-            f"{k}: run {base.get(k)!r} vs preset {v!r}"
+            f"{k}: run {base[k]!r} vs preset {v!r}"
             for k, v in trainer.presets[preset].items()  # type: ignore[index]
-            if k in base and _same(base[k], v) is False
+            if k in base and not _same(base[k], v)
         ]
         if differ:
             raise ValueError(
