@@ -13,11 +13,15 @@ from ai2048 import Game  # noqa: E402
 from ai2048.cli import main  # noqa: E402
 from ai2048.plots import (  # noqa: E402
     PlotInputError,
+    action_distribution,
     action_shares,
+    episode_curves,
+    ewma,
     mean_board,
     milestone_moves,
     plot_arena,
     plot_paths,
+    reached_tiles,
     training_curves,
 )
 from ai2048.records import actions_to_str, record_game  # noqa: E402
@@ -60,7 +64,8 @@ def test_training_curves__per_episode_logs_are_windowed() -> None:
     assert c["x"].tolist() == [4, 8]
     assert c["score_mean"].tolist() == [250, 650]
     assert c["score_min"].tolist() == [100, 500] and c["score_max"].tolist() == [400, 800]
-    assert c["reach"][1024].tolist() == [50, 50] and c["reach"][2048].tolist() == [0, 0]
+    # the tiles the run reached; 64..512 are reached by every game of every window, so only 1024 is drawn
+    assert list(c["reach"]) == [1024] and c["reach"][1024].tolist() == [50, 50]
     assert np.allclose(c["losses"]["loss"], [np.mean([1, 1 / 2, 1 / 3, 1 / 4]), np.mean([1 / 5, 1 / 6, 1 / 7, 1 / 8])])
     assert c["epsilon"].tolist() == [0.5, 0.5]
 
@@ -88,7 +93,8 @@ def test_plot_run__writes_pngs(tmp_path, capsys) -> None:
     run = write_run(tmp_path, recs)
     assert main(["plot", str(run), "--out", str(tmp_path / "fig"), "--window", "10"]) == 0
     names = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
-    assert names == ["training_epsilon.png", "training_loss.png", "training_reach.png", "training_score.png"]
+    assert names == ["training_episodes.png", "training_epsilon.png", "training_loss.png", "training_reach.png",
+                     "training_score.png"]
     assert all(p.read_bytes()[:8] == PNG for p in (tmp_path / "fig").glob("*.png"))
     assert "wrote" in capsys.readouterr().out
 
@@ -130,14 +136,15 @@ def test_mean_board__mean_exponent_per_cell() -> None:
 def test_plot_eval__writes_every_figure(result_file, tmp_path) -> None:
     paths = plot_paths([result_file], tmp_path / "ev")
     assert sorted(p.name for p in paths) == ["action_share.png", "max_tile.png", "mean_board.png",
-                                            "milestones.png", "score_hist.png", "score_vs_moves.png"]
+                                            "milestones.png", "moves_hist.png", "runtime.png", "score_hist.png",
+                                            "score_vs_moves.png"]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
 
 
 def test_plot_arena__compares_results(result_file, tmp_path) -> None:
     res = [json.loads(result_file.read_text()), eval_result("other", [7, 8])]
     paths = plot_arena(res, tmp_path)
-    assert [p.name for p in paths] == ["arena_reach.png", "arena_score.png"]
+    assert [p.name for p in paths] == ["arena_reach.png", "arena_score.png", "arena_score_hist.png"]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
 
 
@@ -197,3 +204,55 @@ def test_plot_eval__tampered_game_raises_plot_input_error(result_file, tmp_path)
     bad.write_text(json.dumps(d))
     with pytest.raises(PlotInputError, match=r"bad\.json: game 0 does not replay"):
         plot_paths([bad], tmp_path / "o")
+
+
+def test_ewma__pandas_span_semantics_and_nans_skipped() -> None:
+    # pandas: Series([1, 2, 3]).ewm(span=3).mean() == [1, 5/3, 17/7]
+    assert np.allclose(ewma(np.array([1.0, 2.0, 3.0]), span=3), [1.0, 5 / 3, 17 / 7])
+    y = ewma(np.array([np.nan, 1.0, np.nan, 3.0]), span=3)
+    assert np.isnan(y[0]) and np.allclose(y[1:], [1.0, 1.0, 3.5 / 1.5])
+    with pytest.raises(ValueError, match="span"):
+        ewma(np.ones(3), span=float("nan"))
+
+
+def test_reached_tiles__the_largest_powers_reached() -> None:
+    assert reached_tiles([300, 5000]) == [256, 512, 1024, 2048, 4096]
+    assert reached_tiles([64], most=3) == [16, 32, 64]
+    assert reached_tiles([8]) == [] and reached_tiles([]) == []
+
+
+def test_training_curves__table_curves_skip_tiles_no_window_reached() -> None:
+    table = [{"tile": 2048, "reach": 90.0}, {"tile": 4096, "reach": 40.0}, {"tile": 8192, "reach": 0.0}]
+    c = training_curves([{"games": 1000, "score_mean": 1.0, "tiles": table}])
+    assert list(c["reach"]) == [2048, 4096]
+
+
+def test_episode_curves__seed000_series_with_ewma_after_dropping_15() -> None:
+    recs = [{"episode": i + 1, "score": 10 * i, "moves": i, "max_tile": 128, "reward": 1.0, "loss": None}
+            for i in range(40)]
+    ep = episode_curves(recs)
+    assert ep["x"][0] == 16 and len(ep["x"]) == 25
+    raw, smooth = ep["score"]
+    assert raw[0] == 150 and np.allclose(smooth, ewma(raw, 10))
+    assert ep["length"][0][0] == 15  # "moves" stands in for "length"
+    assert "loss" not in ep and set(ep) == {"x", "score", "reward", "length", "max_tile"}
+    assert episode_curves([{"games": 10, "score_mean": 1.0}]) == {}
+
+
+def test_action_distribution__window_shares_of_logged_counts() -> None:
+    recs = [{"episode": 1, "actions": [2, 0, 0, 2]}, {"episode": 2, "actions": [0, 4, 0, 0]},
+            {"episode": 3, "actions": [1, 1, 1, 1]}, {"episode": 4}]
+    x, shares = action_distribution(recs, window=2)
+    assert x.tolist() == [2, 3]
+    assert np.allclose(shares[:, 0], [0.25, 0.5, 0, 0.25]) and np.allclose(shares[:, 1], [0.25] * 4)
+    assert action_distribution([{"episode": 1}])[0].size == 0
+
+
+def test_plot_run__lazyzero_run_gets_its_learning_curve(tmp_path) -> None:
+    recs = [{"epoch": e, "episodes": 128 * e, "games": 128, "moves_mean": 200.0 + e, "moves_max": 400.0,
+             "high_tile_mean": 256.0, "high_tile_max": 1024.0, "reach_1024": 0.1, "reach_2048": 0.0,
+             "loss": 2.0 / e, "seconds": 30.0} for e in (1, 2, 3)]
+    run = write_run(tmp_path, recs)
+    names = {p.name for p in plot_paths([run], tmp_path / "fig")}
+    assert {"lazyzero_curve.png", "training_reach.png", "training_loss.png"} <= names
+    assert list(training_curves(recs)["reach"]) == [1024]  # reach_2048 is 0 everywhere: no flat line

@@ -1,11 +1,15 @@
 """Figures (PNG, matplotlib with the Agg backend) from training runs and evaluation results.
 
 - :func:`plot_run`: a run directory's ``metrics.jsonl`` -> score per window (mean, min, max), reach
-  rates of 1024/2048/4096/... per window, losses, epsilon (seed 004's and seed 000's curves).
-- :func:`plot_eval`: an ``ai2048 eval`` result -> max-tile bar chart, score histogram, score vs
-  moves, action share over the game, mean final board heatmap, moves to each milestone tile
-  (derived by replaying each game's actions from its seed).
-- :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side.
+  rates of the tiles the run reaches, losses, epsilon (seed 004's and seed 000's curves); for
+  per-episode logs seed 000's five curves with their EWMA and the action distribution over
+  training; for LazyZero runs seed 001's learning curve.
+- :func:`plot_eval`: an ``ai2048 eval`` result -> max-tile bar chart, score and moves histograms,
+  score vs moves, action share over the game, mean final board heatmap, moves to each milestone
+  tile (derived by replaying each game's actions from its seed), runtime per game and wall time to
+  each milestone (seed 003).
+- :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side, with
+  seed 000's overlaid score histograms.
 
 Trainers log in two shapes, both understood: one line per episode (``episode``, ``score``,
 ``max_tile``...; grouped into windows here) or one line per window (``score_mean``/``score_min``/
@@ -129,14 +133,13 @@ def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> di
         curves["score_min"] = agg(score, np.nanmin)
         curves["score_max"] = agg(score, np.nanmax)
         if np.isfinite(tiles).any():
-            top = int(np.nanmax(tiles))
-            for t in (m for m in MILESTONES if 1024 <= m <= max(top, 4096)):
+            for t in reached_tiles(tiles[np.isfinite(tiles)].astype(np.int64).tolist()):
                 curves["reach"][t] = agg(tiles, lambda v, t=t: 100.0 * np.mean(v[np.isfinite(v)] >= t))
         for key in _loss_keys(recs):
             curves["losses"][key] = agg(_series(recs, key), np.nanmean)
         if _has(recs, "epsilon"):
             curves["epsilon"] = agg(_series(recs, "epsilon"), np.nanmean)
-        return curves
+        return _drop_saturated(curves)
     curves["x"] = x
     for name, keys in (("score_mean", ("score_mean", "score_avg", "score")), ("score_min", ("score_min",)),
                        ("score_max", ("score_max",))):
@@ -145,15 +148,28 @@ def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> di
             curves[name] = _series(recs, found)
     reach_keys = sorted({int(k[6:]) for r in recs for k in r if k.startswith("reach_") and k[6:].isdigit()})
     for t in reach_keys:
-        curves["reach"][t] = 100.0 * _series(recs, f"reach_{t}")
+        y = 100.0 * _series(recs, f"reach_{t}")
+        if np.nanmax(y, initial=0.0) > 0:  # a tile no window reached draws a flat zero line: left out
+            curves["reach"][t] = y
     if not reach_keys and any(isinstance(r.get("tiles"), list) for r in recs):
-        seen = sorted({int(row["tile"]) for r in recs for row in r.get("tiles") or [] if "tile" in row})
-        for t in (m for m in seen if m >= 1024):
+        seen = sorted({int(row["tile"]) for r in recs for row in r.get("tiles") or []
+                       if "tile" in row and float(row.get("reach", 0)) > 0})
+        for t in seen[-5:]:
             curves["reach"][t] = np.array([_reach_from_table(r.get("tiles") or [], t) for r in recs])
     for key in _loss_keys(recs):
         curves["losses"][key] = _series(recs, key)
     if _has(recs, "epsilon"):
         curves["epsilon"] = _series(recs, "epsilon")
+    return _drop_saturated(curves)
+
+
+def _drop_saturated(curves: dict[str, Any]) -> dict[str, Any]:
+    """Leave out reach curves at 100% in every window (nothing to see); the largest such tile stays when
+    no other curve is left."""
+    reach = curves["reach"]
+    full = [t for t, y in reach.items() if np.isfinite(y).any() and np.nanmin(y) >= 100.0]
+    for t in full[:-1] if len(full) == len(reach) else full:
+        del reach[t]
     return curves
 
 
@@ -168,6 +184,123 @@ def _reach_from_table(rows: list[dict[str, Any]], tile: int) -> float:
 def _loss_keys(recs: list[dict[str, Any]]) -> list[str]:
     keys = sorted({k for r in recs for k in r if "loss" in k.lower()})
     return [k for k in keys if _has(recs, k)]
+
+
+def reached_tiles(tiles: Sequence[int], most: int = 5) -> list[int]:
+    """The ``most`` largest powers of two (>= 16) that some game reached: the tiles worth a reach curve.
+
+    A run that never passes 512 gets curves for 32..512, not flat zero lines at 1024 and above.
+    """
+    top = max((int(t) for t in tiles), default=0)
+    if top < 16:
+        return []
+    ts = [1 << k for k in range(4, top.bit_length()) if 1 << k <= top]
+    return ts[-most:]
+
+
+def ewma(y: np.ndarray, span: float = 10.0) -> np.ndarray:
+    """Exponentially weighted moving average with ``alpha = 2 / (span + 1)``, normalised over the weights
+    seen so far (pandas' ``ewm(span).mean()``, as seed 000's ``plot_5_metrics`` draws); NaNs are skipped."""
+    if span < 1 or not math.isfinite(span):
+        raise ValueError(f"span must be a finite number >= 1, got {span}")
+    a = 2.0 / (span + 1.0)
+    out = np.full(len(y), np.nan)
+    num = den = 0.0
+    for i, v in enumerate(np.asarray(y, dtype=np.float64)):
+        if math.isfinite(v):
+            num = v + (1.0 - a) * num
+            den = 1.0 + (1.0 - a) * den
+        if den > 0:
+            out[i] = num / den
+    return out
+
+
+EPISODE_SERIES = (
+    ("score", ("score",), "score"),
+    ("reward", ("reward",), "reward (as trained on)"),
+    ("length", ("length", "moves"), "moves per game"),
+    ("max_tile", ("max_tile",), "max tile"),
+    ("loss", ("loss",), "mean loss"),
+)
+"""Seed 000's five per-episode curves (``plot_5_metrics``): name, metric keys tried in turn, axis label."""
+
+
+def episode_curves(recs: list[dict[str, Any]], span: float = 10.0, skip: int = 15) -> dict[str, Any]:
+    """Per-episode series of a per-episode log with their EWMA: ``{"x": episodes, name: (raw, ewma)}``.
+
+    The first ``skip`` episodes are dropped (seed 000 drops 15) when more than ``2 * skip`` remain.
+    """
+    xkey, x = _x_axis(recs)
+    if xkey != "episode":
+        return {}
+    start = skip if len(recs) > 2 * skip else 0
+    out: dict[str, Any] = {"x": x[start:]}
+    for name, keys, _ in EPISODE_SERIES:
+        key = next((k for k in keys if _has(recs, k)), None)
+        if key is not None:
+            raw = _series(recs, key)[start:]
+            out[name] = (raw, ewma(raw, span))
+    return out
+
+
+def action_distribution(recs: list[dict[str, Any]], window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Share of each action over training: (x at each window's end [W], shares [4, W]) from the ``actions``
+    counts (4 per record) that the DQN-family and policy trainers log; empty arrays when none are logged."""
+    rows = [(i, r["actions"]) for i, r in enumerate(recs)
+            if isinstance(r.get("actions"), list) and len(r["actions"]) == 4
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r["actions"])]
+    if not rows:
+        return np.zeros(0), np.zeros((4, 0))
+    _, x = _x_axis(recs)
+    idx = np.array([i for i, _ in rows])
+    counts = np.array([c for _, c in rows], dtype=np.float64)
+    w = window or max(1, len(rows) // 50)
+    starts = np.arange(0, len(rows), w)
+    sums = np.add.reduceat(counts, starts, axis=0)
+    ends = np.minimum(starts + w, len(rows)) - 1
+    return x[idx[ends]], (sums / np.maximum(sums.sum(axis=1, keepdims=True), 1)).T
+
+
+def _plot_episode_curves(plt: Any, ep: dict[str, Any], title: str, out: Path) -> Path:
+    names = [(n, label) for n, _, label in EPISODE_SERIES if n in ep]
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.1 * len(names) + 0.6), sharex=True, squeeze=False)
+    for ax, (name, label) in zip(axes[:, 0], names, strict=True):
+        raw, smooth = ep[name]
+        ok = np.isfinite(raw)
+        ax.plot(ep["x"][ok], raw[ok], color="#4c72b0", lw=0.6, alpha=0.35, label="per episode")
+        ax.plot(ep["x"], smooth, color="#c44e52", lw=1.8, label="EWMA (span 10)")
+        if name == "max_tile" and np.nanmin(raw) > 0:
+            ax.set_yscale("log", base=2)
+        ax.set_ylabel(label)
+    axes[0, 0].legend(loc="upper left", ncol=2)
+    axes[-1, 0].set_xlabel("episode")
+    axes[0, 0].set_title(f"{title}: per-episode curves")
+    return _save(fig, out, "training_episodes.png")
+
+
+def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path | None:
+    """Seed 001's learning curve (moves per game and high tile per epoch, mean and max); None when the
+    records are not LazyZero epochs."""
+    rows = [r for r in recs if all(k in r for k in ("epoch", "moves_mean", "moves_max", "high_tile_mean",
+                                                        "high_tile_max"))]
+    if not rows:
+        return None
+    plt = _plt()
+    epoch = [r["epoch"] for r in rows]
+    minutes = sum(float(r.get("seconds", 0.0)) for r in rows) / 60
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    ax1.plot(epoch, [r["moves_mean"] for r in rows], "o-", ms=3, label="mean")
+    ax1.plot(epoch, [r["moves_max"] for r in rows], "s--", ms=3, alpha=0.6, label="max")
+    ax1.set(xlabel="epoch", ylabel="moves per game", title="self-play game length")
+    ax1.legend()
+    ax2.plot(epoch, [r["high_tile_mean"] for r in rows], "o-", ms=3, label="mean")
+    ax2.plot(epoch, [r["high_tile_max"] for r in rows], "s--", ms=3, alpha=0.6, label="max")
+    ax2.set_yscale("log", base=2)
+    ax2.set(xlabel="epoch", ylabel="high tile", title="self-play high tile")
+    ax2.legend()
+    games = rows[-1].get("episodes", "?")
+    fig.suptitle(f"LazyZero {title}: {games} games, {minutes:.0f} min of training")
+    return _save(fig, out, "lazyzero_curve.png")
 
 
 def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) -> list[Path]:
@@ -217,6 +350,20 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
         ax.plot(c["x"][ok], c["epsilon"][ok], color="#55a868")
         ax.set(xlabel=c["xlabel"], ylabel="epsilon", title=f"{title}: exploration")
         written.append(_save(fig, out, "training_epsilon.png"))
+    ep = episode_curves(recs)
+    if len(ep) > 1:
+        written.append(_plot_episode_curves(plt, ep, title, out))
+    xs, shares = action_distribution(recs, window)
+    if xs.size:
+        fig, ax = plt.subplots()
+        ax.stackplot(xs, 100 * shares, labels=["up", "right", "down", "left"], colors=ACTION_COLORS)
+        ax.set(xlabel=c["xlabel"].split(" (")[0], ylabel="% of moves", ylim=(0, 100),
+               title=f"{title}: action distribution over training")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4)
+        written.append(_save(fig, out, "training_actions.png"))
+    lz = lazyzero_figure(recs, title, out)
+    if lz is not None:
+        written.append(lz)
     if not written:
         keys = sorted({k for r in recs for k in r})
         raise PlotInputError(f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})")
@@ -355,6 +502,17 @@ def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
     written.append(_save(fig, out, "score_hist.png"))
 
     fig, ax = plt.subplots()
+    ax.hist(moves, bins=min(40, max(5, n // 5)), color="#55a868", edgecolor="white")
+    ax.axvline(moves.mean(), color="#c44e52", lw=2, label=f"mean {moves.mean():,.0f}")
+    ax.set(xlabel="moves per game", ylabel="games", title=f"{label}: game length ({n} games)")
+    ax.legend()
+    written.append(_save(fig, out, "moves_hist.png"))
+
+    secs = np.array([g.get("seconds", np.nan) for g in games], dtype=np.float64)
+    if np.isfinite(secs).all():
+        written.append(_runtime_figure(plt, secs, moves, ms, label, out))
+
+    fig, ax = plt.subplots()
     sc = ax.scatter(moves, scores, c=np.log2(np.maximum(tiles, 1)), cmap="viridis", s=14, alpha=0.8)
     cb = fig.colorbar(sc, ax=ax)
     cb.set_label("log2 max tile")
@@ -399,6 +557,31 @@ def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
     return written
 
 
+def _runtime_figure(plt: Any, secs: np.ndarray, moves: np.ndarray, ms: dict[int, list[int]], label: str,
+                    out: Path) -> Path:
+    """Seed 003's timing figures: runtime per game, and wall time to each milestone tile.
+
+    A game records its total time only, so the time to a tile is estimated as the game's mean time per move
+    times the move at which the tile first appeared (said on the axis).
+    """
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
+    ax1.hist(secs, bins=min(40, max(5, len(secs) // 5)), color="#8172b3", edgecolor="white")
+    ax1.axvline(secs.mean(), color="#c44e52", lw=2, label=f"mean {secs.mean():.3g} s")
+    ax1.set(xlabel="seconds per game", ylabel="games", title="runtime per game")
+    ax1.legend()
+    per_move = float(secs.sum() / max(moves.sum(), 1))
+    if ms:
+        ts = sorted(ms)
+        ax2.boxplot([np.asarray(ms[t]) * per_move for t in ts], tick_labels=[str(t) for t in ts])
+        ax2.set(xlabel="tile", ylabel=f"seconds to first reach it (at {per_move * 1e3:.3g} ms a move)",
+                title="wall time to each milestone tile")
+    else:
+        ax2.axis("off")
+        ax2.text(0.5, 0.5, "games carry no actions:\nno milestone times", ha="center", va="center")
+    fig.suptitle(f"{label}: timing ({len(secs)} games)")
+    return _save(fig, out, "runtime.png")
+
+
 def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]:
     """Compare several results: reach rate per tile (grouped bars) and score distributions."""
     plt = _plt()
@@ -423,6 +606,17 @@ def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]
     if len(labels) > 3:
         plt.setp(ax.get_xticklabels(), rotation=20, ha="right")
     written.append(_save(fig, out, "arena_score.png"))
+
+    # seed 000's compare_agents: overlaid score histograms, sqrt(n) bins over a common range
+    fig, ax = plt.subplots()
+    all_scores = np.concatenate([[g["score"] for g in r["games"]] for r in results]).astype(np.float64)
+    n_bins = max(5, int(math.sqrt(max(len(r["games"]) for r in results))))
+    edges = np.linspace(all_scores.min(), max(all_scores.max(), all_scores.min() + 1), n_bins + 1)
+    for r, lab in zip(results, labels, strict=True):
+        ax.hist([g["score"] for g in r["games"]], bins=edges, alpha=0.5, label=f"{lab} ({len(r['games'])} games)")
+    ax.set(xlabel="score", ylabel="games", title="arena: score histograms")
+    ax.legend()
+    written.append(_save(fig, out, "arena_score_hist.png"))
     return written
 
 

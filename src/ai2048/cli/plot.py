@@ -10,10 +10,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "plot",
         help="write PNG figures for a run directory, an eval result, or several results",
-        description="RUN_DIR: training curves from metrics.jsonl (score mean/min/max per window, tile reach "
-        "rates, loss, epsilon). result.json (ai2048 eval --out): max-tile bars, score histogram, score vs "
-        "moves, action share, mean final board, moves to each milestone tile. Several result files or an "
-        "arena file (ai2048 arena --out): the figures per agent and a side-by-side comparison.",
+        description="RUN_DIR: training curves from metrics.jsonl (score mean/min/max per window, reach rates "
+        "of the tiles the run reaches, loss, epsilon; per-episode logs also get seed 000's five curves with "
+        "their EWMA and the action distribution over training; LazyZero runs seed 001's learning curve). "
+        "result.json (ai2048 eval --out): max-tile bars, score and moves-per-game histograms, score vs moves, "
+        "action share, mean final board, moves to each milestone tile, runtime per game and wall time to each "
+        "milestone (seed 003). Several result files or an arena file (ai2048 arena --out): the figures per "
+        "agent, a side-by-side comparison and seed 000's overlaid score histograms.",
     )
     p.add_argument("inputs", nargs="+", type=Path, metavar="RUN_DIR|RESULT.json")
     p.add_argument("--out", type=Path, required=True, help="folder for the PNG files")
@@ -23,7 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ai2048.cli._common import check_out_dir
     from ai2048.plots import plot_paths
+
+    check_out_dir(args.out)
 
     if args.window is not None and args.window < 1:
         raise ValueError(f"--window must be at least 1, got {args.window}")
