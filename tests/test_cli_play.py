@@ -9,6 +9,7 @@ import pytest
 pytest.importorskip("textual", reason="textual comes with the 'ui' extra: pip install 'ai2048[ui]'")
 
 import _ui_test_agents  # noqa: F401  (registers ui-test-greedy)
+import ai2048.cli.play as play_cli
 import ai2048.ui.terminal as terminal
 from ai2048.cli import main
 from ai2048.records import GameRecord
@@ -43,6 +44,7 @@ def drive_with(keys_until_over: str, then: list[str]):
 
 
 def test_play__game_over_and_quit_write_replayable_records(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(play_cli, "check_terminal", lambda: None)  # the pilot plays the keys
     monkeypatch.setattr(terminal, "make_play_app", drive_with("space", ["n", "left", "down", "q"]))
     code = main(["play", "--seed", "7", "--hint-agent", "ui-test-greedy", "--set", "bonus=1",
                  "--records", str(tmp_path)])
@@ -59,6 +61,7 @@ def test_play__game_over_and_quit_write_replayable_records(tmp_path, monkeypatch
 
 
 def test_play__no_record(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(play_cli, "check_terminal", lambda: None)
     monkeypatch.setattr(terminal, "make_play_app", drive_with("space", ["q"]))
     assert main(["play", "--seed", "7", "--hint-agent", "ui-test-greedy", "--records", str(tmp_path),
                  "--no-record"]) == 0
@@ -77,3 +80,15 @@ def test_play__no_record(tmp_path, monkeypatch) -> None:
 def test_play_serve__bad_options_exit_2(argv: list[str], message: str, capsys) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_play__without_a_terminal_exits_with_a_message(tmp_path) -> None:
+    """``play < /dev/null`` used to wait forever for keys; now it says why it cannot start."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())",
+                           "play", "--hint-agent", "greedy", "--records", str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert "needs an interactive terminal, but stdin is not one" in proc.stderr
+    assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())

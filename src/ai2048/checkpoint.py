@@ -60,10 +60,25 @@ def hold_run(out: str | Path) -> Iterator[None]:
         f.truncate()
         f.write(str(os.getpid()))
         f.flush()
+        remove_stale_temps(out)
         try:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def remove_stale_temps(folder: str | Path) -> list[Path]:
+    """Delete the temp files (``.NAME.*.tmp``) that :func:`atomic_write` left when its process was killed.
+
+    Only safe while no other process writes ``folder``: :func:`hold_run` calls it once it holds
+    the run. Returns the files removed.
+    """
+    removed = []
+    for tmp in Path(folder).glob(".*.tmp"):
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
 
 
 def write_json(path: str | Path, obj: Any) -> None:
@@ -72,15 +87,35 @@ def write_json(path: str | Path, obj: Any) -> None:
     atomic_write(path, lambda f: f.write(text), mode="w")
 
 
-def read_json(path: str | Path, what: str = "file") -> Any:
-    """Read JSON, turning a missing or corrupt file into an error that names it."""
+def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
+    """Read a JSON object, turning a missing, corrupt or non-object file into an error that names it.
+
+    Every JSON file ai2048 writes (configs, metadata, results, records) is an object, so a list or a
+    number is as foreign as a torn file and is refused here, before a caller indexes it.
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} does not exist")
     try:
-        return json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        value = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         raise ValueError(f"{what} {path} is not valid JSON ({e}); it may be truncated or corrupt") from e
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{what} {path} holds a JSON {_json_kind(value)}, not an object; it is not a file ai2048 wrote"
+        )
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of a parsed value's type: list, string, number, boolean or null."""
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    return "null" if value is None else "number"
 
 
 def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:

@@ -21,6 +21,7 @@ import multiprocessing as mp
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,8 @@ def evaluate(
     max_moves: int | None = None,
     backend: str = "local",
     address: str | None = None,
+    done: dict[int, dict[str, Any]] | None = None,
+    on_game: Callable[[dict[str, Any]], None] | None = None,
 ) -> EvalResult:
     """Play ``games`` games with ``agent`` (an agent object or a registered name + ``config``).
 
@@ -318,6 +321,10 @@ def evaluate(
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
+        done: finished game records by index (``eval --resume``): kept, and only the other games are
+            played, with the same per-game seeds.
+        on_game: called with each newly finished game's record as it arrives (``eval --out`` streams
+            them to disk, :mod:`ai2048.eval_stream`).
     """
     games = check_count("games", games, 1)
     workers = check_count("workers", workers, 1)
@@ -330,7 +337,8 @@ def evaluate(
     result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=p_two,
                         max_moves=max_moves, workers=workers)
     seeds = game_seeds(seed, games)
-    by_index: dict[int, dict[str, Any]] = {}
+    by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
+    todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
     previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
@@ -339,23 +347,25 @@ def evaluate(
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=games, desc=f"eval {name}", unit="game", dynamic_ncols=True)
+            bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game", dynamic_ncols=True)
         if backend == "ray":
-            stream: Any = _ray_stream(ag, name, seeds, p_two, max_moves, address)
+            stream: Any = _ray_stream(ag, name, todo, p_two, max_moves, address)
         elif workers == 1:
-            stream = (_play_local(ag, name, i, s, p_two, max_moves) for i, s in enumerate(seeds))
+            stream = (_play_local(ag, name, i, s, p_two, max_moves) for i, s in todo)
         else:
             _warm_up(ag, p_two)
             methods = mp.get_all_start_methods()
             ctx = mp.get_context("fork" if "fork" in methods else "spawn")
             pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, p_two, max_moves))
-            stream = pool.imap_unordered(_run_one, list(enumerate(seeds)), chunksize=1)
+            stream = pool.imap_unordered(_run_one, todo, chunksize=1)
         for i, rec, err in stream:
             if err is not None:
                 result.error = err
                 break
             assert rec is not None
             by_index[i] = {"index": i, **rec}
+            if on_game is not None:
+                on_game(by_index[i])
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(score=f"{np.mean([r['score'] for r in by_index.values()]):.0f}",
@@ -391,7 +401,7 @@ def _warm_up(agent: Any, p_two: float) -> None:
     agent.act(g.board)
 
 
-def _ray_stream(agent: Any, name: str, seeds: list[int], p_two: float, max_moves: int | None,
+def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
                 address: str | None) -> Any:
     """Yield (index, record, error) from one Ray task per game, as the tasks finish."""
     try:
@@ -406,7 +416,7 @@ def _ray_stream(agent: Any, name: str, seeds: list[int], p_two: float, max_moves
     def task(agent: Any, i: int, s: int) -> tuple[int, dict[str, Any] | None, str | None]:
         return _play_local(agent, name, i, s, p_two, max_moves)
 
-    pending = [task.remote(agent_ref, i, s) for i, s in enumerate(seeds)]
+    pending = [task.remote(agent_ref, i, s) for i, s in todo]
     try:
         while pending:
             done, pending = ray.wait(pending, num_returns=1)

@@ -81,6 +81,30 @@ def _parse_board(v: Any) -> int:
     return int(check_board(int(v, 16) if isinstance(v, str) else v))
 
 
+def json_int(v: Any, what: str) -> int:
+    """``v`` if it is a JSON integer; a float (``4.0``), bool or string raises TypeError naming ``what``.
+
+    Records hold whole numbers only: a float score would be truncated silently by ``int``.
+    """
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{what} must be a whole number, got {type(v).__name__} {v!r}")
+    return v
+
+
+_REQUIRED = object()
+
+
+def _json_field(d: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any = _REQUIRED) -> Any:
+    """``d[key]`` after checking its JSON type; ``default`` when absent or null (KeyError without one)."""
+    v = d[key] if default is _REQUIRED else d.get(key)
+    if v is None and default is not _REQUIRED:
+        return default
+    if not isinstance(v, kinds):
+        names = " or ".join({"str": "a string", "dict": "an object", "list": "a list"}[k.__name__] for k in kinds)
+        raise TypeError(f"field {key!r} must be {names}, got {type(v).__name__} {str(v)[:40]!r}")
+    return v
+
+
 def _max_tile(b: int) -> int:
     e = int(max_exponent(np.uint64(b)))
     return 1 << e if e else 0
@@ -320,21 +344,25 @@ class GameRecord:
             )
         try:
             spawns = []
-            for tok in str(d["spawns"]).split():
-                if len(tok) != 2:
+            for tok in _json_field(d, "spawns", (str,)).split():
+                if len(tok) != 2 or tok[0] not in "0123456789abcdefABCDEF" or not tok[1].isdigit():
                     raise ValueError(f"spawn token {tok!r} is not <cell hex><exponent>")
                 spawns.append((int(tok[0], 16), int(tok[1])))
+            scores = _json_field(d, "scores", (list,))
+            for name in ("start_board", "final_board"):
+                if name in d and (isinstance(d[name], bool) or not isinstance(d[name], (str, int))):
+                    raise TypeError(f"field {name!r} must be a hex string such as '0x0000000000000011'")
             rec = cls(
                 seed=_check_seed(d["seed"]),
                 actions=[int(a) for a in str_to_actions(d["actions"])],
                 spawns=spawns,
-                scores=[int(s) for s in d["scores"]],
+                scores=[json_int(s, f"score {i + 1}") for i, s in enumerate(scores)],
                 start_board=_parse_board(d["start_board"]),
                 p_two=_check_p_two(d.get("p_two", P_TWO)),
-                agent=d.get("agent"),
-                agent_config=dict(d.get("agent_config") or {}),
-                meta=dict(d.get("meta") or {}),
-                rules_version=int(d.get("rules_version", RULES_VERSION)),
+                agent=_json_field(d, "agent", (str,), None),
+                agent_config=dict(_json_field(d, "agent_config", (dict,), {})),
+                meta=dict(_json_field(d, "meta", (dict,), {})),
+                rules_version=json_int(d.get("rules_version", RULES_VERSION), "rules_version"),
                 final_board=_parse_board(d["final_board"]) if "final_board" in d else -1,
                 source=source,
             )

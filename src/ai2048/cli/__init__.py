@@ -42,6 +42,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as e:
+    except (ValueError, TypeError, OSError, ImportError) as e:
         print(f"ai2048 {args.command}: error: {e}", file=sys.stderr)
         return 2

@@ -9,7 +9,8 @@ from typing import Any
 
 from ai2048.checkpoint import write_json
 from ai2048.cli._agents import split_spec
-from ai2048.cli.eval import add_eval_arguments, run_eval
+from ai2048.cli._common import check_out_file
+from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, run_eval
 from ai2048.evaluate import EvalError, EvalResult
 
 
@@ -63,10 +64,12 @@ def _cfg(cfg: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_eval_arguments(args)
+    check_out_file(args.out)
+    specs = [split_spec(word) for word in args.agents]  # every spec checked before the first game
     results: list[EvalResult] = []
     code = 0
-    for word in args.agents:
-        name, cfg = split_spec(word)
+    for name, cfg in specs:
         try:
             results.append(run_eval(args, name, cfg))
         except EvalError as e:

@@ -45,6 +45,12 @@ def run(args: argparse.Namespace) -> int:
 
     from ai2048 import bench
     from ai2048.checkpoint import write_json
+    from ai2048.cli._common import check_out_file, check_range
+
+    check_out_file(args.json, "--json")
+    check_range("--seconds", args.seconds, 0.0, low_open=True)
+    for flag, value in (("--boards", args.boards), ("--games", args.games), ("--num-envs", args.num_envs)):
+        check_range(flag, value, 1)
 
     console = Console()
     if not console.is_terminal:

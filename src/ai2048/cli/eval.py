@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from ai2048.cli._agents import build_agent
-from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
+from ai2048.eval_stream import GameStream, stream_path
 from ai2048.evaluate import EvalError, EvalResult, evaluate
 
 
@@ -30,12 +31,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="evaluate an agent over N seeded games",
         description="Play N games with AGENT (a registered name or a run directory) and print the tile "
         "table (reach and end rates with Wilson 95%% intervals), score and speed. Ctrl-C keeps the "
-        "finished games.",
+        "finished games; with --out they are also streamed to disk as they finish, and --resume plays "
+        "only the games a stopped or killed run lacks.",
     )
     p.add_argument("agent", help="agent name (see `ai2048 agents`) or a run directory with meta.json")
     add_set_argument(p)
     add_eval_arguments(p)
-    p.add_argument("--out", type=Path, default=None, help="write the result JSON here (atomically)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write the result JSON here (atomically); finished games stream to OUT's .games.jsonl "
+                   "beside it as they finish, so a killed run keeps them")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: keep the finished games of an interrupted or killed run (its .games.jsonl) "
+                   "and play only the rest, with the same seeds")
     p.add_argument("--record", choices=("best",), default=None,
                    help="'best': save the best and the worst game as replayable records")
     p.add_argument("--records", type=Path, default=None,
@@ -43,21 +50,62 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def run_eval(args: argparse.Namespace, spec: str, sets: dict) -> EvalResult:
-    """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError)."""
+def check_eval_arguments(args: argparse.Namespace) -> None:
+    """Reject bad shared options before an agent is built or a game played."""
+    check_range("--games", args.games, 1)
+    check_range("--workers", args.workers, 1)
+    check_range("--seed", args.seed, 0)
+    check_range("--max-moves", args.max_moves, 1)
+    check_range("--p-two", args.p_two, 0.0, 1.0)
+
+
+def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
+             resume: bool = False) -> EvalResult:
+    """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError).
+
+    With ``stream_to`` every finished game is appended to that JSON-lines file as it finishes
+    (:mod:`ai2048.eval_stream`); with ``resume`` the games already there are kept and not replayed.
+    """
     agent, name, cfg = build_agent(spec, sets)
     agent.name = name
     agent.config = cfg
-    return evaluate(
-        agent, games=args.games, seed=args.seed, workers=args.workers, progress=not args.no_progress,
-        p_two=args.p_two, max_moves=args.max_moves, backend=args.backend, address=args.address,
-    )
+    stream = None
+    done = None
+    if stream_to is not None:
+        stream = GameStream(stream_to, {"agent": name, "config": cfg, "seed": args.seed, "p_two": args.p_two,
+                                        "max_moves": args.max_moves, "games_requested": args.games})
+        if resume:
+            done = stream.load()
+            print(f"resuming: {len(done)} finished game(s) kept from {stream_to}", file=sys.stderr)
+        elif stream_to.exists():
+            raise ValueError(
+                f"{stream_to} holds the finished games of an earlier run with --out {args.out}; pass --resume to "
+                "finish that run, or delete the file to start afresh"
+            )
+        stream.open(done)
+    try:
+        result = evaluate(
+            agent, games=args.games, seed=args.seed, workers=args.workers, progress=not args.no_progress,
+            p_two=args.p_two, max_moves=args.max_moves, backend=args.backend, address=args.address,
+            done=done, on_game=stream.write if stream is not None else None,
+        )
+    finally:
+        if stream is not None:
+            stream.close()
+    return result
 
 
 def run(args: argparse.Namespace) -> int:
     sets = parse_sets(args.sets)
+    check_eval_arguments(args)
+    check_out_file(args.out)
+    if args.resume and args.out is None:
+        raise ValueError("--resume needs --out: it continues the run whose games stream beside that result file")
+    if args.record == "best":
+        check_out_dir(args.records, "--records")
+    games_file = stream_path(args.out) if args.out is not None else None
     try:
-        result = run_eval(args, args.agent, sets)
+        result = run_eval(args, args.agent, sets, games_file, args.resume)
         code = 0
     except EvalError as e:
         result = e.result
@@ -67,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         result.save(args.out)
         print(f"result written to {args.out}")
+        if games_file is not None and code == 0 and not result.interrupted:
+            games_file.unlink(missing_ok=True)  # complete: the result holds every game
+        elif games_file is not None:
+            print(f"finished games kept in {games_file}; finish the run with the same command and --resume")
     if args.record == "best" and result.games:
         for path in save_best_worst(result, args.records or (args.out.parent if args.out else Path("records"))):
             print(f"record saved to {path} (replay: ai2048 replay {path})")

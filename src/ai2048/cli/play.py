@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,8 +31,22 @@ def record_path(folder: Path, kind: str, seed: int) -> Path:
     return folder / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{seed}.json"
 
 
+def check_terminal() -> None:
+    """Refuse to start without an interactive terminal: the game reads keys, and with stdin at EOF
+    (``play < /dev/null``, a pipe, a cron job) it would wait for keys that never come."""
+    for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)):
+        if stream is None or not stream.isatty():
+            raise ValueError(
+                f"ai2048 play needs an interactive terminal, but {name} is not one; run it in a terminal, "
+                "or let an agent play without one: ai2048 watch AGENT"
+            )
+
+
 def run(args: argparse.Namespace) -> int:
     from ai2048.ui.deps import require
+
+    if not args.no_record:
+        check_out_dir(args.records, "--records")
 
     require("textual")
     from ai2048.ui.session import PlaySession
@@ -48,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         saved.append(path)
         return f"record saved to {path}"
 
+    check_terminal()  # after the agent and its settings are checked, so those errors come first
     make_play_app(session, on_game_end=save).run()
     for path in saved:
         print(f"record saved to {path} (replay: ai2048 replay {path})")

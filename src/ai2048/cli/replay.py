@@ -6,7 +6,13 @@ import argparse
 import time
 from pathlib import Path
 
-from ai2048.records import GameRecord, RecordError, read_record_json
+from ai2048.cli._common import check_out_file, check_range
+from ai2048.records import GameRecord, RecordError, json_int, read_record_json
+
+MAX_FPS = 100.0
+"""GIF frame times are whole hundredths of a second, so 100 frames/s is the fastest a GIF shows."""
+CELL_RANGE = (16, 512)
+"""Tile sizes in pixels that draw a readable board (the labels need about 16 px)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,22 +39,36 @@ def load_any(path: Path, game: int | None) -> GameRecord:
     d = read_record_json(path)
     if isinstance(d, dict) and d.get("format") == "ai2048.eval-result":
         games = d.get("games") or []
+        if not isinstance(games, list) or not all(isinstance(g, dict) for g in games):
+            raise RecordError(f"evaluation result {path} is corrupt: 'games' must be a list of game objects")
         if not games:
             raise RecordError(f"evaluation result {path} holds no games")
+        try:
+            scores = [json_int(g.get("score", 0), f"the score of game {i}") for i, g in enumerate(games)]
+        except TypeError as e:
+            raise RecordError(f"evaluation result {path} is corrupt: {e}") from e
         if game is None:
-            game = max(range(len(games)), key=lambda i: games[i].get("score", 0))
+            game = max(range(len(games)), key=lambda i: scores[i])
         if not 0 <= game < len(games):
             raise ValueError(f"--game {game} is out of range: {path} holds games 0..{len(games) - 1}")
         g = games[game]
         if "actions" not in g:
             raise RecordError(f"evaluation result {path}: game {game} has no action string, so it cannot be replayed")
+        agent, config = d.get("agent"), d.get("config") or {}
         try:
-            rec = GameRecord.from_actions(int(g["seed"]), g["actions"], p_two=float(d.get("p_two", 0.9)),
-                                          agent=d.get("agent"), agent_config=d.get("config") or {},
+            if agent is not None and not isinstance(agent, str):
+                raise TypeError(f"'agent' must be a string, got {type(agent).__name__}")
+            if not isinstance(config, dict):
+                raise TypeError(f"'config' must be an object, got {type(config).__name__}")
+            p_two = d.get("p_two", 0.9)
+            if isinstance(p_two, bool) or not isinstance(p_two, (int, float)):
+                raise TypeError(f"'p_two' must be a number, got {type(p_two).__name__}")
+            rec = GameRecord.from_actions(json_int(g["seed"], "seed"), g["actions"], p_two=float(p_two),
+                                          agent=agent, agent_config=config,
                                           meta={"source": str(path), "game": game})
         except (ValueError, TypeError, KeyError) as e:
             raise RecordError(f"evaluation result {path}: game {game} does not replay: {e}") from e
-        if rec.final_score != g.get("score", rec.final_score):
+        if rec.final_score != scores[game]:
             raise RecordError(
                 f"evaluation result {path}: game {game} replays to score {rec.final_score}, but the file says {g['score']}"
             )
@@ -60,6 +80,12 @@ def load_any(path: Path, game: int | None) -> GameRecord:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_range("--delay", args.delay, 0.0)
+    check_range("--fps", args.fps, 0.0, MAX_FPS, low_open=True)
+    check_range("--every", args.every, 1)
+    check_range("--cell", args.cell, *CELL_RANGE)
+    check_out_file(args.gif, "--gif")
+    check_out_file(args.mp4, "--mp4")
     rec = load_any(args.record, args.game)
     if args.gif is not None or args.mp4 is not None:
         from ai2048.ui import render
@@ -69,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
         if args.mp4 is not None:
             print(f"wrote {render.write_mp4(rec, args.mp4, fps=args.fps, every=args.every, cell=args.cell)}")
         return 0
-    if args.delay < 0:
-        raise ValueError(f"--delay must be >= 0 seconds, got {args.delay}")
     play_in_terminal(rec, args.delay)
     return 0
 
@@ -79,6 +103,7 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
     """Redraw the board after every move with rich, ``delay`` seconds apart."""
     from rich.console import Console, Group
     from rich.live import Live
+    from rich.text import Text
 
     from ai2048.rules import Action
     from ai2048.ui.terminal import board_text, status_text
@@ -86,7 +111,7 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
     t = rec.replay()
     console = Console()
     who = rec.agent or "unknown"
-    title = f"{rec.source or 'record'}: {who}, seed {rec.seed}"
+    title = Text(f"{rec.source or 'record'}: {who}, seed {rec.seed}")  # plain text: a record's fields are not markup
 
     def view(i: int) -> Group:
         last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
+import sys
 import typing
 from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import hold_run, read_json
-from ai2048.cli._common import add_set_argument, parse_sets, parse_value
+from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
 
 
@@ -95,9 +97,58 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     return trainer.config_cls(**values)
 
 
+RUN_FILES = ("config.json", "meta.json", "metrics.jsonl", "model.pt", "eval.json", "tb")
+"""What trainers write besides their checkpoint; removed when a run without a checkpoint is restarted."""
+CHECKPOINTS = ("checkpoint.pt", "weights.npz")
+"""Every trainer's checkpoint file: a directory holding one holds progress that a fresh run must not replace."""
+
+
+def _check_fresh(trainer: Trainer, out: Path) -> bool:
+    """For a run without ``--resume``: refuse a directory that holds progress or another trainer's run.
+
+    Returns True when ``out`` holds only the start of a run of this trainer that was killed before
+    its first checkpoint (``config.json`` but no checkpoint): such a directory used to be a dead end
+    (a rerun said it already holds a run, ``--resume`` found nothing to resume); now it restarts.
+    """
+    if not out.is_dir():
+        return False
+    meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").is_file() else {}
+    other = meta.get("trainer")
+    if other and other != trainer.name:
+        raise ValueError(f"{out} holds a run of trainer {other!r}; choose another --out")
+    if any((out / name).exists() for name in {trainer.checkpoint, *CHECKPOINTS}):
+        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if not (out / "config.json").is_file():
+        return False
+    saved = read_json(out / "config.json", "run config")
+    foreign = sorted(set(saved) - {f.name for f in dataclasses.fields(trainer.config_cls)})
+    if foreign:
+        raise ValueError(
+            f"{out} holds another program's run (its config.json has keys {', '.join(foreign[:5])} that trainer "
+            f"{trainer.name!r} lacks); choose another --out"
+        )
+    return True
+
+
+def _restart_without_checkpoint(out: Path) -> None:
+    """Clear the files of a run that stopped before its first checkpoint (see :func:`_check_fresh`).
+
+    Called while holding the run, so no trainer is writing the directory.
+    """
+    print(f"{out} holds no checkpoint yet (its run stopped before the first save): starting it afresh",
+          file=sys.stderr)
+    for name in RUN_FILES:
+        path = out / name
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+
+
 def _run(args: argparse.Namespace) -> int:
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
+    check_out_dir(targs.out)
     base = None
     if targs.resume:
         cfg_path = targs.out / "config.json"
@@ -113,14 +164,26 @@ def _run(args: argparse.Namespace) -> int:
                 f"cannot resume: {targs.out} is a run of trainer {found!r}, not {trainer.name!r}; "
                 f"continue it with `ai2048 train {found} --out {targs.out} --resume`"
             )
+        if not (targs.out / trainer.checkpoint).exists():
+            raise FileNotFoundError(
+                f"cannot resume: {targs.out} holds no checkpoint yet ({trainer.checkpoint}; the run stopped before "
+                "its first save); run the same command without --resume to start it afresh"
+            )
         base = read_json(cfg_path, "run config")
-        if isinstance(base, dict) and "config" in base and isinstance(base["config"], dict):
+        if "config" in base and isinstance(base["config"], dict):
             base = base["config"]
-    elif (targs.out / "config.json").exists():
-        raise ValueError(f"{targs.out} already holds a run; pass --resume to continue it or choose another --out")
-    config = build_config(trainer, targs, base)
-    with hold_run(targs.out):
-        out = trainer.run(config, targs.out, resume=targs.resume)
+    restart = not targs.resume and _check_fresh(trainer, targs.out)
+    config = build_config(trainer, targs, base)  # every setting checked before the directory is made
+    created = not targs.out.exists()
+    try:
+        with hold_run(targs.out):
+            if restart and _check_fresh(trainer, targs.out):  # checked again now that no one else can write it
+                _restart_without_checkpoint(targs.out)
+            out = trainer.run(config, targs.out, resume=targs.resume)
+    except BaseException:
+        if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:
+            shutil.rmtree(targs.out)  # the run failed before writing anything: leave no empty directory behind
+        raise
     print(f"run directory: {out}")
     return 0
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
+from ai2048.cli._common import check_out_file, check_range
 from ai2048.search.tune import tune_weights
 
 
@@ -47,6 +48,8 @@ def _weights(text: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_out_file(args.out)
+    check_range("--sigma", args.sigma, 0.0, low_open=True)
     console = Console()
     best = [float("-inf")]
 

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ai2048.board_io import decode
 from ai2048.cli._agents import build_agent
-from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.cli._common import add_set_argument, check_out_file, check_range, parse_sets
 from ai2048.evaluate import ACTION_CHARS
 from ai2048.game import Game
 from ai2048.rules import ACTION_NAMES
@@ -55,8 +55,9 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.delay < 0:
-        raise ValueError(f"--delay {args.delay} must be >= 0 seconds")
+    check_range("--delay", args.delay, 0.0)
+    check_range("--p-two", args.p_two, 0.0, 1.0)
+    check_out_file(args.record, "--record")
     if args.max_moves is not None and args.max_moves < 1:
         raise ValueError(f"--max-moves {args.max_moves} must be >= 1")
     agent, name, cfg = build_agent(args.agent, parse_sets(args.sets))

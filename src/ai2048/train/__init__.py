@@ -23,6 +23,9 @@ class Trainer:
     config_cls: type
     run: Callable[..., Any]
     presets: dict[str, dict[str, Any]] | None = None
+    checkpoint: str = "checkpoint.pt"
+    """The file in the run directory that ``--resume`` continues from; a directory without it holds
+    no progress yet, so a plain rerun may start it afresh."""
 
 
 def get_trainer(name: str) -> Trainer:

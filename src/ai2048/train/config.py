@@ -6,6 +6,8 @@ No torch here: the CLI and tests use it without loading a network library.
 from __future__ import annotations
 
 import dataclasses
+import math
+import typing
 from typing import Any
 
 
@@ -45,10 +47,52 @@ def check_number(name: str, value: Any, low: float | None = None, high: float | 
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok_type:
         raise ValueError(f"{name}={value!r} must be {'an integer' if integer else 'a number'}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name}={value!r} must be a finite number (NaN and infinity are not settings)")
     if low is not None and (value < low or (low_open and value == low)):
         raise ValueError(f"{name}={value!r} must be {'>' if low_open else '>='} {low}")
     if high is not None and value > high:
         raise ValueError(f"{name}={value!r} must be <= {high}")
+
+
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    """The resolved type hints of a config class (computed once per class)."""
+    if cls not in _FIELD_TYPES:
+        _FIELD_TYPES[cls] = typing.get_type_hints(cls)
+    return _FIELD_TYPES[cls]
+
+
+def check_field_types(config: Any) -> None:
+    """Raise ValueError for a field whose value does not have its declared scalar type.
+
+    ``bool`` fields take only ``True``/``False`` (``"no"`` is truthy and would switch an option on),
+    ``int`` fields only integers, ``float`` fields only finite numbers (NaN fails every range
+    comparison, so it would pass ``x < low`` checks silently), ``str`` fields only strings. Called
+    first in every trainer config's ``__post_init__``; the range checks follow there.
+    """
+    hints = _field_types(type(config))
+    for f in dataclasses.fields(config):
+        tp, v = hints.get(f.name), getattr(config, f.name)
+        if tp is bool and not isinstance(v, bool):
+            raise ValueError(f"{f.name}={v!r} must be true or false")
+        if tp is int:
+            check_number(f.name, v, integer=True)
+        elif tp is float:
+            check_number(f.name, v)
+        elif tp is str and not isinstance(v, str):
+            raise ValueError(f"{f.name}={v!r} must be a string")
+        elif typing.get_origin(tp) is tuple and not isinstance(v, tuple):
+            raise ValueError(f"{f.name}={v!r} must be a list")
+        elif typing.get_origin(tp) is tuple:
+            args = typing.get_args(tp)
+            for x in v:
+                if float in args:
+                    check_number(f.name, x)
+                elif int in args:
+                    check_number(f.name, x, integer=True)
 
 
 def diff_configs(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> list[str]:

@@ -30,7 +30,7 @@ from tqdm import tqdm
 from ai2048.engine.board import flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
 from ai2048.train.kernels import exponents
 from ai2048.train.replay import NStep, ReplayMemory
@@ -109,6 +109,7 @@ class DQNConfig:
     def __post_init__(self) -> None:
         if isinstance(self.tile_bonus, list):
             object.__setattr__(self, "tile_bonus", tuple(self.tile_bonus))
+        check_field_types(self)
         for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "checkpoint_every", "n_step", "planes", "n_fc", "fc_layers", "fc_neurons"):
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("learn_start", "out_channels", "goal_tile", "seed", "lr_decay_steps"):

@@ -43,6 +43,7 @@ from ai2048.nets.resnet import (
 )
 from ai2048.rules import RULES_VERSION
 from ai2048.train import Trainer
+from ai2048.train.config import check_field_types
 from ai2048.train.torchrun import GracefulStop
 
 WEIGHTS = "model.pt"
@@ -94,6 +95,7 @@ class Config:
     max_minutes: float = _f(0.0, "stop (after saving) after this many minutes of this session; 0 = no limit")
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         self.network()
         positive = ("rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
                     "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads")

@@ -6,7 +6,7 @@ after it the loop logs seed 004's table to ``metrics.jsonl``, updates the progre
 ``checkpoint_every`` games, writes ``weights.npz`` (weights plus everything needed to continue:
 RNG states, restart pools, TC accumulators, games done) and ``meta.json`` atomically.
 ``--resume`` continues from the last checkpoint; with ``workers=1`` it reproduces the
-uninterrupted run exactly. Ctrl-C finishes the current chunk, saves, and stops.
+uninterrupted run exactly. Ctrl-C or SIGTERM finishes the current chunk, saves, and stops.
 
     ai2048 train ntuple --patterns 4x6 --games 100000 --alpha 0.1 --seed 0 --out runs/4x6
 """
@@ -31,7 +31,7 @@ from ai2048.ntuple.play import evaluate_greedy
 from ai2048.ntuple.stats import format_table, reach_rate, tile_table
 from ai2048.rules import RULES_VERSION
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -108,6 +108,7 @@ class Config:
             object.__setattr__(self, "patterns", str(self.patterns))
         if isinstance(self.stages, (list, int)):
             object.__setattr__(self, "stages", tuple(np.atleast_1d(self.stages).tolist()))
+        check_field_types(self)
         parse_patterns(self.patterns)
         check_number("games", self.games, 1, integer=True)
         check_number("alpha", self.alpha, 0.0, low_open=True)
@@ -272,6 +273,7 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
         stop["flag"] = True
 
     old = signal.signal(signal.SIGINT, on_sigint)
+    old_term = signal.signal(signal.SIGTERM, on_sigint)  # `kill PID` saves too (background jobs ignore SIGINT)
     bar = tqdm(total=cfg.games, initial=st.done, unit="game", dynamic_ncols=True, smoothing=0.1)
     last_ckpt = st.done
 
@@ -320,6 +322,7 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
     finally:
         bar.close()
         signal.signal(signal.SIGINT, old)
+        signal.signal(signal.SIGTERM, old_term)
     if 0 < cfg.seconds <= st.elapsed:
         print(f"time budget of {cfg.seconds:.0f} s reached after {st.done} games; saved", flush=True)
     elif stop["flag"]:
@@ -332,6 +335,7 @@ TRAINER = Trainer(
     config_cls=Config,
     run=run,
     presets=PRESETS,
+    checkpoint="weights.npz",
 )
 
 __all__ = ["Config", "PRESETS", "TRAINER", "run"]

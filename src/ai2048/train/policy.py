@@ -28,7 +28,7 @@ from tqdm import tqdm
 from ai2048.nets import SeedNet, build_net
 from ai2048.rules import P_TWO
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.kernels import exponents, legal_masks, reset_boards, step_boards
 from ai2048.train.torchrun import (
     Deadline,
@@ -76,6 +76,7 @@ class PolicyConfig:
     progress: bool = field(default=True, metadata={"help": "show a progress bar"})
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         for name in ("hidden_j", "hidden_k", "threads", "batch_size", "forget_interval", "checkpoint_every", "target_window"):
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("random_games", "cutoff", "epochs", "seed"):

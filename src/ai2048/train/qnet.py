@@ -28,7 +28,7 @@ from tqdm import tqdm
 from ai2048.checkpoint import append_jsonl, truncate_jsonl
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
 from ai2048.train.kernels import all_moves, exponents
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
@@ -89,6 +89,7 @@ class QNetConfig:
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
             object.__setattr__(self, "hidden", tuple(self.hidden))
+        check_field_types(self)
         check_choice("mode", self.mode, ("q", "v"))
         for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every", "validate_games"):
             check_number(name, getattr(self, name), low=1, integer=True)

@@ -80,6 +80,7 @@ def start_run(out: Path, config: Any, trainer: str, resume: bool, budget: tuple[
     """
     out = Path(out)
     ckpt_path = out / "checkpoint.pt"
+    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
     if not resume:
         if ckpt_path.exists() or (out / "metrics.jsonl").exists():
             raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
