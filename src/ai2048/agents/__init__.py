@@ -11,6 +11,7 @@ register("random", "ai2048.agents.simple:RandomAgent", "uniform over the legal m
 register("greedy", "ai2048.agents.simple:GreedyAgent", "largest immediate reward, ties up/down/left/right (seed 004 demo)")
 register("expectimax", "ai2048.agents.search:ExpectimaxAgent", "expectimax, nneonneo heuristic with tuned weights, adaptive depth, TT (strong default)")
 register("expectimax-seed003", "ai2048.agents.search:seed003_expectimax", "seed 003 expectimax: depth 2, its five-term heuristic (p_two=1.0: 2s only, as its code)")
+register("reflex-seed003", "ai2048.agents.reflex:ReflexAgent", "seed 003 ReflexAgent: one ply, empty cells + max tile + equal neighbours")
 register("minimax", "ai2048.agents.search:MinimaxAgent", "seed 003 minimax with alpha-beta, depth 4 within 0.2 s per move, spawn as adversary")
 register("montecarlo", "ai2048.agents.search:MonteCarloAgent", "seed 002 part 3: random playouts per first move, best mean score")
 register("lazyzero", "ai2048.agents.lazyzero:make_lazyzero", "seed 001 LazyZero: PUCT root + policy rollouts with a trained ResNet (weights=RUN_DIR)")
