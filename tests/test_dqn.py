@@ -149,7 +149,7 @@ def test_learning_rate__decays_linearly_to_lr_end_then_holds_and_is_constant_by_
 
 def test_dqn__the_optimiser_uses_the_annealed_learning_rate(tmp_path):
     out = run(make_config(DQNConfig, **{**TINY, "lr": 1e-3, "lr_end": 2e-4, "lr_decay_steps": 1}), tmp_path / "run")
-    ckpt = torch.load(out / "checkpoint.pt", weights_only=False)
+    ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
     assert ckpt["counters"]["grad_steps"] > 0
     assert [g["lr"] for g in ckpt["optimizer"]["param_groups"]] == pytest.approx([2e-4])
 

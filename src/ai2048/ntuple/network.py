@@ -152,6 +152,11 @@ def load_file(
             arrays: dict[str, Any] = {k: z[k] for k in extra}
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
+    except ValueError as e:
+        if "allow_pickle" not in str(e):
+            raise
+        raise ValueError(f"weights file {path} holds pickled Python objects, which ai2048 never loads (numbers "
+                         "only); it is not an ai2048 n-tuple weights file") from None
     if patterns is not None:
         want = pattern_name(parse_patterns(patterns))
         if want != file_patterns:

@@ -34,6 +34,7 @@ from tqdm import tqdm
 from ai2048.agents.lazyzero import choose_actions, lazy_search
 from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env, resolve_device
+from ai2048.nets.files import load_torch_file
 from ai2048.nets.resnet import (
     VALUE_ACTIVATIONS,
     FusedPolicyValue,
@@ -288,10 +289,7 @@ class _Trainer:
                 f"the checkpoint in {self.out} has another network than this config ({'; '.join(diff)}); "
                 "resume with the run's own preset/--set values or start a new --out"
             )
-        try:
-            ckpt = torch.load(ckpt_path, map_location=self.device, weights_only=True)
-        except Exception as e:
-            raise ValueError(f"{ckpt_path} cannot be read ({e}); it may be truncated or corrupt") from e
+        ckpt = load_torch_file(ckpt_path, "LazyZero checkpoint (it may be truncated or corrupt)", self.device)
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["optimizer"])
         self.sched.load_state_dict(ckpt["scheduler"])

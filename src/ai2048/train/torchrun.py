@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import io
 import shutil
 import signal
 import time
@@ -25,6 +24,7 @@ from torch import nn
 
 from ai2048.checkpoint import append_jsonl, atomic_write, read_json, read_jsonl, truncate_jsonl, write_json
 from ai2048.nets import SeedNet, build_net
+from ai2048.nets.files import load_torch_file, torch_bytes
 from ai2048.rules import RULES_VERSION
 from ai2048.train.config import diff_configs, make_config
 from ai2048.train.games import BoardBatch
@@ -109,18 +109,15 @@ def start_run(out: Path, config: Any, trainer: str, resume: bool, budget: tuple[
 
 
 def torch_save(path: Path, obj: Any) -> None:
-    """``torch.save`` to ``path`` atomically (temp file + rename)."""
-    buf = io.BytesIO()
-    torch.save(obj, buf)
-    atomic_write(path, lambda f: f.write(buf.getvalue()))
+    """``torch.save`` to ``path`` atomically (temp file + rename); numpy arrays are stored as tensors so
+    that :func:`ai2048.nets.files.load_torch_file` reads the file with ``weights_only=True``."""
+    data = torch_bytes(obj)
+    atomic_write(path, lambda f: f.write(data))
 
 
 def load_checkpoint(path: Path, trainer: str) -> dict[str, Any]:
     """Load ``checkpoint.pt`` and check it comes from ``trainer``."""
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:  # torch raises several types for a torn or foreign file
-        raise ValueError(f"{path} is not a readable ai2048 checkpoint ({e})") from e
+    ckpt = load_torch_file(path, "ai2048 checkpoint")
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise ValueError(f"{path} is not an ai2048 checkpoint of format {FORMAT}")
     if ckpt.get("trainer") != trainer:
@@ -162,10 +159,7 @@ def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet
     path = run / "model.pt" if run.is_dir() else run
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: {run} holds no trained {kind} model yet")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as e:
-        raise ValueError(f"{path} is not a readable ai2048 model file ({e})") from e
+    payload = load_torch_file(path, "ai2048 model file")
     if not isinstance(payload, dict) or payload.get("format") != FORMAT or "net" not in payload:
         raise ValueError(f"{path} is not an ai2048 model file of format {FORMAT}")
     if payload.get("kind") != kind:

@@ -1,0 +1,110 @@
+"""Reading and writing torch files without ever running code from them.
+
+``torch.load`` unpickles, and a pickle can call any Python function (``os.system``), so a model
+file from elsewhere (a downloaded run directory, a path typed into a web form) could run code the
+moment it is loaded. Every torch file ai2048 reads goes through :func:`load_torch_file`, which
+uses ``weights_only=True``: tensors, dicts, lists, tuples, strings and numbers, nothing else.
+
+:func:`torch_bytes` writes only such data too: numpy arrays become tensors tagged
+``{"__ndarray__": tensor}`` and numpy scalars become Python numbers, and :func:`load_torch_file`
+turns the tags back into arrays. Checkpoints written before this held numpy arrays directly; they
+still load because numpy's array reconstruction is allowed as well (torch's documented allowlist
+for numpy arrays; the array's contents are still read by the restricted unpickler).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import pickle
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+NDARRAY_TAG = "__ndarray__"
+
+_NUMERIC_DTYPES = "?bBhHiIlLqQefdgFD"
+
+
+def _numpy_array_globals() -> list[Any]:
+    """What numpy's ``ndarray.__reduce__`` names: ``_reconstruct``, ``ndarray``, ``dtype`` and the numeric dtype classes."""
+    from numpy._core.multiarray import _reconstruct
+
+    classes = {type(np.dtype(c)) for c in _NUMERIC_DTYPES}
+    return [_reconstruct, np.ndarray, np.dtype, *sorted(classes, key=lambda c: c.__name__)]
+
+
+def to_plain(obj: Any) -> Any:
+    """``obj`` with numpy arrays as tagged tensors, numpy scalars as numbers and dataclasses as dicts."""
+    if isinstance(obj, torch.Tensor):
+        return obj
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.char not in _NUMERIC_DTYPES:
+            raise TypeError(f"cannot save a numpy array of dtype {obj.dtype} in a torch file (numbers and bools only)")
+        return {NDARRAY_TAG: torch.from_numpy(np.array(obj, copy=True, order="C"))}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return to_plain(dataclasses.asdict(obj))
+    if isinstance(obj, dict):
+        return {k: to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(to_plain(v) for v in obj)
+    return obj
+
+
+def from_plain(obj: Any) -> Any:
+    """Undo :func:`to_plain`'s array tags (``{"__ndarray__": tensor}`` -> numpy array)."""
+    if isinstance(obj, dict):
+        if len(obj) == 1 and NDARRAY_TAG in obj and isinstance(obj[NDARRAY_TAG], torch.Tensor):
+            return obj[NDARRAY_TAG].numpy().copy()
+        return {k: from_plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [from_plain(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(from_plain(v) for v in obj)
+    return obj
+
+
+def torch_bytes(obj: Any) -> bytes:
+    """``torch.save`` of :func:`to_plain` ``(obj)`` as bytes (the caller writes them atomically)."""
+    buf = io.BytesIO()
+    torch.save(to_plain(obj), buf)
+    return buf.getvalue()
+
+
+def _refusal(e: BaseException) -> str:
+    """The one line of torch's weights-only refusal that names what was refused."""
+    text = str(e)
+    found = re.search(r"(Unsupported [^\n]*|[^\n]*unsupported GLOBAL[^\n]*)", text)
+    return (found.group(1) if found else text.strip().splitlines()[-1] if text.strip() else type(e).__name__).strip()
+
+
+def load_torch_file(path: str | Path, what: str, map_location: Any = "cpu") -> Any:
+    """Load the torch file ``path`` with ``weights_only=True``; never runs code from it.
+
+    ``what`` names the file for errors ("ai2048 model file", "LazyZero checkpoint"). A file holding
+    anything but tensors and plain data (a pickled object or function) raises ValueError saying so,
+    without running it; a torn or foreign file raises ValueError naming it.
+    """
+    path = Path(path)
+    try:
+        with torch.serialization.safe_globals(_numpy_array_globals()):
+            obj = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as e:
+        raise ValueError(
+            f"{path} is not a safe {what}: it holds Python objects other than tensors and plain data "
+            f"({_refusal(e)}); ai2048 loads only tensors, numbers, strings, lists and dicts and never "
+            "runs code from a model file"
+        ) from None
+    except Exception as e:  # torch raises several types for a torn or foreign file
+        raise ValueError(f"{path} is not a readable {what} ({type(e).__name__}: {_refusal(e)})") from None
+    return from_plain(obj)
+
+
+__all__ = ["NDARRAY_TAG", "from_plain", "load_torch_file", "to_plain", "torch_bytes"]
