@@ -418,3 +418,13 @@ def test_run__trains_with_denormals_flushed_and_leaves_the_process_as_it_was(tmp
     run(make_config(DQNConfig, **{**TINY, "episodes": 1}), tmp_path / "run")
     assert len(entered) == 1
     assert (torch.tensor([1e-39]) * 1.0).item() != 0.0
+
+
+def test_dqn__no_burst_of_gradient_steps_when_learning_starts(tmp_path):
+    # Regression: the credit of every move before learn_start was spent at once (shaping5: 385 steps at episode 3).
+    cfg = make_config(DQNConfig, **{**TINY, "learn_start": 300, "replay_ratio": 0.5, "checkpoint_every": 100})
+    recs = read_jsonl(run(cfg, tmp_path / "run") / "metrics.jsonl")
+    assert recs[-1]["grad_steps"] > 0
+    for r in recs:  # at most one step per half move once 300 transitions are stored (plus the n-step lag)
+        owed = max(0, r["env_steps"] - 300 + cfg.num_envs * cfg.n_step) * cfg.replay_ratio
+        assert r["grad_steps"] <= owed + 1, r

@@ -156,3 +156,12 @@ def test_qnet__best_cpu_q_preset_is_seed003_q_with_validation_selection():
     assert (cfg.mode, cfg.hidden, cfg.lr, cfg.gamma, cfg.prioritized) == ("q", (128, 32, 8), 1e-3, 0.9, True)
     assert (cfg.validate_every, cfg.validate_games, cfg.duration) == (500, 200, 2280.0)
     assert build_net(cfg.net_spec())(torch.zeros(3, 16)).shape == (3, 4)
+
+
+def test_qnet__no_burst_of_gradient_steps_when_learning_starts(tmp_path):
+    # Regression: gradient steps owed before learning started were all spent in one burst.
+    cfg = make_config(QNetConfig, **{**TINY, "learn_start": 300, "replay_ratio": 0.5, "checkpoint_every": 100})
+    recs = read_jsonl(run(cfg, tmp_path / "run") / "metrics.jsonl")
+    assert recs[-1]["grad_steps"] > 0
+    for r in recs:
+        assert r["grad_steps"] <= max(0, r["env_steps"] - 300 + cfg.num_envs) * cfg.replay_ratio + 1, r

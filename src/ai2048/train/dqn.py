@@ -440,7 +440,8 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             ep_actions[np.arange(cfg.num_envs), actions] += 1
             ep_eps += np.stack([eps, np.ones_like(eps)], axis=1)
             c["env_steps"] += cfg.num_envs
-            c["credit"] += cfg.num_envs * cfg.replay_ratio
+            if len(memory) >= learn_start:  # no gradient steps are owed before learning starts (seed 000: one a move)
+                c["credit"] += cfg.num_envs * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
                 batch = memory.batch(memory.sample(gen, cfg.batch_size))

@@ -265,7 +265,8 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
             acc["actions"][rows, actions] += 1
             acc["eps"] += eps
             c["env_steps"] += n
-            c["credit"] += n * cfg.replay_ratio
+            if len(memory) >= learn_start:  # no gradient steps are owed before learning starts (seed 000: one a move)
+                c["credit"] += n * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
                 idx = memory.sample(gen, cfg.batch_size)
