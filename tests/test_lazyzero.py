@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 
 from ai2048 import Game, encode, legal_mask  # noqa: E402
 from ai2048.agents import load_agent, make_agent  # noqa: E402
-from ai2048.agents.chance_mcts import chance_mcts  # noqa: E402
-from ai2048.agents.lazyzero import RandomRolloutEvaluator, choose_actions, lazy_search, masked_softmax  # noqa: E402
 from ai2048.engine import batch_move  # noqa: E402
 from ai2048.envs.torch_env import EngineBatch, TorchEnv2048, from_boards, to_boards  # noqa: E402
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig, count_parameters  # noqa: E402
+from ai2048.search.chance_mcts import chance_mcts  # noqa: E402
+from ai2048.search.lazyzero import RandomRolloutEvaluator, choose_actions, lazy_search, masked_softmax  # noqa: E402
 from ai2048.train.lazyzero import PRESETS, Config, GameReplay, rotate_examples, run  # noqa: E402
 
 TINY_RUN = {**PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 1, "rollouts": 3,

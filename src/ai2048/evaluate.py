@@ -350,6 +350,10 @@ def evaluate(
             bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game", dynamic_ncols=True)
         if backend == "ray":
             stream: Any = _ray_stream(ag, name, todo, p_two, max_moves, address)
+        elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:  # one search per move
+            from ai2048.evaluate_batch import batched_stream
+
+            stream = batched_stream(ag, name, todo, p_two, max_moves)
         elif workers == 1:
             stream = (_play_local(ag, name, i, s, p_two, max_moves) for i, s in todo)
         else:

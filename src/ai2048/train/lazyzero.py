@@ -1,7 +1,7 @@
 """LazyZero self-play training (seed 001: lowrollr/turbozero, ``_2048Trainer`` / ``_2048Collector``).
 
 One readable loop: ``num_envs`` games are played together; every move runs a LazyZero search
-(:func:`ai2048.agents.lazyzero.lazy_search`) and stores (board, normalised visit counts). When a
+(:func:`ai2048.search.lazyzero.lazy_search`) and stores (board, normalised visit counts). When a
 game ends its positions get the value target log(moves left in the game), the whole game goes
 into a replay memory of games, and ``minibatches_per_update`` gradient steps are taken on
 minibatches drawn game-uniformly then position-uniformly, each position turned by a random
@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from ai2048.agents.lazyzero import choose_actions, lazy_search
+from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
 from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env, resolve_device
 from ai2048.nets.files import load_torch_file
@@ -43,15 +43,13 @@ from ai2048.nets.resnet import (
     count_parameters,
 )
 from ai2048.rules import RULES_VERSION
+from ai2048.search.lazyzero import choose_actions, lazy_search
 from ai2048.train import Trainer
 from ai2048.train.config import check_field_types
 from ai2048.train.torchrun import GracefulStop
 
-WEIGHTS = "model.pt"
 CHECKPOINT = "checkpoint.pt"
 FORMAT = 1
-NETWORK_KEYS = ("channels", "blocks", "head_channels", "head_blocks", "kernel_size", "policy_fc", "value_fc",
-                "value_activation")
 
 
 def _f(default: Any, help: str) -> Any:
@@ -144,14 +142,6 @@ _MINI = {  # 2048_mini.yaml
     "minibatch_size": 1024, "replay_max_games": 5000, "replay_min_games": 5000,
 }
 PRESETS: dict[str, dict[str, Any]] = {"tiny": _TINY, "mini": _MINI, "gpu": {}}
-
-
-def network_config(config: dict[str, Any]) -> ResNetConfig:
-    """The :class:`ResNetConfig` stored in a run's ``config.json`` dict."""
-    missing = [k for k in NETWORK_KEYS if k not in config]
-    if missing:
-        raise ValueError(f"run config lacks network keys {missing}; it was not written by `ai2048 train lazyzero`")
-    return ResNetConfig(**{k: config[k] for k in NETWORK_KEYS})
 
 
 def rotate_examples(states: torch.Tensor, policies: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
