@@ -67,7 +67,20 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
+def _has_bool(values: Any) -> bool:
+    """True if a nested list/tuple (or an array) holds a bool: ``[True, 0, ...]`` would pass as 1, 0, ..."""
+    if isinstance(values, (bool, np.bool_)):
+        return True
+    if isinstance(values, np.ndarray):
+        return values.dtype == np.bool_ or (values.dtype == object and any(_has_bool(v) for v in values.flat))
+    if isinstance(values, (list, tuple)):
+        return any(_has_bool(v) for v in values)
+    return False
+
+
 def _as_cells(values: Any, what: str) -> np.ndarray:
+    if _has_bool(values):
+        raise TypeError(f"{what} must be numbers, got dtype bool (True would count as 1)")
     try:
         arr = np.asarray(values)
     except ValueError as e:

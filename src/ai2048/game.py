@@ -66,11 +66,21 @@ class Game:
     def __init__(self, seed: int | None = None, p_two: float = P_TWO, board: Any = None) -> None:
         self.p_two = _check_p_two(p_two)
         self._rng = engine.seed_state(check_seed(seed))
-        self.board = (
+        self._board = (
             int(engine.new_board(self._rng, self.p_two)) if board is None else int(check_board(board))
         )
         self.score = 0
         self.moves = 0
+
+    @property
+    def board(self) -> int:
+        """The current board as a uint64 integer."""
+        return self._board
+
+    @board.setter
+    def board(self, value: Any) -> None:
+        """Set the position; ``17.9``, ``-5`` or ``2**64 + 17`` raise here (they used to be truncated or crash later)."""
+        self._board = int(check_board(value))
 
     @property
     def max_tile(self) -> int:
@@ -91,13 +101,13 @@ class Game:
     def step(self, action: Any) -> int:
         """Play ``action``, spawn a tile, and return the reward; an illegal move raises."""
         a = check_action(action)
-        nb, r = engine.move(np.uint64(self.board), a)
-        if nb == self.board:
+        nb, r = engine.move(np.uint64(self._board), a)
+        if nb == self._board:
             legal = ", ".join(x.name for x in self.legal_actions()) or "none (the game is over)"
             raise IllegalMoveError(
                 f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
             )
-        self.board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
+        self._board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
         self.score += int(r)
         self.moves += 1
         return int(r)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ai2048.checkpoint import read_json
 from ai2048.rules import Action
 
 
@@ -111,11 +111,8 @@ def load_agent(path: str | Path, **overrides: Any) -> Any:
         raise FileNotFoundError(f"{run} is not a run directory (expected a folder with meta.json)")
     if not meta_path.is_file():
         raise FileNotFoundError(f"{run} has no meta.json, so it is not an ai2048 run directory")
-    try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{meta_path} is not valid JSON ({e}); the run directory is corrupt") from e
+    meta = read_json(meta_path, "run metadata")  # a torn file or a JSON list is a clear error
     name = meta.get("agent")
-    if not name:
+    if not name or not isinstance(name, str):
         raise ValueError(f"{meta_path} does not say which agent it holds (no 'agent' key)")
     return make_agent(name, weights=str(run), **overrides)

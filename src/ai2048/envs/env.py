@@ -92,16 +92,18 @@ class Game2048Env(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start a new game (two random tiles), or from ``options["board"]``."""
+        """Start a new game (two random tiles), or from ``options["board"]`` (checked before anything changes)."""
+        unknown = set(options or {}) - {"board"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")
+        given = options.get("board") if options else None
+        board = None if given is None else np.uint64(board_from_option(given))
         super().reset(seed=seed)
         if seed is not None or not self._seeded:
             self._rng[0] = self.np_random.integers(0, 2**64, dtype=np.uint64)
             self._seeded = True
-        unknown = set(options or {}) - {"board"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")
-        if options and options.get("board") is not None:
-            self._board = np.uint64(board_from_option(options["board"]))
+        if board is not None:
+            self._board = board
         else:
             self._board = np.uint64(new_board(self._rng, self._p_two))
         self.score = 0

@@ -13,6 +13,24 @@ from ai2048.rules import MAX_EXPONENT, P_TWO
 
 REWARD_MODES = ("score", "log2", "moves")
 ILLEGAL_MODES = ("noop", "terminate", "raise")
+MAX_NUM_ENVS = 1 << 24
+"""Most games one batched env holds: about 2 GB of boards, observations and counters at this size."""
+
+
+def check_num_envs(num_envs: Any) -> int:
+    """``num_envs`` as an int in 1..MAX_NUM_ENVS, else an error saying the bound (not a MemoryError later)."""
+    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
+        raise TypeError(f"num_envs must be a positive int, got {type(num_envs).__name__} {num_envs!r}")
+    if not 1 <= num_envs <= MAX_NUM_ENVS:
+        raise ValueError(f"num_envs={num_envs} must be in 1..{MAX_NUM_ENVS:,} (one batched env's memory bound)")
+    return int(num_envs)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool: a string such as ``"no"`` is truthy and would switch the option on."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,7 @@ class EnvOptions:
                 raise ValueError(
                     f"goal_tile={g!r} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), or None"
                 )
+        object.__setattr__(self, "end_on_full_board", check_flag("end_on_full_board", self.end_on_full_board))
         object.__setattr__(self, "p_two", _check_p_two(self.p_two))
 
     @property

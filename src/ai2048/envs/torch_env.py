@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,6 +31,7 @@ import torch
 from ai2048.agents.seed_actions import SEED_ORDERS
 from ai2048.board_io import check_boards
 from ai2048.engine.batch import batch_observe, batch_reset, batch_step
+from ai2048.envs.options import check_num_envs
 from ai2048.rules import MAX_EXPONENT, P_TWO, Action
 
 _SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
@@ -62,6 +64,17 @@ def resolve_device(device: str | torch.device) -> torch.device:
 
 _SEED001_INDEX = [SEED_ORDERS["001"].index(Action(a)) for a in range(4)]
 """ai2048 action -> seed 001's action id: UP=0 -> 3, RIGHT=1 -> 2, DOWN=2 -> 1, LEFT=3 -> 0."""
+
+
+def check_actions(actions: Any, num_envs: int) -> None:
+    """Refuse actions that are not an integer tensor ``[num_envs]``: ``.long()`` would truncate 2.7 to 2
+    and turn ``True`` into 1, playing moves nobody chose."""
+    if not isinstance(actions, torch.Tensor):
+        raise TypeError(f"actions must be a torch tensor of ints 0..3, got {type(actions).__name__}")
+    if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
+        raise TypeError(f"actions must be integers 0..3 (e.g. torch.int64), got dtype {actions.dtype}")
+    if actions.shape != (num_envs,):
+        raise ValueError(f"actions must have shape [{num_envs}], got {tuple(actions.shape)}")
 
 
 def quarter_turns(actions: torch.Tensor) -> torch.Tensor:
@@ -224,8 +237,7 @@ class TorchEnv2048:
     """
 
     def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        check_num_envs(num_envs)
         if not 0.0 < float(p_two) <= 1.0:
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
         self.num_envs = num_envs
@@ -293,8 +305,7 @@ class TorchEnv2048:
         ``actions`` int [N] (ai2048 order) -> (``int64 [N]`` rewards, ``bool [N]`` legal). An
         illegal action (or a finished game) leaves its board unchanged with reward 0.
         """
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape [{self.num_envs}], got {tuple(actions.shape)}")
+        check_actions(actions, self.num_envs)
         actions = actions.to(self.device)
         if bool(((actions < 0) | (actions > 3)).any()):
             raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
@@ -335,8 +346,7 @@ class EngineBatch:
     """
 
     def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        check_num_envs(num_envs)
         if not 0.0 < float(p_two) <= 1.0:
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
         self.num_envs = num_envs
@@ -416,8 +426,7 @@ class EngineBatch:
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Same contract as :meth:`TorchEnv2048.step`."""
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape [{self.num_envs}], got {tuple(actions.shape)}")
+        check_actions(actions, self.num_envs)
         acts = actions.detach().to("cpu", torch.int64).numpy()
         if ((acts < 0) | (acts > 3)).any():
             raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")

@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space
 from ai2048.board_io import render_text
 from ai2048.engine.batch import batch_env_step, batch_observe
 from ai2048.envs.encoders import encode_obs, observation_space
-from ai2048.envs.options import EnvOptions, board_from_option
+from ai2048.envs.options import EnvOptions, board_from_option, check_num_envs
 from ai2048.envs.render import board_frame
 from ai2048.game import IllegalMoveError
 from ai2048.rules import MAX_EXPONENT
@@ -40,11 +40,12 @@ class Game2048VectorEnv(VectorEnv):
     }
 
     def __init__(self, num_envs: int = 1, render_mode: str | None = None, max_episode_steps: int | None = None, **options: Any) -> None:
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} must be a positive int")
+        check_num_envs(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not one of ansi, rgb_array, or None")
-        if max_episode_steps is not None and (not isinstance(max_episode_steps, (int, np.integer)) or max_episode_steps < 1):
+        if max_episode_steps is not None and (isinstance(max_episode_steps, (bool, np.bool_))
+                                              or not isinstance(max_episode_steps, (int, np.integer))
+                                              or max_episode_steps < 1):
             raise ValueError(f"max_episode_steps={max_episode_steps!r} must be a positive int or None")
         self.options = EnvOptions(**options)
         self.num_envs = n = int(num_envs)
@@ -75,15 +76,20 @@ class Game2048VectorEnv(VectorEnv):
         return self._boards.copy()
 
     def _seed_states(self, seed: int | list[int | None] | None) -> None:
+        """Seed every slot's stream; every seed is checked before any slot changes."""
+        if isinstance(seed, (bool, np.bool_)):
+            raise TypeError(f"seed must be an int, one seed per env, or None; got {seed!r}")
         if seed is None or isinstance(seed, (int, np.integer)):
             seeds: list[int | None] = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
         else:
             seeds = list(seed)
             if len(seeds) != self.num_envs:
                 raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} envs; pass one int or one seed per env")
+        states = np.empty(self.num_envs, dtype=np.uint64)
         for i, s in enumerate(seeds):
             rng, _ = seeding.np_random(s)
-            self._states[i] = rng.integers(0, 2**64, dtype=np.uint64)
+            states[i] = rng.integers(0, 2**64, dtype=np.uint64)
+        self._states[:] = states
         self._np_random, _ = seeding.np_random(seeds[0])
 
     def _infos(self) -> dict[str, Any]:
@@ -104,13 +110,22 @@ class Game2048VectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start every slot afresh; ``options={"boards": uint64[N] or list}`` sets the positions."""
-        if seed is not None or not self._seeded:
-            self._seed_states(seed)
-            self._seeded = True
+        """Start every slot afresh; ``options={"boards": uint64[N] or list}`` sets the positions.
+
+        Every argument is checked before any slot changes: a reset that raises leaves the games as they were.
+        """
         unknown = set(options or {}) - {"boards"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'boards'")
+        boards = None
+        if options and options.get("boards") is not None:
+            given = options["boards"]
+            if len(given) != self.num_envs:
+                raise ValueError(f"options['boards'] has {len(given)} boards for {self.num_envs} envs")
+            boards = np.array([board_from_option(b) for b in given], dtype=np.uint64)
+        if seed is not None or not self._seeded:
+            self._seed_states(seed)
+            self._seeded = True
         self._restart[:] = True
         self._scores[:] = 0
         self._moves[:] = 0
@@ -118,11 +133,8 @@ class Game2048VectorEnv(VectorEnv):
         self._illegal[:] = False
         actions = np.zeros(self.num_envs, dtype=np.int64)
         self._run(actions)
-        if options and options.get("boards") is not None:
-            given = options["boards"]
-            if len(given) != self.num_envs:
-                raise ValueError(f"options['boards'] has {len(given)} boards for {self.num_envs} envs")
-            self._boards[:] = [board_from_option(b) for b in given]
+        if boards is not None:
+            self._boards[:] = boards
             batch_observe(self._boards, self._masks, self._max_exp, self._empty, self._exps)
         self._restart[:] = False
         return self._obs(), self._infos()

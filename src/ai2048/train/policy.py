@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,9 @@ PRESETS: dict[str, dict[str, Any]] = {
     # batch_size=200, forget_after=40), stopping at a batch mean of 87 after 20 moves.
     "poc": {"batch_size": 200, "forget_interval": 40, "game_weight": "scores", "cutoff": 20, "epochs": 0, "duration": 600.0, "target_score": 87.0, "target_window": 50},
 }
+PRESET_HELP: dict[str, str] = {
+    "poc": "seed 002's proof of concept: the first 20 moves, score-weighted games, until a batch mean of 87",
+}
 
 
 def game_weights(values: np.ndarray) -> np.ndarray:
@@ -142,8 +146,16 @@ def weighted_l1(probs: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.
     return (w[:, None] * (probs - y)).abs().mean()
 
 
-def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac: float, gen: np.random.Generator, device: torch.device) -> dict[str, np.ndarray]:
+class EpochStopped(Exception):
+    """A stop request (Ctrl-C or SIGTERM) arrived in the middle of an epoch, which is then abandoned."""
+
+
+def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac: float, gen: np.random.Generator,
+               device: torch.device, stop: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
     """Play ``n`` games to the end (or ``cutoff`` moves), all at once; ``net=None`` plays uniformly.
+
+    ``stop`` is asked before every move; when it says True the games are abandoned with
+    :class:`EpochStopped` (a batch of long games can take minutes, and Ctrl-C must act in seconds).
 
     Returns per move ``layouts`` [M, 16] (before the move), ``moves`` [M], ``game`` [M], and per
     game ``scores``, ``lengths``, ``max_exp``, ``tile_sums``.
@@ -156,6 +168,8 @@ def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac:
     layouts, moves, game = [], [], []
     active = np.flatnonzero(legal_masks(boards).any(axis=1))
     while active.size:
+        if stop is not None and stop():
+            raise EpochStopped
         sub = boards[active]
         exps = exponents(sub)
         masks = legal_masks(sub)
@@ -269,7 +283,14 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
                 break
             epoch_seed = int(np.random.SeedSequence([cfg.seed, c["epoch"]]).generate_state(1)[0])
             net.eval()
-            batch = play_games(net, cfg.batch_size, epoch_seed, cfg.cutoff, cfg.random_frac, gen, device)
+            gen_state = gen.bit_generator.state
+            try:
+                batch = play_games(net, cfg.batch_size, epoch_seed, cfg.cutoff, cfg.random_frac, gen, device,
+                                   stop=lambda: stop.requested)
+            except EpochStopped:  # abandon the epoch: the checkpoint holds the state before it, so a resume replays it
+                gen.bit_generator.state = gen_state
+                status = "interrupted"
+                break
             mean_score = float(batch["scores"].mean())
             if cfg.random_games:
                 rnd = play_games(None, cfg.random_games, epoch_seed ^ 0x5EED, cfg.cutoff, 0.0, gen, device)
@@ -303,4 +324,4 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     return finish_run(out, status, bar, checkpoint, metrics)
 
 
-TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS)
+TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS, preset_help=PRESET_HELP)
