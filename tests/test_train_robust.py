@@ -204,3 +204,39 @@ def test_policy__sigterm_in_a_long_epoch_stops_within_seconds(tmp_path: Path) ->
     assert time.monotonic() - t0 < 15 and proc.returncode == 0
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["progress"]["epoch"] == 0
+
+
+def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test batch after an epoch can take minutes (1000 games by default): a stop acts inside it,
+    the epoch is recorded without its test, and the run saves and stops; --resume goes on."""
+    pytest.importorskip("torch")
+    from ai2048.train import lazyzero
+
+    cfg = lazyzero.Config(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 2,
+                             "rollouts": 3, "test_rollouts": 2, "test_games": 3, "replay_min_games": 1,
+                             "minibatch_size": 16, "device": "cpu", "seed": 3})
+    real = lazyzero._Trainer.play_test
+    asked: list[int] = []
+
+    def signalled(self, fused, stop=None):  # noqa: ANN001, ANN202
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` during the test games
+
+        def counting() -> bool:
+            asked.append(1)
+            return stop() if stop else False
+
+        return real(self, fused, counting)
+
+    monkeypatch.setattr(lazyzero._Trainer, "play_test", signalled)
+    out = tmp_path / "lz"
+    lazyzero.run(cfg, out)
+    assert len(asked) == 1  # stopped before the first test move
+    [first] = read_jsonl(out / "metrics.jsonl")
+    assert first["epoch"] == 1 and first["test_stopped"] and "test_moves_mean" not in first
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["epochs_done"] == 1 and not meta["finished"]
+    monkeypatch.setattr(lazyzero._Trainer, "play_test", real)
+    lazyzero.run(cfg, out, resume=True)
+    second = read_jsonl(out / "metrics.jsonl")[-1]
+    assert second["epoch"] == 2 and "test_moves_mean" in second
+    assert json.loads((out / "meta.json").read_text())["finished"]

@@ -23,6 +23,7 @@ import math
 import time
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -335,12 +336,18 @@ class _Trainer:
         acc = (logits.argmax(1) == target.argmax(1)).float().mean()
         self.losses.append((loss.item(), policy_loss.item(), value_loss.item(), acc.item()))
 
-    def play_test(self, fused: FusedPolicyValue) -> dict[str, float]:
-        """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch)."""
+    def play_test(self, fused: FusedPolicyValue, stop: Callable[[], bool] | None = None) -> dict[str, float]:
+        """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch).
+
+        ``stop`` is asked before every move: a test batch can take minutes, and Ctrl-C or SIGTERM must
+        act within seconds, so a stop raises :class:`StoppedInTestGames` (the epoch is then recorded without its test).
+        """
         cfg = self.cfg
         env = make_batch_env(cfg.env_backend, cfg.test_games, self.device, seed=cfg.seed + 10**6 + self.epoch)
         gen = torch.Generator(device=self.device).manual_seed(cfg.seed + self.epoch)
         while not bool(env.terminated.all()):
+            if stop is not None and stop():
+                raise StoppedInTestGames
             legal = env.legal_actions()
             visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
                                     puct=cfg.puct, generator=gen)
@@ -349,7 +356,8 @@ class _Trainer:
                  for m, s, t in zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)]
         return {f"test_{k}": v for k, v in _epoch_summary(games).items()}
 
-    def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int) -> None:
+    def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int,
+                  stop: Callable[[], bool] | None = None) -> None:
         cfg = self.cfg
         record: dict[str, Any] = {"epoch": self.epoch + 1, "episodes": self.episodes_total,
                                   "lr": self.opt.param_groups[0]["lr"]}
@@ -361,7 +369,10 @@ class _Trainer:
                           gradient_steps=len(self.losses))
         record.update(seconds=seconds, moves_per_s=moves / max(seconds, 1e-9))
         if cfg.test_games:
-            record.update(self.play_test(fused))
+            try:
+                record.update(self.play_test(fused, stop))
+            except StoppedInTestGames:  # Ctrl-C or SIGTERM during the test games: keep the epoch, skip its test
+                record["test_stopped"] = True
         with warnings.catch_warnings():  # an epoch may end before the first gradient step
             warnings.simplefilter("ignore", UserWarning)
             self.sched.step()
@@ -425,7 +436,7 @@ class _Trainer:
                         fused = FusedPolicyValue(self.model)
                     if self.episodes_in_epoch >= cfg.episodes_per_epoch:
                         now = time.monotonic()
-                        self.end_epoch(fused, now - epoch_start, epoch_moves)
+                        self.end_epoch(fused, now - epoch_start, epoch_moves, stop=lambda: stop.requested)
                         epoch_start, epoch_moves = now, 0
                     if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
                         bar.write(f"lazyzero: time limit of {cfg.max_minutes} min reached; saved, resume with --resume")
@@ -439,6 +450,10 @@ class _Trainer:
             finally:
                 bar.close()
         return self.out
+
+
+class StoppedInTestGames(Exception):
+    """A stop request arrived during an epoch's test games (see :meth:`_Trainer.play_test`)."""
 
 
 def run(config: Config, out: Path, resume: bool = False) -> Path:
