@@ -339,6 +339,8 @@ def evaluate(
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
+    score_sum = sum(r["score"] for r in by_index.values())
+    top = max((r["max_tile"] for r in by_index.values()), default=0)
     previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
@@ -350,6 +352,10 @@ def evaluate(
             bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game", dynamic_ncols=True)
         if backend == "ray":
             stream: Any = _ray_stream(ag, name, todo, p_two, max_moves, address)
+        elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
+            from ai2048.evaluate_fast import kernel_stream
+
+            stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers)
         elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:  # one search per move
             from ai2048.evaluate_batch import batched_stream
 
@@ -370,10 +376,11 @@ def evaluate(
             by_index[i] = {"index": i, **rec}
             if on_game is not None:
                 on_game(by_index[i])
-            if bar is not None:
+            if bar is not None:  # running totals: thousands of games a second come from the kernels
+                score_sum += rec["score"]
+                top = max(top, rec["max_tile"])
+                bar.set_postfix(score=f"{score_sum / len(by_index):.0f}", max=top, refresh=False)
                 bar.update(1)
-                bar.set_postfix(score=f"{np.mean([r['score'] for r in by_index.values()]):.0f}",
-                                max=max(r["max_tile"] for r in by_index.values()))
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -397,6 +404,15 @@ def _play_local(agent: Any, name: str, i: int, s: int, p_two: float,
         return i, play_game(agent, s, p_two=p_two, max_moves=max_moves, name=name), None
     except ValueError as e:
         return i, None, str(e)
+
+
+def _game_kernel(agent: Any) -> Any:
+    """The agent's whole-game numba kernel when it has one (:mod:`ai2048.evaluate_fast`), else None."""
+    if getattr(agent, "game_kernel", None) is None:
+        return None
+    from ai2048.evaluate_fast import kernel_of
+
+    return kernel_of(agent)
 
 
 def _warm_up(agent: Any, p_two: float) -> None:

@@ -10,6 +10,7 @@ transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,3 +105,13 @@ class NTupleAgent(BaseAgent):
 
     def explain(self, board: int) -> dict[str, float]:
         return named(self.values(board))
+
+    def game_kernel(self) -> Any:
+        """Whole games in numba: the same moves as ``act`` at any depth (ties to the lowest action)."""
+        from ai2048.search.games import expectimax_kernel, ntuple_kernel
+
+        if self.search is not None:
+            return expectimax_kernel(self.search, self.depth, (0, 1, 2, 3))
+        n = self.net
+        return ntuple_kernel(n.k.greedy_move, (np.int64(KINDS.index(n.kind)), self.p_two, n.w, n.runs, n.nruns,
+                                               n.tbase, n.stage_arr, self.downgrade))

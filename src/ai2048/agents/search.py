@@ -7,6 +7,7 @@ search state (transposition table, node counters) and answers ``act``, ``explain
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -157,6 +158,15 @@ class ExpectimaxAgent(BaseAgent):
     def explain(self, board: int) -> dict[str, float]:
         return named(self.values(board))
 
+    def game_kernel(self) -> Any:
+        """Whole games in numba (the same moves as ``act``); None with a time budget (timing decides)."""
+        if self.time_budget is not None:
+            return None
+        from ai2048.search.games import expectimax_kernel
+
+        depth = 0 if self.depth == "adaptive" else int(self.depth)
+        return expectimax_kernel(self.search, depth, self.order, self.depth_offset, self.min_depth, self.max_depth)
+
     @property
     def nodes(self) -> int:
         """Moves tried by the search so far (the nodes of nodes/s)."""
@@ -216,6 +226,14 @@ class MinimaxAgent(BaseAgent):
     def values(self, board: int) -> np.ndarray:
         vals, self.last_depth = self.search.search(int(playable(board)), self.depth, self.time_limit)
         return vals
+
+    def game_kernel(self) -> Any:
+        """Whole games in numba at a fixed depth (the same moves as ``act``); None with a time limit."""
+        if self.time_limit is not None or self.depth is None:
+            return None
+        from ai2048.search.games import minimax_kernel
+
+        return minimax_kernel(self.search, self.depth, self.order)
 
     def act(self, board: int) -> Action:
         return best_in_order(self.values(board), self.order)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ai2048 import engine
@@ -43,6 +45,12 @@ class RandomAgent(BaseAgent):
     def reset(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(seed)
 
+    def game_kernel(self) -> Any:
+        """Whole games in numba, each drawing from ``default_rng(game seed)`` as ``reset`` makes it."""
+        from ai2048.search.games import random_kernel
+
+        return random_kernel()
+
     def act(self, board: int) -> Action:
         b = playable(board)
         bits = int(engine.legal_bits(b))
@@ -62,6 +70,12 @@ class GreedyAgent(BaseAgent):
 
     def act(self, board: int) -> Action:
         return best_in_order(immediate_rewards(playable(board)), self.order)
+
+    def game_kernel(self) -> Any:
+        """Whole games in numba (the same moves as ``act``)."""
+        from ai2048.search.games import greedy_kernel
+
+        return greedy_kernel(self.order)
 
     def explain(self, board: int) -> dict[str, float]:
         return named(immediate_rewards(playable(board)))

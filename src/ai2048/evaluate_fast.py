@@ -1,0 +1,173 @@
+"""The fast path of :func:`ai2048.evaluate.evaluate`: kernel-backed agents play whole games in numba.
+
+An agent that has ``game_kernel()`` (random, greedy, expectimax and minimax at a fixed depth or
+expectimax's adaptive depth, n-tuple networks at any depth) returns a
+:class:`ai2048.search.games.GameKernel`; :func:`kernel_stream` plays the evaluation's games with it
+in ``workers`` threads (the kernels release the GIL) and yields ``(index, record, error)`` exactly
+as the Python loop's workers do, so the records pass through the same collection code. Game ``i``
+starts from the same seed and the choices are the agent's own, so the records (seed, score, moves,
+max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
+time shared among its games by their moves.
+
+Threads take batches of games (one game first, then batches sized to about a quarter of a second)
+so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
+read at every move, and the games already finished are kept.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from ai2048.search.games import ILLEGAL, RUNNING
+
+_BUFFER = 8192
+"""Moves per game written per kernel call; a longer game is continued by another call."""
+_ACTION_BYTES = bytes.maketrans(bytes(range(4)), b"urdl")
+_BATCH_SECONDS = 0.25
+_MAX_BATCH = 256
+
+
+def kernel_of(agent: Any) -> Any:
+    """The agent's :class:`~ai2048.search.games.GameKernel`, or None (then the Python loop plays).
+
+    None also when a subclass or the instance overrides ``act`` or ``reset`` below the class that
+    defines ``game_kernel``: the kernel would no longer play the agent's moves.
+    """
+    cls = type(agent)
+    if getattr(cls, "game_kernel", None) is None:
+        return None
+    owner = next(c for c in cls.__mro__ if "game_kernel" in vars(c))
+    for method in ("act", "reset"):
+        if method in vars(agent) or getattr(cls, method, None) is not getattr(owner, method, None):
+            return None
+    return agent.game_kernel()
+
+
+def _max_tile(board: int) -> int:
+    e = max((board >> (4 * i)) & 0xF for i in range(16))
+    return 1 << e if e else 0
+
+
+def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, max_moves: int | None,
+               stop: np.ndarray) -> tuple[list[dict[str, Any] | None], str | None]:
+    """Play the games of ``seeds`` to the end with ``ctx`` (per-game kernels build their own);
+    returns their records (None where stopped) and the first bad choice as an error message
+    (naming the board and move, as ``play_game`` does)."""
+    n = len(seeds)
+    boards = np.zeros(n, np.uint64)
+    states = np.array(seeds, dtype=np.uint64)
+    scores = np.zeros(n, np.int64)
+    moves = np.zeros(n, np.int64)
+    status = np.zeros(n, np.int64)
+    nacts = np.zeros(n, np.int64)
+    acts = np.empty((n, min(_BUFFER, max_moves or _BUFFER)), np.uint8)
+    chunks: list[list[bytes]] = [[] for _ in range(n)]
+    limit = int(max_moves or 0)
+    ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
+    t0 = time.perf_counter()
+    while not stop[0]:
+        if kernel.per_game:
+            for g in np.flatnonzero(status == RUNNING).tolist():
+                kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1], moves[g : g + 1],
+                            status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit, p_two, stop)
+                chunks[g].append(acts[g, : nacts[g]].tobytes())
+        else:
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop)
+            for i in range(n):
+                if nacts[i]:
+                    chunks[i].append(acts[i, : nacts[i]].tobytes())
+        if (status != RUNNING).all():
+            break
+    seconds = time.perf_counter() - t0
+    total = max(int(moves.sum()), 1)
+    records: list[dict[str, Any] | None] = []
+    error = None
+    for i in range(n):
+        if status[i] == RUNNING or error is not None:
+            records.append(None)
+            continue
+        if status[i] == ILLEGAL:
+            error = (f"agent kernel chose no legal move on board {int(boards[i]):#018x} (move {int(moves[i]) + 1}); "
+                     f"evaluate it without its kernel (a subclass overriding act) to see the choice")
+            records.append(None)
+            continue
+        b = int(boards[i])
+        records.append({
+            "seed": int(seeds[i]),
+            "score": int(scores[i]),
+            "moves": int(moves[i]),
+            "max_tile": _max_tile(b),
+            "final_board": f"0x{b:016x}",
+            "seconds": seconds * int(moves[i]) / total,
+            "actions": b"".join(chunks[i]).translate(_ACTION_BYTES).decode(),
+        })
+    return records, error
+
+
+def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
+                  workers: int) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """Yield ``(index, record, error)`` for every ``(index, seed)`` of ``todo`` as ``workers`` threads
+    finish them.
+
+    Closing the generator (or an exception in the consumer) stops the threads at their next move.
+    """
+    results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+    stop = np.zeros(1, np.int64)
+    lock = threading.Lock()
+    cursor = [0]
+    seeds = [s for _, s in todo]
+
+    def work() -> None:
+        try:
+            ctx = None if kernel.per_game else kernel.context(None)
+            size = 1
+            while not stop[0]:
+                with lock:
+                    start = cursor[0]
+                    end = cursor[0] = min(start + size, len(seeds))
+                if start >= end:
+                    break
+                t0 = time.perf_counter()
+                recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop)
+                dt = time.perf_counter() - t0
+                results.put(("games", (start, recs, err)))
+                if err is not None:
+                    stop[0] = 1
+                size = int(min(_MAX_BATCH, max(1, size * min(4.0, _BATCH_SECONDS / max(dt, 1e-6)))))
+        except BaseException as e:  # noqa: BLE001 (handed to the main thread, which raises it)
+            results.put(("raise", e))
+        finally:
+            results.put(("done", None))
+
+    threads = [threading.Thread(target=work, name=f"eval-{name}-{k}", daemon=True) for k in range(workers)]
+    for t in threads:
+        t.start()
+    try:
+        running = len(threads)
+        while running:
+            try:
+                kind, payload = results.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if kind == "done":
+                running -= 1
+            elif kind == "raise":
+                raise payload
+            else:
+                start, recs, err = payload
+                for j, rec in enumerate(recs):
+                    if rec is not None:
+                        yield todo[start + j][0], rec, None
+                if err is not None:
+                    yield todo[start][0], None, err
+                    return
+    finally:
+        stop[0] = 1
+        for t in threads:
+            t.join()
