@@ -135,7 +135,7 @@ def test_evaluate__games_in_flight_refill_finished_slots_and_play_to_the_end():
     kw = {"rollouts": 3, "depth": 1, "seed": 0}
     batched = make_agent("lazyzero-random", games_in_flight=2, **kw)
     a = evaluate(batched, games=5, seed=1, progress=False)
-    b = evaluate(make_agent("lazyzero-random", **kw), games=5, seed=1, progress=False)
+    b = evaluate(make_agent("lazyzero-random", games_in_flight=1, **kw), games=5, seed=1, progress=False)
     assert [r["actions"] for r in a.records] == [r["actions"] for r in b.records]
     for r in a.records:  # every game replays to its recorded end, which is a finished game
         g = Game(seed=r["seed"])
@@ -243,3 +243,7 @@ def test_load__cpu_checkpoint_on_cuda_and_the_batched_search_agrees_across_devic
     agent = make_chance_mcts(str(run), simulations=10, device="cuda", seed=0, games_in_flight=3)
     res = evaluate(agent, games=3, seed=0, progress=False, max_moves=10)
     assert res.games == 3
+
+
+def test_factories__play_games_in_flight_by_default():
+    assert make_agent("lazyzero-random").games_in_flight == 32

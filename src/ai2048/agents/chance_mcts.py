@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ai2048.agents.lazyzero import BatchedSearchAgent, load_network
+from ai2048.agents.lazyzero import GAMES_IN_FLIGHT, BatchedSearchAgent, load_network
 from ai2048.rules import P_TWO
 from ai2048.search.chance_mcts import Evaluator, chance_mcts, chance_mcts_reference
 from ai2048.search.streams import check_threads
@@ -38,7 +38,8 @@ class ChanceMCTSAgent(BatchedSearchAgent):
 
 
 def make_chance_mcts(weights: str, simulations: int = 200, puct: float = 1.25, device: str = "cpu",
-                     seed: int | None = None, threads: int = 1, games_in_flight: int = 1) -> ChanceMCTSAgent:
+                     seed: int | None = None, threads: int = 1,
+                     games_in_flight: int = GAMES_IN_FLIGHT) -> ChanceMCTSAgent:
     """Chance-node MCTS with the network of LazyZero run directory ``weights``."""
     if weights is None:
         raise ValueError("lazyzero-chance needs weights=RUN_DIR (a directory written by `ai2048 train lazyzero`)")

@@ -30,6 +30,8 @@ WEIGHTS = "model.pt"
 NETWORK_KEYS = ("channels", "blocks", "head_channels", "head_blocks", "kernel_size", "policy_fc", "value_fc",
                 "value_activation")
 """The keys of a run's ``config.json`` that size its network."""
+GAMES_IN_FLIGHT = 32
+"""Games an evaluation plays at once by default: one-at-a-time play's games, one network call for all."""
 
 
 def network_config(config: dict[str, Any]) -> Any:
@@ -158,7 +160,7 @@ class LazyZeroAgent(BatchedSearchAgent):
 
 def make_lazyzero(weights: str, rollouts: int | None = None, depth: int | None = None, puct: float | None = None,
                   temperature: float = 0.0, device: str = "cpu", seed: int | None = None, threads: int = 1,
-                  games_in_flight: int = 1) -> LazyZeroAgent:
+                  games_in_flight: int = GAMES_IN_FLIGHT) -> LazyZeroAgent:
     """LazyZero with the network of run directory ``weights``; search settings default to the run's test settings."""
     if weights is None:
         raise ValueError("lazyzero needs weights=RUN_DIR (a directory written by `ai2048 train lazyzero`)")
@@ -181,7 +183,7 @@ def make_lazyzero(weights: str, rollouts: int | None = None, depth: int | None =
 
 def make_random_rollout(rollouts: int = 100, depth: int = 2, puct: float = 1.0, temperature: float = 0.0,
                         device: str = "cpu", seed: int | None = None, threads: int = 1,
-                        games_in_flight: int = 1) -> LazyZeroAgent:
+                        games_in_flight: int = GAMES_IN_FLIGHT) -> LazyZeroAgent:
     """Seed 001's random-rollout LazyZero baseline: no network, leaves scored by random playouts."""
     return LazyZeroAgent(None, rollouts=rollouts, depth=depth, puct=puct, temperature=temperature, device=device,
                          seed=seed, threads=threads, games_in_flight=games_in_flight)
