@@ -247,3 +247,50 @@ def test_load__cpu_checkpoint_on_cuda_and_the_batched_search_agrees_across_devic
 
 def test_factories__play_games_in_flight_by_default():
     assert make_agent("lazyzero-random").games_in_flight == 32
+
+
+class _StopAfter(LazyZeroAgent):
+    """A LazyZero agent whose ``calls``-th batched search is a Ctrl-C."""
+
+    def __init__(self, calls: int, **kw) -> None:
+        super().__init__(None, rollouts=2, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=None, **kw)
+        self.left = calls
+
+    def act_batch(self, boards, slots=None):
+        self.left -= 1
+        if self.left == 0:
+            raise KeyboardInterrupt
+        return super().act_batch(boards, slots)
+
+
+def test_evaluate__ctrl_c_with_games_in_flight_keeps_the_finished_games():
+    res = evaluate(_StopAfter(7, games_in_flight=2), games=4, seed=0, progress=False, max_moves=5)
+    assert res.interrupted and res.games == 2
+    assert [r["index"] for r in res.records] == [0, 1] and all(r["moves"] == 5 for r in res.records)
+
+
+class _Illegal(LazyZeroAgent):
+    def act_batch(self, boards, slots=None):
+        return np.array([int(np.argmin(legal_mask(int(b)))) for b in boards], dtype=np.int64)
+
+
+def test_evaluate__an_illegal_move_in_flight_stops_with_an_error_naming_the_agent_and_board():
+    from ai2048.evaluate import EvalError
+
+    agent = _Illegal(None, rollouts=1, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, games_in_flight=3)
+    with pytest.raises(EvalError, match=r"agent 'lazyzero' chose .* on board 0x[0-9a-f]{16}"):
+        evaluate(agent, games=3, seed=0, progress=False)
+
+
+def test_cli_eval__games_in_flight_from_set_values(tmp_path, capsys):
+    from ai2048.cli import main
+
+    run, _ = _run_dir(tmp_path)
+    out = tmp_path / "res.json"
+    assert main(["eval", "lazyzero-chance", "--set", f"weights={run}", "--set", "simulations=4", "--set",
+                 "games_in_flight=3", "--set", "threads=1", "--games", "4", "--max-moves", "6", "--no-progress",
+                 "--out", str(out)]) == 0
+    saved = json.loads(out.read_text())
+    assert saved["config"]["games_in_flight"] == 3
+    assert [g["moves"] for g in saved["games"]] == [6] * 4
+    assert "games 4/4" in capsys.readouterr().out
