@@ -18,38 +18,9 @@ import os
 import time
 from typing import Any
 
-import numpy as np
-
 from ai2048 import load_agent, make_agent
-from ai2048.evaluate import evaluate, game_seeds, play_game
-from ai2048.evaluate_fast import kernel_of, play_games
-
-
-def fast_rate(agent: Any, games: int, seed: int, max_moves: int | None = None) -> tuple[float, int, float]:
-    """(moves per CPU second of this thread, moves, moves per wall second) of ``games`` whole games in
-    numba, one thread."""
-    kernel = kernel_of(agent)
-    stop = np.zeros(1, np.int64)
-    seeds = game_seeds(seed, games)
-    play_games(kernel, kernel.context(None), seeds[:1], 0.9, 5, stop)  # compile or load from the cache
-    t, w = time.thread_time(), time.perf_counter()
-    recs, _ = play_games(kernel, kernel.context(None), seeds, 0.9, max_moves, stop)
-    dt, wall = time.thread_time() - t, time.perf_counter() - w
-    moves = sum(r["moves"] for r in recs if r is not None)
-    return moves / dt, moves, moves / wall
-
-
-def loop_rate(agent: Any, seconds: float, seed: int, max_moves: int | None = None) -> tuple[float, int]:
-    """(moves per CPU second, moves) of the Python loop over the same game seeds for about ``seconds``."""
-    play_game(agent, 1, max_moves=5)
-    seeds = game_seeds(seed, 20_000)
-    moves = 0
-    t = time.thread_time()
-    for s in seeds:
-        moves += play_game(agent, s, max_moves=max_moves)["moves"]
-        if time.thread_time() - t > seconds:
-            break
-    return moves / (time.thread_time() - t), moves
+from ai2048.bench.evaluation import fast_rate, loop_rate
+from ai2048.evaluate import evaluate
 
 
 def two_threads(agent: Any, games: int, seed: int, max_moves: int | None = None) -> tuple[float, float, float]:

@@ -3,6 +3,7 @@ the Python loop (``play_game``) for every kernel-backed agent, and stops cleanly
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -177,3 +178,19 @@ def test_fast_path__sigterm_keeps_the_finished_games(monkeypatch: pytest.MonkeyP
     assert signal.getsignal(signal.SIGTERM) is before
     ref = {s: _strip(play_game(agent, s)) for s in [r["seed"] for r in res.records[:5]]}
     assert [_strip(r) for r in res.records[:5]] == [ref[r["seed"]] for r in res.records[:5]]
+
+
+def test_cli_bench__eval_section_times_an_ntuple_run(weights: Path, tmp_path: Path, capsys: Any) -> None:
+    from ai2048.cli import main
+
+    assert main(["bench", "--only", "eval"]) == 2
+    assert "--ntuple RUN" in capsys.readouterr().err
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "meta.json").write_text('{"agent": "ntuple"}')
+    (run / "weights.npz").write_bytes(weights.read_bytes())
+    out = tmp_path / "bench.json"
+    assert main(["bench", "--only", "eval", "--ntuple", str(run), "--games", "10", "--seconds", "0.05",
+                 "--json", str(out)]) == 0
+    figs = {f["key"]: f for f in json.loads(out.read_text())["figures"]}
+    assert figs["eval_ntuple"]["value"] > 0 and figs["eval_ntuple"]["baseline_value"] > 0

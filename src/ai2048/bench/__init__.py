@@ -381,7 +381,27 @@ def vector_figures(num_envs: int, seconds: float, single_rate: float) -> list[Fi
     return figs
 
 
-SECTIONS = ("compile", "moves", "selfplay", "gym", "vector")
+def eval_figure(run: str, games: int, seconds: float) -> Figure:
+    """1-ply games of the n-tuple network in ``run`` on the fast path (whole games in numba), one
+    thread, against the Python loop (``act`` per move) on the same games."""
+    from ai2048.agents.base import load_agent
+    from ai2048.bench.evaluation import TDL2048_TEST_MOVES_PER_S, fast_rate, loop_rate
+
+    agent = load_agent(run)
+    if not hasattr(agent, "net"):
+        raise ValueError(f"{run} is not an n-tuple run directory (its agent is {getattr(agent, 'name', '?')!r})")
+    fast, moves, _ = fast_rate(agent, games, 0)
+    base, _ = loop_rate(agent, seconds, 0)
+    lo, hi = TDL2048_TEST_MOVES_PER_S
+    return Figure(
+        "eval_ntuple", f"n-tuple {agent.net.patterns} 1-ply eval, 1 core", fast, "moves/s",
+        "Python loop, act per move", base, f">= 1.5 M/s; TDL2048+ {lo / 1e6:.2f}-{hi / 1e6:.2f} M/s",
+        note=f"{games:,} games, {moves:,} moves in thread CPU time",
+    )
+
+
+SECTIONS = ("compile", "moves", "selfplay", "gym", "vector", "eval")
+"""Every section; ``eval`` needs an n-tuple run directory (``ntuple=``)."""
 
 
 def run(
@@ -393,12 +413,18 @@ def run(
     num_envs: int = 4096,
     fresh_compile: bool = False,
     progress: Callable[[str], None] | None = None,
+    ntuple: str | None = None,
 ) -> list[Figure]:
-    """Measure the chosen sections; ``seconds`` bounds each timed measurement (best of 3)."""
+    """Measure the chosen sections; ``seconds`` bounds each timed measurement (best of 3).
+
+    ``ntuple``: a run directory of ``ai2048 train ntuple``, whose network section ``eval`` plays.
+    """
     sections = list(sections)
     unknown = set(sections) - set(SECTIONS)
     if unknown:
         raise ValueError(f"unknown bench section(s) {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+    if "eval" in sections and ntuple is None:
+        raise ValueError("bench section 'eval' plays an n-tuple network: give its run directory (--ntuple RUN)")
     for name, value in (("seconds", seconds), ("boards", boards), ("games", games), ("num_envs", num_envs)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")
@@ -430,6 +456,10 @@ def run(
         if "vector" in sections:
             say(f"make_vec with {num_envs} envs" + (" and pgx" if others.available("pgx") else ""))
             figs += vector_figures(num_envs, seconds, gym_rate)
+        if "eval" in sections:
+            assert ntuple is not None
+            say(f"n-tuple 1-ply evaluation, {games:,} games")
+            figs.append(eval_figure(ntuple, games, seconds))
     finally:
         _threads(_max_threads())
     return figs

@@ -35,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also time compiling every kernel into an empty numba cache (adds about a minute)",
     )
+    p.add_argument("--ntuple", type=Path, default=None, metavar="RUN",
+                   help="also time 1-ply evaluation of this n-tuple run's network (section eval)")
     p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     p.set_defaults(func=run)
 
@@ -57,13 +59,14 @@ def run(args: argparse.Namespace) -> int:
         console = Console(width=150)  # a readable table in logs and pipes
     with console.status("benchmarking") as status:
         figs = bench.run(
-            args.only or bench.SECTIONS,
+            args.only or [s for s in bench.SECTIONS if s != "eval" or args.ntuple is not None],
             seconds=args.seconds,
             boards=args.boards,
             games=args.games,
             num_envs=args.num_envs,
             fresh_compile=args.fresh_compile,
             progress=lambda msg: status.update(f"benchmarking: {msg}"),
+            ntuple=None if args.ntuple is None else str(args.ntuple),
         )
     rows = bench.table(figs)
     t = Table(title="ai2048 speed", caption=bench.machine_note())
