@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ai2048 import Action, legal_mask, move
 from ai2048.agents import BaseAgent, register
+from ai2048.ui.limits import Float
 
 
 class GreedyTestAgent(BaseAgent):
@@ -23,3 +24,6 @@ class GreedyTestAgent(BaseAgent):
 
 
 register("ui-test-greedy", "_ui_test_agents:GreedyTestAgent", "test agent: best immediate reward")
+
+WEB_TEST_AGENTS = {"ui-test-greedy": {"bonus": Float(-100.0, 100.0)}}
+"""The web settings the test agent accepts (``create_app(extra_agents=...)``)."""

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip install 'ai2048[ui]'")
 pytest.importorskip("httpx", reason="the FastAPI TestClient needs httpx")
 
-import _ui_test_agents  # noqa: E402,F401  (registers ui-test-greedy)
+from _ui_test_agents import WEB_TEST_AGENTS  # noqa: E402  (registers ui-test-greedy)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -25,7 +25,12 @@ SEED = 10  # UP is illegal at the start
 
 @pytest.fixture()
 def client() -> TestClient:
-    return TestClient(create_app(default_agent="ui-test-greedy"))
+    return local_client(create_app(default_agent="ui-test-greedy", extra_agents=WEB_TEST_AGENTS))
+
+
+def local_client(app) -> TestClient:
+    """A TestClient that sends this machine's Host (the server answers loopback names only)."""
+    return TestClient(app, base_url="http://127.0.0.1:8048")
 
 
 def new(client: TestClient, **body) -> dict:
@@ -56,7 +61,7 @@ def test_move_and_undo__follow_the_game(client: TestClient) -> None:
         assert r.status_code == 200, r.text
         g.step(a)
         assert r.json()["board"] == to_tiles(g.board).tolist() and r.json()["score"] == g.score
-    r = client.post(f"/api/games/{gid}/undo")
+    r = client.post(f"/api/games/{gid}/undo", json={})
     assert r.json()["moves"] == 2
     g2 = Game(seed=SEED)
     g2.step(Action.LEFT)
@@ -106,7 +111,7 @@ def test_ai__plays_steps_until_over_and_record_replays(client: TestClient) -> No
         ("undo", b"", 409, "nothing to undo"),
         ("hint", json.dumps({"agent": "alphago"}).encode(), 400, "unknown agent 'alphago'; available agents:"),
         ("hint", json.dumps({"agent": 3}).encode(), 400, "'agent' must be an agent name"),
-        ("hint", json.dumps({"config": {"depthh": 2}}).encode(), 400, "no config key(s) depthh"),
+        ("hint", json.dumps({"config": {"depthh": 2}}).encode(), 400, "has no web setting 'depthh'; settings: bonus"),
         ("hint", json.dumps({"config": [1]}).encode(), 400, "'config' must be an object"),
         ("ai", json.dumps({"steps": 0}).encode(), 400, "'steps' must be a whole number in 1..100"),
         ("ai", json.dumps({"steps": 1000}).encode(), 400, "'steps' must be"),
@@ -146,7 +151,7 @@ def test_oversized_declared_length__413(client: TestClient) -> None:
 
 
 def test_store__drops_least_recently_used_games() -> None:
-    c = TestClient(create_app(default_agent="ui-test-greedy", max_games=2))
+    c = local_client(create_app(default_agent="ui-test-greedy", max_games=2, extra_agents=WEB_TEST_AGENTS))
     a, b = new(c, seed=1)["id"], new(c, seed=2)["id"]
     c.get(f"/api/games/{a}")
     new(c, seed=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ai2048.cli._common import add_set_argument, parse_sets
 
@@ -12,13 +13,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "serve",
         help="serve the web page: play, undo, hint, AI move and autoplay with any agent",
         description="Start the ai2048 web app. It works offline (no CDN). It listens on 127.0.0.1 only "
-        "unless --host says otherwise; it runs agents on request, so expose it only on networks you trust.",
+        "unless --host says otherwise and answers only requests for its own host name from its own page. "
+        "Trained networks are offered by name from --models DIR (each run directory in it is a model named "
+        "by its folder); a browser can never name a file. It runs agents on request, so expose it only on "
+        "networks you trust.",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8048, help="port (default 8048)")
-    p.add_argument("--agent", default="expectimax", help="agent preselected for hints and AI moves")
+    p.add_argument("--agent", default="expectimax", help="agent preselected for hints and AI moves (or model:NAME)")
     add_set_argument(p)
-    p.add_argument("--max-games", type=int, default=256, help="games kept in memory (oldest dropped)")
+    p.add_argument("--models", type=Path, default=None, metavar="DIR",
+                   help="folder of run directories offered as models (model:FOLDER), by name only")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); repeatable")
+    p.add_argument("--max-games", type=int, default=256, help="games kept in memory (least recently used dropped)")
+    p.add_argument("--game-ttl", type=float, default=3600.0, help="seconds an untouched game is kept (default 3600)")
+    p.add_argument("--max-agents", type=int, default=8, help="built agents kept in memory (default 8)")
+    p.add_argument("--workers", type=int, default=2, help="threads running agents (default 2)")
+    p.add_argument("--budget", type=float, default=2.0, help="seconds of agent work per request (default 2)")
     p.set_defaults(func=run)
 
 
@@ -27,16 +39,26 @@ def run(args: argparse.Namespace) -> int:
 
     require("fastapi")
     uvicorn = require("uvicorn")
-    from ai2048.agents import make_agent
-    from ai2048.ui.server import create_app
+    from ai2048.ui.server import Limits, create_app
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port (1..65535)")
     if args.max_games < 1:
         raise ValueError(f"--max-games must be at least 1, got {args.max_games}")
+    limits = Limits(max_games=args.max_games, game_ttl=args.game_ttl, max_agents=args.max_agents,
+                    workers=args.workers, budget=args.budget)
     config = parse_sets(args.sets)
-    make_agent(args.agent, **config)  # fail now, clearly, on a bad agent or setting
-    app = create_app(default_agent=args.agent, default_config=config, max_games=args.max_games)
-    print(f"ai2048 web app on http://{args.host}:{args.port}/  (Ctrl-C stops it)")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    host = args.host or "127.0.0.1"
+    # checks the agent, its settings against the web's ranges, and --models, before serving
+    app = create_app(default_agent=args.agent, default_config=config, models_dir=args.models,
+                     host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
+    from ai2048.ui.limits import MODEL_PREFIX
+
+    app.state.cache.get(*app.state.default)  # build the default agent now: a broken model fails here, clearly
+
+    models = sorted(app.state.models)
+    if models:
+        print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
+    print(f"ai2048 web app on http://{host}:{args.port}/  (Ctrl-C stops it)")
+    uvicorn.run(app, host=host, port=args.port, log_level="warning")
     return 0

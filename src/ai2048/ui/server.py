@@ -1,19 +1,26 @@
 """``ai2048 serve``: a small FastAPI app that serves the offline web page and a JSON game API.
 
-Every game lives in server memory under a random id (at most ``max_games``; the least recently used
-is dropped). Every request is validated: a malformed or oversized body, an unknown action, game or
-agent, or an illegal move is answered with a 4xx and ``{"error": "..."}``, and the server stays up.
+Trust boundary: the server runs agents for whoever can reach it, so a request can only *choose*
+among what the operator made available — the agents in :data:`ai2048.ui.limits.WEB_AGENTS` with
+settings inside their ranges, and trained networks by model name (``"model:NAME"``: a run
+directory in ``--models DIR`` or a shipped network), never by path. Requests must come from this
+machine's loopback names (or the ``--host`` the server was started with) and from the page itself:
+another Host header is answered 421 (DNS rebinding), another Origin 403 (cross-site requests), an
+API POST that is not ``application/json`` 415. Agent work runs on a small thread pool with a
+bounded queue (503 when full) and a time budget per request; games, cached agents, request
+bodies and JSON nesting are bounded, and idle games expire.
 
 API (JSON in, JSON out; a game's state is ``{"id", "board" [4][4] tile values, "score", "moves",
 "max_tile", "over", "legal", "can_undo", "seed", "agent", "agent_config"}``):
 
-- ``GET  /api/agents`` -> ``{"agents": [{"name", "description", "config": {key: default}}]}``
+- ``GET  /api/agents`` -> ``{"agents": [{"name", "description", "model", "config", "ranges"}], "default"}``
 - ``POST /api/games`` ``{"seed"?: int, "agent"?: str, "config"?: {}}`` -> state
 - ``GET  /api/games/{id}`` -> state
 - ``POST /api/games/{id}/move`` ``{"action": "up"|"right"|"down"|"left"|0..3}`` -> state (409 if illegal)
 - ``POST /api/games/{id}/undo`` -> state (409 if there is nothing to undo)
 - ``POST /api/games/{id}/hint`` ``{"agent"?: str, "config"?: {}}`` -> state + ``"hint"``
 - ``POST /api/games/{id}/ai`` ``{"agent"?: str, "config"?: {}, "steps"?: 1..100}`` -> state + ``"hint"``
+  (+ ``"stopped"`` when the time budget ended the steps early)
 - ``GET  /api/games/{id}/record`` -> the game record (replay it with ``ai2048 replay``)
 
 FastAPI comes with the ``ui`` extra; ``ai2048 serve`` checks for it before importing this module.
@@ -21,23 +28,55 @@ FastAPI comes with the ``ui`` extra; ``ai2048 serve`` checks for it before impor
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 import json
+import math
 import secrets
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from ai2048.agents import available, config_keys
+from ai2048.ui.limits import MODEL_PREFIX, Model, Setting, build, check_settings, listing, scan_models
 from ai2048.ui.session import Hint, PlaySession
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_STEPS = 100
+MAX_JSON_DEPTH = 16
+MAX_NUMBER_CHARS = 40
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD = ("", "0.0.0.0", "::", "[::]")
+
+
+@dataclass
+class Limits:
+    """The server's caps (``ai2048 serve`` options; docs/ui.md explains each)."""
+
+    max_games: int = 256
+    game_ttl: float = 3600.0  # seconds a game may stay untouched before it is dropped
+    max_agents: int = 8  # built agents kept (least recently used dropped)
+    workers: int = 2  # threads that run agents
+    max_queue: int = 8  # agent requests running or waiting; more get 503
+    budget: float = 2.0  # seconds of agent work per request: AI steps stop after it
+
+    def __post_init__(self) -> None:
+        for key in ("max_games", "max_agents", "workers", "max_queue"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{key} must be a whole number >= 1, got {v!r}")
+        for key in ("game_ttl", "budget"):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"{key} must be a positive number of seconds, got {v!r}")
 
 
 class ApiError(Exception):
@@ -49,74 +88,265 @@ class ApiError(Exception):
         self.message = message
 
 
-def _jsonable(v: Any) -> Any:
-    if v is inspect.Parameter.empty:
-        return None
-    try:
-        json.dumps(v)
-    except (TypeError, ValueError):
-        return repr(v)
-    return v
-
-
 def _check_fields(body: dict[str, Any], allowed: set[str]) -> None:
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise ApiError(400, f"unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed)) or 'none'}")
-
-
-def _agent_choice(body: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    agent = body.get("agent")
-    config = body.get("config", {})
-    if agent is not None and not isinstance(agent, str):
-        raise ApiError(400, f"'agent' must be an agent name (string), got {type(agent).__name__}")
-    if not isinstance(config, dict):
-        raise ApiError(400, f"'config' must be an object of agent settings, got {type(config).__name__}")
-    return agent, config
+        names = ", ".join(repr(k)[1:-1][:40] for k in unknown[:5])
+        raise ApiError(400, f"unknown field(s) {names}; allowed: {', '.join(sorted(allowed)) or 'none'}")
 
 
 def _seed(v: Any) -> int | None:
     if v is None or v == "":
         return None
     if isinstance(v, str):
+        if len(v) > 30:
+            raise ApiError(400, "'seed' must be a whole number in 0..2**64-1, got a string of more than 30 characters")
         try:
             v = int(v.strip())
         except ValueError:
             raise ApiError(400, f"'seed' must be a whole number, got {v!r}") from None
     if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 1 << 64:
-        raise ApiError(400, f"'seed' must be a whole number in 0..2**64-1, got {v!r}")
+        raise ApiError(400, f"'seed' must be a whole number in 0..2**64-1, got {str(v)[:40]!r}")
     return v
 
 
-class GameStore:
-    """Games by id, least recently used dropped beyond ``max_games``; one lock per game."""
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[``/``{`` in JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == 0x5C:  # backslash
+                escaped = True
+            elif ch == 0x22:
+                in_string = False
+        elif ch == 0x22:
+            in_string = True
+        elif ch in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
-    def __init__(self, max_games: int = 256) -> None:
+
+def _number(text: str, kind: type) -> Any:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise ApiError(400, f"request body holds a number of {len(text)} characters; numbers may have at most "
+                       f"{MAX_NUMBER_CHARS}")
+    value = kind(text)
+    if kind is float and not math.isfinite(value):
+        raise ApiError(400, f"request body holds {text}, which is not a finite number")
+    return value
+
+
+def _constant(name: str) -> Any:
+    raise ApiError(400, f"request body holds {name}, which is not JSON (NaN and Infinity are not numbers)")
+
+
+def parse_body(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object, or ApiError 400: bad JSON, too deep, huge numbers, NaN, non-object."""
+    if not raw.strip():
+        return {}
+    depth = json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise ApiError(400, f"request body is nested {depth} deep; at most {MAX_JSON_DEPTH} levels are accepted")
+    try:
+        text = raw.decode("utf-8")
+        body = json.loads(text, parse_int=lambda s: _number(s, int), parse_float=lambda s: _number(s, float),
+                          parse_constant=_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ApiError(400, f"request body is not valid JSON: {e}") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, f"request body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+class GameStore:
+    """Games by id: least recently used dropped beyond ``max_games``, idle ones after ``ttl`` seconds;
+    one lock per game."""
+
+    def __init__(self, max_games: int = 256, ttl: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_games = max_games
-        self._games: OrderedDict[str, tuple[PlaySession, threading.Lock]] = OrderedDict()
+        self.ttl = ttl
+        self.clock = clock
+        self._games: OrderedDict[str, tuple[PlaySession, threading.Lock, float]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._games)
+
+    def _expire(self) -> None:
+        now = self.clock()
+        while self._games:
+            gid, (_, _, seen) = next(iter(self._games.items()))
+            if now - seen <= self.ttl:
+                break
+            del self._games[gid]
 
     def add(self, session: PlaySession) -> str:
         gid = secrets.token_hex(8)
         with self._lock:
-            self._games[gid] = (session, threading.Lock())
+            self._expire()
+            self._games[gid] = (session, threading.Lock(), self.clock())
             while len(self._games) > self.max_games:
                 self._games.popitem(last=False)
         return gid
 
     def get(self, gid: str) -> tuple[PlaySession, threading.Lock]:
         with self._lock:
+            self._expire()
             if gid not in self._games:
-                raise ApiError(404, f"no game {gid!r} on this server (it may have expired); start a new game")
-            self._games.move_to_end(gid)
-            return self._games[gid]
+                raise ApiError(404, f"no game {gid[:40]!r} on this server (it may have expired); start a new game")
+            s, lock, _ = self._games.pop(gid)
+            self._games[gid] = (s, lock, self.clock())
+            return s, lock
+
+
+class AgentCache:
+    """Built agents by (name, settings), shared by every game; the least recently used is dropped
+    beyond ``max_agents``. Each agent has a lock: one decision at a time."""
+
+    def __init__(self, max_agents: int, models: dict[str, Model]) -> None:
+        self.max_agents = max_agents
+        self.models = models
+        self._agents: OrderedDict[str, tuple[Any, threading.Lock]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._building: dict[str, threading.Lock] = {}
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def get(self, agent: str, config: dict[str, Any]) -> tuple[Any, threading.Lock]:
+        """The agent for checked settings, built on first use (in the calling worker thread)."""
+        key = agent + json.dumps(config, sort_keys=True)
+        with self._lock:
+            if key in self._agents:
+                self._agents.move_to_end(key)
+                return self._agents[key]
+            building = self._building.setdefault(key, threading.Lock())
+        with building:  # two requests for a new agent build it once
+            with self._lock:
+                if key in self._agents:
+                    return self._agents[key]
+            built = build(agent, config, self.models)
+            entry = (built, threading.Lock())
+            with self._lock:
+                self._agents[key] = entry
+                self._building.pop(key, None)
+                while len(self._agents) > self.max_agents:
+                    self._agents.popitem(last=False)
+            return entry
+
+
+def _host_name(host: str) -> str:
+    """``"localhost:8048"`` -> ``"localhost"``; ``"[::1]:8048"`` -> ``"[::1]"`` (lower case)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[: end + 1] if end > 0 else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_hosts(host: str | None, extra: tuple[str, ...] = ()) -> frozenset[str]:
+    """Host names the server answers: loopback, plus ``host`` (unless a wildcard) and ``extra``."""
+    names = set(LOOPBACK)
+    if host is not None and host not in WILDCARD:
+        names.add(f"[{host}]" if ":" in host and not host.startswith("[") else host.lower())
+    names.update(h.lower() for h in extra)
+    return frozenset(names)
+
+
+class Guard:
+    """ASGI middleware in front of every request: Host (421), Origin and Sec-Fetch-Site (403), body
+    size (413) and, for API posts, the JSON content type (415). It reads a POST body once, bounded,
+    and hands it on."""
+
+    def __init__(self, app: Any, hosts: frozenset[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    def problem(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, str] | None:
+        host = headers.get("host", "")
+        if _host_name(host) not in self.hosts:
+            return 421, (f"this server answers only to {', '.join(sorted(self.hosts))} (Host header {host[:60]!r}); "
+                         "start it with --host or --allow-host to serve another name")
+        origin = headers.get("origin")
+        if origin is not None and origin.lower() not in (f"http://{host.lower()}", f"https://{host.lower()}"):
+            return 403, f"cross-origin request from {origin[:60]!r} refused: only the page served here may use this API"
+        if headers.get("sec-fetch-site", "same-origin") == "cross-site":
+            return 403, "cross-site request refused: only the page served here may use this API"
+        declared = headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
+            return 413, f"request body too large: at most {MAX_BODY_BYTES} bytes"
+        return None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        found = self.problem(scope, headers)
+        if found is None and scope["method"] == "POST":
+            body, more = b"", True
+            while more:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                body += message.get("body", b"")
+                more = message.get("more_body", False)
+                if len(body) > MAX_BODY_BYTES:
+                    found = 413, f"request body too large: at most {MAX_BODY_BYTES} bytes"
+                    break
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            if found is None and scope["path"].startswith("/api/") and ctype != "application/json":
+                found = 415, f"API requests must be sent as Content-Type: application/json, got {ctype[:60] or 'none'!r}"
+            if found is None:
+                replayed = False
+
+                async def replay() -> dict[str, Any]:
+                    nonlocal replayed
+                    if not replayed:
+                        replayed = True
+                        return {"type": "http.request", "body": body, "more_body": False}
+                    return await receive()  # type: ignore[no-any-return]
+
+                await self.app(scope, replay, send)
+                return
+        if found is not None:
+            await JSONResponse({"error": found[1]}, status_code=found[0])(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def create_app(default_agent: str = "expectimax", default_config: dict[str, Any] | None = None,
-               max_games: int = 256) -> Any:
-    """The FastAPI application (``uvicorn`` serves it; tests use ``TestClient``)."""
+               max_games: int = 256, *, models_dir: str | Path | None = None, host: str | None = None,
+               allow_hosts: tuple[str, ...] = (), limits: Limits | None = None,
+               extra_agents: dict[str, dict[str, Setting]] | None = None) -> Any:
+    """The FastAPI application (``uvicorn`` serves it; tests use ``TestClient``).
+
+    ``models_dir``: run directories offered as ``model:NAME``; ``host``: the address served (its name
+    is accepted as a Host header besides loopback); ``extra_agents``: more agents offered, with the
+    ranges of their settings (tests use it).
+    """
+    limits = limits or Limits(max_games=max_games)
+    models = scan_models(models_dir)
+    try:
+        default_agent, default_config = check_settings(default_agent, default_config or {}, models, extra_agents)
+    except ValueError as e:
+        raise ValueError(f"default agent: {e}") from None
+    hosts = allowed_hosts(host, allow_hosts)
     app = FastAPI(title="ai2048", docs_url=None, redoc_url=None, openapi_url=None)
-    store = GameStore(max_games)
+    store = GameStore(limits.max_games, limits.game_ttl)
+    cache = AgentCache(limits.max_agents, models)
+    pool = ThreadPoolExecutor(max_workers=limits.workers, thread_name_prefix="ai2048-agent")
+    slots = threading.BoundedSemaphore(limits.max_queue)
+    app.state.store, app.state.cache, app.state.limits, app.state.models = store, cache, limits, models
+    app.state.default = (default_agent, default_config)
+    inflight = [0]  # agent requests running or waiting
+    app.state.inflight = lambda: inflight[0]
     static = resources.files("ai2048.ui") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
 
@@ -124,33 +354,14 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
     async def api_error(_: Request, e: ApiError) -> JSONResponse:
         return JSONResponse({"error": e.message}, status_code=e.status)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Response:
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-            return JSONResponse({"error": f"request body too large: at most {MAX_BODY_BYTES} bytes"}, status_code=413)
-        if request.method == "POST":
-            body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_BODY_BYTES:
-                    return JSONResponse(
-                        {"error": f"request body too large: at most {MAX_BODY_BYTES} bytes"}, status_code=413
-                    )
-            request._body = body  # let the endpoint read the body we consumed
-        return await call_next(request)  # type: ignore[no-any-return]
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, e: Exception) -> JSONResponse:
+        return JSONResponse({"error": f"internal error ({type(e).__name__}); the game is unchanged"}, status_code=500)
+
+    app.add_middleware(Guard, hosts=hosts)
 
     async def read_body(request: Request) -> dict[str, Any]:
-        raw = await request.body()
-        if not raw.strip():
-            return {}
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ApiError(400, f"request body is not valid JSON: {e}") from None
-        if not isinstance(body, dict):
-            raise ApiError(400, f"request body must be a JSON object, got {type(body).__name__}")
-        return body
+        return parse_body(await request.body())
 
     def respond(gid: str, s: PlaySession, hint: Hint | None = None) -> dict[str, Any]:
         out = {"id": gid, **s.state()}
@@ -158,15 +369,38 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
             out["hint"] = hint.to_dict()
         return out
 
-    def with_agent(s: PlaySession, agent: str | None, config: dict[str, Any]) -> None:
-        if agent is None and not config:
-            return
+    def choice(s: PlaySession | None, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The checked (agent, settings) a request asks for (the game's own when it names none)."""
+        if "agent" not in body and "config" not in body:
+            return (s.agent_name, s.agent_config) if s is not None else (default_agent, default_config)
+        base = s.agent_name if s is not None else default_agent
         try:
-            s.set_agent(agent or s.agent_name, config)
-        except (ValueError, TypeError) as e:
+            return check_settings(body.get("agent", base), body.get("config", {}), models, extra_agents)
+        except ValueError as e:
             raise ApiError(400, str(e)) from None
+
+    def get_agent(agent: str, config: dict[str, Any]) -> tuple[Any, threading.Lock]:
+        try:
+            return cache.get(agent, config)
+        except (ValueError, TypeError) as e:
+            raise ApiError(400, f"cannot build agent {agent!r}: {e}") from None
         except (FileNotFoundError, ImportError) as e:
             raise ApiError(400, f"cannot build agent {agent!r}: {e}") from None
+
+    async def off_loop(fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the agent pool; 503 when ``max_queue`` requests are running or waiting."""
+        if not slots.acquire(blocking=False):
+            raise ApiError(503, f"the server is busy ({limits.max_queue} agent requests running or waiting); try again")
+        inflight[0] += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, fn)
+        finally:
+            inflight[0] -= 1
+            slots.release()
+
+    def locked(lock: threading.Lock) -> None:
+        if not lock.acquire(blocking=False):
+            raise ApiError(409, "this game is busy (a hint or AI move is running); try again when it finishes")
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
@@ -174,29 +408,27 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
 
     @app.get("/api/agents")
     def agents() -> dict[str, Any]:
-        out = []
-        for name, desc in available().items():
-            try:
-                keys = {k: _jsonable(v) for k, v in config_keys(name).items()}
-            except (ImportError, AttributeError):
-                continue  # an agent whose optional dependency (torch) is missing
-            out.append({"name": name, "description": desc, "config": keys})
-        return {"agents": out, "default": default_agent}
+        return {"agents": listing(models, extra_agents), "default": default_agent}
 
     @app.post("/api/games")
     async def new_game(request: Request) -> dict[str, Any]:
         body = await read_body(request)
         _check_fields(body, {"seed", "agent", "config"})
-        agent, config = _agent_choice(body)
-        s = PlaySession(seed=_seed(body.get("seed")), agent=default_agent, agent_config=default_config)
-        if agent is not None or config:
-            with_agent(s, agent, config)
+        seed = _seed(body.get("seed"))
+        agent, config = choice(None, body)
+        if agent != default_agent or config != default_config:
+            await off_loop(lambda: get_agent(agent, config))  # a bad model or setting fails now, clearly
+        s = PlaySession(seed=seed, agent=agent, agent_config=config)
         return respond(store.add(s), s)
 
     @app.get("/api/games/{gid}")
     def get_game(gid: str) -> dict[str, Any]:
-        s, _ = store.get(gid)
-        return respond(gid, s)
+        s, lock = store.get(gid)
+        locked(lock)
+        try:
+            return respond(gid, s)
+        finally:
+            lock.release()
 
     @app.post("/api/games/{gid}/move")
     async def move(gid: str, request: Request) -> dict[str, Any]:
@@ -205,48 +437,75 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         if "action" not in body:
             raise ApiError(400, "missing 'action': one of up, right, down, left (or 0..3)")
         s, lock = store.get(gid)
-        with lock:
+        locked(lock)
+        try:
             try:
                 moved = s.move(body["action"])
             except (ValueError, TypeError) as e:
-                raise ApiError(400, str(e)) from None
+                raise ApiError(400, str(e)[:200]) from None
             if not moved:
                 legal = ", ".join(s.state()["legal"]) or "none: the game is over"
                 raise ApiError(409, f"{body['action']} does not move any tile; legal moves: {legal}")
             return respond(gid, s)
+        finally:
+            lock.release()
 
     @app.post("/api/games/{gid}/undo")
     async def undo(gid: str, request: Request) -> dict[str, Any]:
         _check_fields(await read_body(request), set())
         s, lock = store.get(gid)
-        with lock:
+        locked(lock)
+        try:
             if not s.undo():
                 raise ApiError(409, "nothing to undo")
             return respond(gid, s)
+        finally:
+            lock.release()
 
-    def agent_call(gid: str, body: dict[str, Any], steps: int) -> dict[str, Any]:
-        agent, config = _agent_choice(body)
+    def agent_work(gid: str, s: PlaySession, lock: threading.Lock, agent: str, config: dict[str, Any],
+                   steps: int) -> dict[str, Any]:
+        """Hint (``steps`` 0) or up to ``steps`` AI moves within the time budget; runs on the pool."""
+        t0 = time.monotonic()
+        try:
+            built, agent_lock = get_agent(agent, config)
+            s.agent_name, s.agent_config = agent, config
+            hint, stopped = None, None
+            with agent_lock:
+                try:
+                    if steps == 0:
+                        hint = s.hint(built)
+                    for i in range(steps):
+                        hint = s.ai_move(built)
+                        if s.is_over:
+                            break
+                        if i + 1 < steps and time.monotonic() - t0 > limits.budget:
+                            stopped = f"time budget of {limits.budget:g} s per request reached after {i + 1} move(s)"
+                            break
+                except (ValueError, TypeError) as e:
+                    raise ApiError(400, f"agent {agent!r} failed: {e}") from None
+            out = respond(gid, s, hint)
+            if stopped:
+                out["stopped"] = stopped
+            return out
+        finally:
+            lock.release()
+
+    async def agent_call(gid: str, body: dict[str, Any], steps: int) -> dict[str, Any]:
         s, lock = store.get(gid)
-        with lock:
-            if agent is not None or "config" in body:
-                with_agent(s, agent, config)
-            hint = None
-            try:
-                if steps == 0:
-                    hint = s.hint()
-                for _ in range(steps):
-                    hint = s.ai_move()
-                    if s.is_over:
-                        break
-            except (ValueError, TypeError) as e:
-                raise ApiError(400, f"agent {s.agent_name!r} failed: {e}") from None
-            return respond(gid, s, hint)
+        agent, config = choice(s, body)
+        locked(lock)
+        try:
+            return await off_loop(lambda: agent_work(gid, s, lock, agent, config, steps))  # type: ignore[no-any-return]
+        except ApiError as e:
+            if e.status == 503:
+                lock.release()
+            raise
 
     @app.post("/api/games/{gid}/hint")
     async def hint(gid: str, request: Request) -> dict[str, Any]:
         body = await read_body(request)
         _check_fields(body, {"agent", "config"})
-        return agent_call(gid, body, 0)
+        return await agent_call(gid, body, 0)
 
     @app.post("/api/games/{gid}/ai")
     async def ai(gid: str, request: Request) -> dict[str, Any]:
@@ -254,13 +513,19 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         _check_fields(body, {"agent", "config", "steps"})
         steps = body.get("steps", 1)
         if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-            raise ApiError(400, f"'steps' must be a whole number in 1..{MAX_STEPS}, got {steps!r}")
-        return agent_call(gid, body, steps)
+            raise ApiError(400, f"'steps' must be a whole number in 1..{MAX_STEPS}, got {str(steps)[:40]}")
+        return await agent_call(gid, body, steps)
 
     @app.get("/api/games/{gid}/record")
     def record(gid: str) -> dict[str, Any]:
         s, lock = store.get(gid)
-        with lock:
+        locked(lock)
+        try:
             return s.record("serve").to_dict()
+        finally:
+            lock.release()
 
     return app
+
+
+__all__ = ["MODEL_PREFIX", "ApiError", "GameStore", "Limits", "create_app", "parse_body"]

@@ -97,7 +97,8 @@ class PlaySession:
         self.recorder = GameRecorder(seed, p_two)
         self.agent_name = agent
         self.agent_config = dict(agent_config or {})
-        self._agents: dict[str, Any] = {}
+        self._agent_key = ""
+        self._agent_obj: Any = None  # the one agent this session built (a new setting replaces it)
         self.last_hint: Hint | None = None
         self.ai_moves = 0
 
@@ -147,9 +148,8 @@ class PlaySession:
         self.recorder = GameRecorder(seed, self.p_two)
         self.last_hint = None
         self.ai_moves = 0
-        for agent in self._agents.values():
-            if hasattr(agent, "reset"):
-                agent.reset(self.seed)
+        if self._agent_obj is not None and hasattr(self._agent_obj, "reset"):
+            self._agent_obj.reset(self.seed)
 
     def move(self, action: Any) -> bool:
         """Play ``action``; False (and nothing changes) if it does not move any tile."""
@@ -174,30 +174,47 @@ class PlaySession:
         self.agent_name, self.agent_config = name, config
 
     def _agent(self, name: str, config: dict[str, Any]) -> Any:
+        """The agent for (name, config): kept while they stay the same, so a session holds one agent."""
         key = name + json.dumps(config, sort_keys=True, default=str)
-        if key not in self._agents:
+        if key != self._agent_key:
             agent = make_agent(name, **config)
             if hasattr(agent, "reset"):
                 agent.reset(self.seed)
-            self._agents[key] = agent
-        return self._agents[key]
+            self._agent_key, self._agent_obj = key, agent
+        return self._agent_obj
 
-    def hint(self) -> Hint:
-        """What the current agent would play now, with its move values."""
-        agent = self._agent(self.agent_name, self.agent_config)
+    def position_seed(self) -> int:
+        """A seed for this game and move number: an agent shared between games (the web server's) is
+        reseeded with it before each decision, so its hint here does not depend on other games."""
+        return (self.seed ^ (self.moves * 0x9E3779B97F4A7C15)) % (1 << 63)
+
+    def hint(self, agent: Any = None) -> Hint:
+        """What the current agent would play now, with its move values.
+
+        ``agent``: an agent built elsewhere (the web server's shared, bounded cache) to use instead
+        of the session's own; it is reseeded with :meth:`position_seed` before ``act`` and ``explain``.
+        """
+        shared = agent is not None
+        if agent is None:
+            agent = self._agent(self.agent_name, self.agent_config)
         if self.is_over:
             hint = Hint(self.agent_name, None, {})
         else:
+            reset = getattr(agent, "reset", None) if shared else None
+            if reset is not None:
+                reset(self.position_seed())
             action = Action(int(agent.act(self.board)))
             explain = getattr(agent, "explain", None)
+            if reset is not None and explain is not None:
+                reset(self.position_seed())
             values = _clean_values(explain(self.board)) if explain is not None else {}
             hint = Hint(self.agent_name, action, values)
         self.last_hint = hint
         return hint
 
-    def ai_move(self) -> Hint:
+    def ai_move(self, agent: Any = None) -> Hint:
         """Let the agent play one move; returns the hint it acted on (action None if the game is over)."""
-        hint = self.hint()
+        hint = self.hint(agent)
         if hint.action is not None:
             if not self.move(hint.action):
                 raise ValueError(

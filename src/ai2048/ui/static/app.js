@@ -140,19 +140,27 @@ function toggleAutoplay() {
 function showAgentHelp() {
   const a = agents[$("agent").value];
   if (!a) return;
-  const keys = Object.entries(a.config).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+  const keys = Object.entries(a.ranges).map(([k, r]) => (k in a.config ? `${k}=${JSON.stringify(a.config[k])}` : k) + ` (${r})`).join("; ");
   $("agent-help").textContent = `${a.description}${keys ? ". Settings: " + keys : ""}`;
 }
 
+// agents by name, then trained models ("model:NAME", from the server's --models folder)
 async function loadAgents() {
   const data = await api("/api/agents");
   const select = $("agent");
+  const groups = {};
   for (const a of data.agents) {
     agents[a.name] = a;
+    const label = a.model ? "trained models" : "agents";
+    if (!groups[label]) {
+      groups[label] = document.createElement("optgroup");
+      groups[label].label = label;
+      select.appendChild(groups[label]);
+    }
     const opt = document.createElement("option");
     opt.value = a.name;
-    opt.textContent = a.name;
-    select.appendChild(opt);
+    opt.textContent = a.model ? a.name.slice("model:".length) : a.name;
+    groups[label].appendChild(opt);
   }
   if (agents[data.default]) select.value = data.default;
   showAgentHelp();

@@ -1,0 +1,280 @@
+"""What the web app lets a browser ask for: agents and models by name, and every setting in a range.
+
+The web server runs agents for anyone who can reach it, so nothing a request carries may name a
+file, change a process-wide setting (torch's thread count, the device) or ask for unbounded work.
+Each agent the web offers lists the settings it accepts, each with a range (:data:`WEB_AGENTS`);
+trained networks are offered only as *models* — run directories found in ``ai2048 serve --models
+DIR`` (named by their folder) and the networks shipped in :mod:`ai2048.models` — chosen by name
+(``"model:NAME"``), never by a path. The ranges keep one decision well under a second on a small
+machine (measured figures in docs/ui.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ai2048.agents import available, make_agent
+from ai2048.agents.seed_actions import SEED_ORDERS
+
+SEED_MAX = (1 << 63) - 1
+MODEL_PREFIX = "model:"
+PATH_KEYS = frozenset({"weights", "path", "file", "files", "dir", "run", "run_dir", "model", "models", "out",
+                       "records", "data", "evaluator", "patterns", "models_dir"})
+SERVER_KEYS = frozenset({"threads", "device"})
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One web setting: its kind ("int", "float", "bool", "choice", "seed") and range."""
+
+    kind: str
+    lo: float = 0
+    hi: float = 0
+    choices: tuple[Any, ...] = ()
+    optional: bool = False  # null is allowed (the agent's own "none")
+
+    def describe(self) -> str:
+        none = " or null" if self.optional else ""
+        if self.kind in ("int", "float"):
+            extra = "".join(f" or {c!r}" for c in self.choices)
+            return f"{'a whole number' if self.kind == 'int' else 'a number'} in {self.lo:g}..{self.hi:g}{extra}{none}"
+        if self.kind == "seed":
+            return f"a whole number in 0..2**63-1{none}"
+        if self.kind == "bool":
+            return "true or false"
+        return "one of " + ", ".join(repr(c) for c in self.choices) + none
+
+    def check(self, key: str, value: Any) -> Any:
+        """``value`` if it is allowed, else ValueError naming the setting and its range."""
+        def bad() -> ValueError:
+            return ValueError(f"setting {key}={_short(value)} is out of range: {key} must be {self.describe()}")
+
+        if value is None:
+            if self.optional or self.kind == "seed":
+                return None
+            raise bad()
+        if self.kind == "bool":
+            if not isinstance(value, bool):
+                raise bad()
+            return value
+        if self.kind == "choice" or (self.kind in ("int", "float") and isinstance(value, str)):
+            if isinstance(value, str) and value in self.choices:
+                return value
+            raise bad()
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad()
+        if self.kind in ("int", "seed") and not isinstance(value, int):
+            if not (isinstance(value, float) and value.is_integer()):
+                raise bad()
+            value = int(value)
+        if self.kind == "seed":
+            if not 0 <= value <= SEED_MAX:
+                raise bad()
+            return value
+        if not math.isfinite(value) or not self.lo <= value <= self.hi:
+            raise bad()
+        return float(value) if self.kind == "float" else int(value)
+
+
+def _short(v: Any) -> str:
+    """``v`` for an error message, at most about 40 characters (a request may send megabytes)."""
+    if isinstance(v, str):
+        return repr(v if len(v) <= 40 else v[:37] + "...")
+    text = json.dumps(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def Int(lo: int, hi: int, *choices: Any, optional: bool = False) -> Setting:  # noqa: N802
+    return Setting("int", lo, hi, choices, optional)
+
+
+def Float(lo: float, hi: float, optional: bool = False) -> Setting:  # noqa: N802
+    return Setting("float", lo, hi, (), optional)
+
+
+BOOL = Setting("bool")
+SEED = Setting("seed", optional=True)
+P_TWO = Float(0.0, 1.0)
+ORDER = Setting("choice", choices=tuple(SEED_ORDERS))
+TT_BITS = Int(0, 20)  # 2**20 entries: ~32 MiB a table (tt_bits=24 was 335 MB)
+PUCT = Float(0.0, 10.0)
+
+WEB_AGENTS: dict[str, dict[str, Setting]] = {
+    "random": {"seed": SEED},
+    "greedy": {"order": ORDER},
+    "expectimax": {
+        "depth": Int(1, 6, "adaptive"), "time_budget": Float(0.01, 1.0, optional=True),
+        "heuristic": Setting("choice", choices=("nneonneo", "seed003")), "p_two": P_TWO,
+        "prob_cutoff": Float(1e-4, 1.0), "tt_bits": TT_BITS, "depth_offset": Int(-3, 3),
+        "min_depth": Int(1, 6), "max_depth": Int(1, 6), "reward_weight": Float(0.0, 100.0, optional=True),
+        "order": ORDER,
+    },
+    "expectimax-seed003": {"depth": Int(1, 3), "p_two": P_TWO, "prob_cutoff": Float(0.0, 1.0), "tt_bits": TT_BITS,
+                           "order": ORDER},
+    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0, optional=True), "prune": BOOL, "fours": BOOL,
+                "order": ORDER},
+    "montecarlo": {"playouts": Int(1, 2000), "p_two": P_TWO, "seed": SEED, "order": ORDER},
+    "lazyzero-random": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT, "temperature": Float(0.0, 10.0),
+                        "seed": SEED},
+}
+"""Agents the web offers by name, each with the settings a request may change and their ranges."""
+
+WEB_DEFAULTS: dict[str, dict[str, Any]] = {"expectimax": {"max_depth": 6}}
+"""Settings the web uses where a request gives none (the command line's adaptive expectimax goes to
+depth 8, seconds per move late in a game; the web stops at 6)."""
+
+MODEL_SETTINGS: dict[str, dict[str, Setting]] = {
+    "dqn": {"policy": Setting("choice", choices=("greedy", "entropy")), "seed": SEED},
+    "qnet": {},
+    "policy": {},
+    "lazyzero": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT, "temperature": Float(0.0, 10.0),
+                 "seed": SEED},
+    "lazyzero-chance": {"simulations": Int(1, 800), "puct": PUCT, "seed": SEED},
+    "ntuple": {"depth": Int(1, 3), "prob_cutoff": Float(1e-4, 1.0), "tt_bits": TT_BITS, "p_two": P_TWO,
+               "downgrade": BOOL},
+}
+"""Agents that play a trained network, by the ``agent`` their run's meta.json names, with web settings."""
+
+
+@dataclass
+class Model:
+    """A trained network the web offers by name: a run directory or a shipped network."""
+
+    name: str
+    agent: str  # the registered agent that plays it (dqn, ntuple, ...)
+    description: str
+    settings: dict[str, Setting]
+    build: Callable[..., Any] = field(repr=False)
+
+
+def scan_models(models_dir: str | Path | None) -> dict[str, Model]:
+    """Models by name: each subfolder of ``models_dir`` whose meta.json names a network agent, plus
+    the networks shipped in :mod:`ai2048.models` (when present). Names are fixed here, at start-up;
+    a request only ever picks one of them."""
+    models: dict[str, Model] = {}
+    for name, model in _shipped().items():
+        models[name] = model
+    if models_dir is None:
+        return models
+    root = Path(models_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"--models {root}: no such directory (give a folder holding run directories)")
+    for run in sorted(p for p in root.iterdir() if p.is_dir()):
+        meta_path = run / "meta.json"
+        if not meta_path.is_file() or not _NAME.match(run.name):
+            continue
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError):
+            continue
+        agent = meta.get("agent") if isinstance(meta, dict) else None
+        if agent not in MODEL_SETTINGS or agent not in available():
+            continue
+        if run.name in models:
+            raise ValueError(f"--models {root}: folder {run.name!r} has the name of a shipped model; rename the folder")
+        models[run.name] = Model(
+            run.name, agent, f"{agent} network from {run.name}/", MODEL_SETTINGS[agent],
+            lambda agent=agent, run=run, **cfg: make_agent(agent, weights=str(run), **cfg),
+        )
+    return models
+
+
+def _shipped() -> dict[str, Model]:
+    """The n-tuple networks shipped with the package (:mod:`ai2048.models`), when that module has them."""
+    try:
+        from ai2048 import models as shipped
+    except ImportError:
+        return {}
+    names, make = getattr(shipped, "names", None), getattr(shipped, "make", None)
+    if not callable(names) or not callable(make):
+        return {}  # an install without the shipped-models package
+    try:
+        found = list(names())
+    except (OSError, ValueError):
+        return {}
+    return {name: Model(name, "ntuple", f"shipped n-tuple network {name}", MODEL_SETTINGS["ntuple"],
+                        lambda name=name, **cfg: make(name, **cfg))
+            for name in found if isinstance(name, str) and _NAME.match(name)}
+
+
+def check_settings(agent: str, config: Any, models: dict[str, Model],
+                   extra_agents: dict[str, dict[str, Setting]] | None = None) -> tuple[str, dict[str, Any]]:
+    """(agent, checked settings) for a request's ``agent`` and ``config``, or ValueError saying what
+    is wrong and what is allowed. ``agent`` is a web agent's name or ``"model:NAME"``."""
+    agents = {**WEB_AGENTS, **(extra_agents or {})}
+    if not isinstance(agent, str):
+        raise ValueError(f"'agent' must be an agent name (string), got {type(agent).__name__}")
+    if not isinstance(config, dict):
+        raise ValueError(f"'config' must be an object of agent settings, got {type(config).__name__}")
+    if agent.startswith(MODEL_PREFIX):
+        name = agent[len(MODEL_PREFIX):]
+        if name not in models:
+            listed = ", ".join(MODEL_PREFIX + m for m in sorted(models)) or "none (start the server with --models DIR)"
+            raise ValueError(f"unknown model {_short(name)}; models on this server: {listed}")
+        rules = models[name].settings
+    elif agent in agents:
+        rules = agents[agent]
+    else:
+        names = ", ".join(sorted(agents))
+        hint = f"; trained networks are models: {MODEL_PREFIX}NAME" if agent in MODEL_SETTINGS else ""
+        raise ValueError(f"unknown agent {_short(agent)}; available agents: {names}{hint}")
+    out = {}
+    for key, value in config.items():
+        if key in rules:
+            out[key] = rules[key].check(key, value)
+        elif key in PATH_KEYS:
+            raise ValueError(f"setting {_short(key)} is not accepted: the web app loads networks only by model "
+                             f"name ({MODEL_PREFIX}NAME, from the server's --models folder), never from a path")
+        elif key in SERVER_KEYS:
+            raise ValueError(f"setting {_short(key)} is fixed by the server (it would change the whole process)")
+        else:
+            allowed = ", ".join(f"{k} ({r.describe()})" for k, r in rules.items()) or "none"
+            raise ValueError(f"agent {agent!r} has no web setting {_short(key)}; settings: {allowed}")
+    return agent, out
+
+
+def build(agent: str, config: dict[str, Any], models: dict[str, Model]) -> Any:
+    """The agent for checked (agent, config): web defaults filled in, models built from their run."""
+    if agent.startswith(MODEL_PREFIX):
+        built = models[agent[len(MODEL_PREFIX):]].build(**config)
+    else:
+        built = make_agent(agent, **{**WEB_DEFAULTS.get(agent, {}), **config})
+    built.name = agent
+    return built
+
+
+def listing(models: dict[str, Model], extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
+    """What ``GET /api/agents`` shows: every web agent and model with its settings and their ranges."""
+    from ai2048.agents import config_keys
+
+    descriptions = available()
+    out = []
+    for name, rules in {**WEB_AGENTS, **(extra_agents or {})}.items():
+        if name not in descriptions:
+            continue
+        try:
+            defaults = {**config_keys(name), **WEB_DEFAULTS.get(name, {})}
+        except (ImportError, AttributeError):
+            continue  # an agent whose optional dependency is missing
+        out.append({"name": name, "description": descriptions[name], "model": False,
+                    "config": {k: _jsonable(defaults.get(k)) for k in rules},
+                    "ranges": {k: r.describe() for k, r in rules.items()}})
+    for name, m in sorted(models.items()):
+        out.append({"name": MODEL_PREFIX + name, "description": m.description, "model": True,
+                    "config": {}, "ranges": {k: r.describe() for k, r in m.settings.items()}})
+    return out
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        json.dumps(v)
+    except (TypeError, ValueError):
+        return None
+    return v if isinstance(v, (str, int, float, bool)) or v is None else None
