@@ -5,6 +5,7 @@
 :mod:`ai2048.search.expectimax` with the network as its after-state evaluator (with the
 transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max search.
 ``downgrade=True`` values boards holding a 32768 after tile-downgrading (Guei et al. 2022).
+Without ``weights`` it plays a shipped network (:mod:`ai2048.models`): ``model=NAME`` or the default.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.simple import named, playable
 from ai2048.checkpoint import read_json
+from ai2048.models import compact, store
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.rules import Action
@@ -24,11 +26,13 @@ from ai2048.search.expectimax import Expectimax, check_depth, check_probability
 
 
 def load_network(weights: str | Path, patterns: str | None = None) -> Network:
-    """The network in a run directory (its ``weights.npz``) or in a weights file, checked.
+    """The network in a run directory (its ``weights.npz``), a weights file or a compact ``.ntz`` file, checked.
 
     A run directory whose ``config.json`` names other patterns than its weights file is an error.
     """
     path = Path(weights)
+    if path.suffix == compact.SUFFIX:
+        return store.load_path(path, patterns)
     if path.is_dir():
         cfg_path = path / "config.json"
         if cfg_path.is_file():
@@ -48,7 +52,11 @@ class NTupleAgent(BaseAgent):
     """A trained n-tuple network playing 2048.
 
     Args:
-        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` file).
+        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` or ``.ntz`` file);
+            ``None``: a shipped network (``model``).
+        model: name of a shipped network (``ai2048 models``); ``None`` with no weights: the default one.
+        models_dir: folder of shipped networks to look ``model`` up in (default: the package's, or
+            ``$AI2048_MODELS``).
         depth: 1 = greedy on network values; >= 2 = expectimax with the network at the leaves.
         downgrade: tile-downgrading for boards with a 32768 (Guei et al. 2022).
         prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
@@ -59,18 +67,30 @@ class NTupleAgent(BaseAgent):
 
     def __init__(
         self,
-        weights: str | Path,
+        weights: str | Path | None = None,
         depth: int = 1,
         downgrade: bool = False,
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
         p_two: float = 0.9,
         patterns: str | None = None,
+        model: str | None = None,
+        models_dir: str | Path | None = None,
     ) -> None:
         self.depth = check_depth(depth)
         self.p_two = check_probability("p_two", p_two)
         self.downgrade = bool(downgrade)
-        self.net = load_network(weights, patterns)
+        if weights is not None and model is not None:
+            raise ValueError(f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, {model!r}")
+        if weights is None:
+            self.net = store.shared(model, models_dir)
+            if patterns is not None and pattern_name(parse_patterns(patterns)) != self.net.patterns:
+                raise ValueError(
+                    f"shipped network {model or store.default_name(models_dir)!r} has patterns {self.net.patterns}, "
+                    f"not the requested {patterns}"
+                )
+        else:
+            self.net = load_network(weights, patterns)
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k

@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from ai2048.checkpoint import append_jsonl, read_json, truncate_jsonl, write_json
 from ai2048.ntuple.network import FORMAT, KINDS, Network, load_file
-from ai2048.ntuple.patterns import parse_patterns
+from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.ntuple.stats import format_table, reach_rate, tile_table
 from ai2048.rules import RULES_VERSION
@@ -102,6 +102,11 @@ class Config:
     eval_games: int = field(
         default=0, metadata={"help": "1-ply games to evaluate the final network on (eval.json)"}
     )
+    init: str = field(
+        default="",
+        metadata={"help": "start from trained weights: 'shipped' (the default shipped network), a shipped name "
+                  "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match"},
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.patterns, int):
@@ -125,6 +130,8 @@ class Config:
         check_number("chunk", self.chunk, 1, integer=True)
         check_number("checkpoint_every", self.checkpoint_every, 1, integer=True)
         check_number("eval_games", self.eval_games, 0, integer=True)
+        if not isinstance(self.init, str):
+            raise ValueError(f"init={self.init!r} must be 'shipped', a shipped network's name or a path")
         if self.checkpoint_every % self.chunk:
             raise ValueError(f"checkpoint_every={self.checkpoint_every} must be a multiple of chunk={self.chunk}")
         if self.update == "online" and self.lam > 0:
@@ -219,13 +226,46 @@ def _check_resume(out: Path, cfg: Config) -> None:
     saved = read_json(out / "config.json", "run config")
     saved = saved.get("config", saved)
     saved["stages"] = tuple(saved.get("stages", ()))
+    defaults = {f.name: f.default for f in dataclasses.fields(Config)}  # runs saved before a field existed
     differ = [
-        f"{k} (saved {saved.get(k)!r}, now {v!r})"
+        f"{k} (saved {saved.get(k, defaults[k])!r}, now {v!r})"
         for k, v in dataclasses.asdict(cfg).items()
-        if k not in _RESUMABLE and saved.get(k) != v
+        if k not in _RESUMABLE and saved.get(k, defaults[k]) != v
     ]
     if differ:
         raise ValueError(f"cannot resume {out} with different settings: {'; '.join(differ)}")
+
+
+def _init_network(cfg: Config) -> Network:
+    """``--init``: the trained network a new run starts from, checked against the run's config.
+
+    The TC accumulators start at zero (a shipped file holds weights only), so the first updates of
+    each weight take TC's full rate.
+    """
+    from ai2048 import models
+    from ai2048.agents.ntuple import load_network
+
+    spec = cfg.init
+    if spec == "shipped" or spec in models.names():
+        name = models.default_name() if spec == "shipped" else spec
+        src, what = models.load(name), f"shipped network {name!r}"
+    elif Path(spec).exists():
+        src, what = load_network(spec), str(spec)
+    else:
+        raise ValueError(
+            f"--init {spec!r} is neither 'shipped', a shipped network (available: {', '.join(models.names()) or 'none'}) "
+            "nor an existing run directory or weights file"
+        )
+    differ = [
+        f"{k}: {what} has {a}, the config says {b}"
+        for k, a, b in (("patterns", src.patterns, pattern_name(parse_patterns(cfg.patterns))),
+                        ("stages", list(src.stages), list(cfg.stages)),
+                        ("state", src.kind, cfg.state))
+        if a != b
+    ]
+    if differ:
+        raise ValueError(f"cannot --init from {what}: {'; '.join(differ)}; set the config to match it")
+    return src
 
 
 def run(config: Config, out: Path, resume: bool = False) -> Path:
@@ -246,8 +286,14 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
     else:
         if (out / "config.json").exists() or (out / "weights.npz").exists():
             raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+        src = _init_network(cfg) if cfg.init else None
         out.mkdir(parents=True, exist_ok=True)
         st = _State(cfg, net)
+        if src is not None:  # a stage that already holds weights is not promoted over again
+            fill = net.w[0]
+            np.copyto(net.w, src.w)
+            del src
+            st.ready[1:] = [int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill)) for s in range(1, len(st.ready))]
     write_json(out / "config.json", dataclasses.asdict(cfg))
     if not resume:
         _save(out, cfg, st)

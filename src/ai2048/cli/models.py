@@ -1,0 +1,122 @@
+"""``ai2048 models [NAME]``: the shipped networks and their cards; ``ai2048 models pack``: make one.
+
+    ai2048 models                      # names with headline figures
+    ai2048 models 4x6-tc-ms            # the model card (markdown; --json for the JSON)
+    ai2048 models pack runs/ship1 --name 4x6-tc-ms --eval-1ply e1.json --eval-depth2 e2.json --default
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from ai2048 import models
+
+
+def _fmt_pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}%"
+
+
+def _list(directory: Path | None) -> int:
+    found = models.names(directory)
+    where = models.models_dir(directory)
+    if not found:
+        print(f"no shipped networks in {where}; pack one with `ai2048 models pack RUN_DIR --name NAME`")
+        return 0
+    t = Table(title=f"shipped networks ({where})")
+    for col in ("name", "patterns", "stages", "MiB", "depth 2: games", "16384", "32768", "mean", "moves/s",
+                "1-ply: games", "mean "):
+        t.add_column(col, justify="left" if col in ("name", "patterns") else "right")
+    for name in found:
+        h = models.headline(models.card(name, directory))
+        d2, d1 = h.get("depth 2"), h.get("1-ply")
+        t.add_row(
+            name + (" (default)" if h["default"] else ""), str(h["patterns"]), str(h["stages"]), f"{h['MiB']:.1f}",
+            str(d2["games"]) if d2 else "-", _fmt_pct(d2 and d2["16384"]), _fmt_pct(d2 and d2["32768"]),
+            f"{d2['score_mean']:,.0f}" if d2 else "-", f"{d2['moves_per_s']:,.0f}" if d2 else "-",
+            str(d1["games"]) if d1 else "-", f"{d1['score_mean']:,.0f}" if d1 else "-",
+        )
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=200)  # a pipe or a log: one line a network, not wrapped cells
+    console.print(t)
+    print("the card: ai2048 models NAME; play: ai2048 watch ntuple --set model=NAME --set depth=2")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    if args.name is None:
+        return _list(args.dir)
+    card = models.card(args.name, args.dir)
+    print(json.dumps(card, indent=2) if args.json else models.markdown(card))
+    return 0
+
+
+def pack_parser() -> argparse.ArgumentParser:
+    """The parser of ``ai2048 models pack``."""
+    p = argparse.ArgumentParser(
+        prog="ai2048 models pack",
+        description="Pack an `ai2048 train ntuple` run directory as a shipped network: the compact file "
+        "NAME.ntz and its model card NAME.json + NAME.md, in the models folder.",
+    )
+    p.add_argument("run", type=Path, help="run directory (config.json, meta.json, weights.npz)")
+    p.add_argument("--name", required=True, help="model name (letters, digits, '.', '_', '-')")
+    p.add_argument("--eval-1ply", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 1")
+    p.add_argument("--eval-depth2", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 2")
+    p.add_argument("--command", default=None, help="the training command as run (default: written from config.json)")
+    p.add_argument("--summary", default="", help="one line for the top of the card")
+    p.add_argument("--default", action="store_true", help="make it the network `make_agent('ntuple')` plays")
+    p.add_argument("--dir", type=Path, default=None, help="models folder (default: $AI2048_MODELS or the package's)")
+    p.add_argument("--machine", default=None, help="the training machine in words (default: this one)")
+    p.add_argument("--wall-seconds", type=float, default=None, help="wall time of the training run")
+    p.add_argument("--max-mib", type=float, default=64.0, help="largest file allowed (default 64)")
+    p.add_argument("--step", type=float, default=None, help="fixed-point step, a power of two (default: finest that fits)")
+    p.add_argument("--codec", choices=("lzma", "zlib"), default="lzma", help="section codec (default lzma)")
+    p.add_argument("--positions", type=int, default=20_000, help="calibration positions (default 20000)")
+    p.add_argument("--checks", type=int, default=1000, help="fresh positions whose moves must agree (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the games the positions come from")
+    return p
+
+
+def _pack(rest: list[str]) -> int:
+    from ai2048.models.pack import pack
+
+    a = pack_parser().parse_args(rest)
+    if a.wall_seconds is not None and not a.wall_seconds >= 0:
+        raise ValueError(f"--wall-seconds must be a number >= 0, got {a.wall_seconds}")
+    card = pack(
+        a.run, a.name, eval_1ply=a.eval_1ply, eval_depth2=a.eval_depth2, command=a.command, summary=a.summary,
+        default=a.default, directory=a.dir, machine_text=a.machine, wall_seconds=a.wall_seconds,
+        max_mib=a.max_mib, step=a.step, codec=a.codec, positions=a.positions, checks=a.checks, seed=a.seed,
+    )
+    where = models.models_dir(a.dir)
+    print(f"packed {card['name']}: {where / card['file']['name']} ({card['file']['bytes'] / 2**20:.2f} MiB), "
+          f"card {where / (card['name'] + '.md')}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.rest and args.rest[0] == "pack":
+        return _pack(args.rest[1:])
+    p = argparse.ArgumentParser(prog="ai2048 models")
+    p.add_argument("name", nargs="?", default=None)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--dir", type=Path, default=None)
+    return _show(p.parse_args(args.rest))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "models",
+        help="list the shipped networks, show a model card, or pack a run as one",
+        description="`ai2048 models` lists the shipped n-tuple networks with their headline figures; "
+        "`ai2048 models NAME [--json]` prints its model card; `ai2048 models pack RUN --name NAME ...` packs a "
+        "training run (see `ai2048 models pack --help`). --dir DIR uses another models folder "
+        "(default: $AI2048_MODELS or the package's).",
+    )
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ...")
+    p.set_defaults(func=_run)

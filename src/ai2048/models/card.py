@@ -1,0 +1,204 @@
+"""Model cards: what a shipped network is, how it was made, how strong it is, what it cannot do.
+
+A card is JSON (``NAME.json``, the record the code reads) with a markdown twin (``NAME.md``,
+generated from the JSON by :func:`markdown`). Evaluation tables come from the result files of
+``ai2048 eval --out`` or a training run's ``eval.json``, normalised by :func:`evaluation`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ai2048.checkpoint import read_json
+from ai2048.ntuple.stats import wilson
+
+CARD_FORMAT = "ai2048.model-card/1"
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Model names: letters, digits, ``.``, ``_``, ``-`` (no path separators: names are looked up, never joined blindly)."""
+RESERVED = ("pack", "shipped")
+"""Words the CLI and ``--init`` give a meaning of their own."""
+
+_EVAL_FORMAT = "ai2048.eval-result"
+
+
+def check_name(name: Any) -> str:
+    """``name`` if it is a valid model name, else a ValueError saying what a name may hold."""
+    if not isinstance(name, str) or not NAME_RE.match(name) or name in RESERVED:
+        raise ValueError(
+            f"model name {name!r} is not valid: use 1-64 letters, digits, '.', '_' or '-', starting "
+            f"with a letter or digit, and not {' or '.join(map(repr, RESERVED))}"
+        )
+    return name
+
+
+def _rows_from_counts(counts: dict[int, int], games: int) -> list[dict[str, Any]]:
+    rows = []
+    for tile in sorted(counts):
+        k = counts[tile]
+        lo, hi = wilson(k, games)
+        rows.append({"tile": tile, "reached": k, "reach": 100.0 * k / games, "reach_lo": 100.0 * lo, "reach_hi": 100.0 * hi})
+    return rows
+
+
+def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
+    """One evaluation table for a card from a result file, checked to be at ``depth``.
+
+    Reads ``ai2048 eval --out`` results (format ``ai2048.eval-result``; the agent's ``depth``
+    setting, 1 if absent) and ``eval.json`` of ``ai2048 train ntuple --eval-games`` (1-ply).
+    Tile rows: share of games whose largest tile reached the tile, in %, with Wilson 95% bounds.
+    """
+    path = Path(path)
+    d = read_json(path, "evaluation result")
+    if not isinstance(d, dict):
+        raise ValueError(f"evaluation result {path} is not a JSON object")
+    try:
+        if d.get("format") == _EVAL_FORMAT:
+            if d.get("agent") not in (None, "ntuple"):
+                raise ValueError(f"evaluation result {path} is of agent {d.get('agent')!r}, not an n-tuple network")
+            found = int((d.get("config") or {}).get("depth", 1))
+            s = d["summary"]
+            games = int(s["games"])
+            counts = {int(r["tile"]): int(r["reached"]) for r in s["tiles"]}
+            out = {
+                "games": games, "seed": d.get("seed"), "p_two": d.get("p_two"),
+                "rules_version": d.get("rules_version"), "interrupted": bool(d.get("interrupted")),
+                "score_mean": float(s["score_mean"]), "score_se": float(s["score_se"]),
+                "score_median": float(s["score_median"]), "score_max": int(s["score_max"]),
+                "moves_per_s": float(s["moves_per_s"]), "workers": d.get("workers"),
+            }
+        elif "depth" in d and "tiles" in d and "max_exponents" in d:
+            found = int(d["depth"])
+            games = int(d["games"])
+            tiles = [1 << int(e) for e in d["max_exponents"]]
+            counts = {int(r["tile"]): sum(t >= int(r["tile"]) for t in tiles) for r in d["tiles"]}
+            out = {
+                "games": games, "seed": d.get("seed"), "p_two": None, "rules_version": None, "interrupted": False,
+                "score_mean": float(d["score_mean"]), "score_se": float(d["score_sem"]),
+                "score_median": float(d["score_median"]), "score_max": int(d["score_max"]),
+                "moves_per_s": float(d["moves_per_s"]), "workers": None,
+            }
+        else:
+            raise ValueError(
+                f"{path} is not an evaluation result: write one with `ai2048 eval ntuple --set weights=RUN "
+                "--set depth=D --games N --out FILE`"
+            )
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"evaluation result {path} lacks {e}; it is truncated or from another tool") from e
+    if found != depth:
+        raise ValueError(f"evaluation result {path} was played at depth {found}, not depth {depth}")
+    if games < 1:
+        raise ValueError(f"evaluation result {path} holds no finished games")
+    out["depth"] = depth
+    out["source"] = path.name
+    out["tiles"] = _rows_from_counts(counts, games)
+    return out
+
+
+def reach(ev: dict[str, Any] | None, tile: int) -> float | None:
+    """% of an evaluation's games reaching ``tile`` (0 if above every row, None without an evaluation)."""
+    if not ev:
+        return None
+    rows = ev["tiles"]
+    if rows and tile < rows[0]["tile"]:
+        return 100.0
+    return next((r["reach"] for r in rows if r["tile"] == tile), 0.0)
+
+
+def headline(card: dict[str, Any]) -> dict[str, Any]:
+    """The figures ``ai2048 models`` lists: size, patterns, and each evaluation's mean and top tiles."""
+    net = card["network"]
+    out: dict[str, Any] = {
+        "name": card["name"], "default": bool(card.get("default")), "MiB": card["file"]["bytes"] / 2**20,
+        "patterns": net.get("preset") or net["patterns"], "stages": net["stages"],
+    }
+    for key, ev in card.get("evaluation", {}).items():
+        out[key] = {
+            "games": ev["games"], "score_mean": ev["score_mean"], "moves_per_s": ev["moves_per_s"],
+            "16384": reach(ev, 16384), "32768": reach(ev, 32768),
+        }
+    return out
+
+
+def _eval_md(title: str, ev: dict[str, Any]) -> list[str]:
+    lines = [
+        f"### {title}: {ev['games']} games (seed {ev.get('seed')}{', interrupted' if ev.get('interrupted') else ''})",
+        "",
+        "| tile | reached | reach % | 95% Wilson interval |",
+        "|---:|---:|---:|:---:|",
+    ]
+    for r in ev["tiles"]:
+        lines.append(f"| {r['tile']} | {r['reached']} | {r['reach']:.1f} | {r['reach_lo']:.1f} – {r['reach_hi']:.1f} |")
+    lines += [
+        "",
+        f"Mean score {ev['score_mean']:,.0f} ± {ev['score_se']:,.0f} (standard error), median "
+        f"{ev['score_median']:,.0f}, best {ev['score_max']:,}; {ev['moves_per_s']:,.0f} moves/s"
+        + (f" ({ev['workers']} worker processes)" if ev.get("workers") else "") + f". Source: `{ev['source']}`.",
+        "",
+    ]
+    return lines
+
+
+def markdown(card: dict[str, Any]) -> str:
+    """The card as markdown, every figure taken from the JSON."""
+    net, rules, tr, f = card["network"], card["rules"], card["training"], card["file"]
+    ag = card.get("agreement", {})
+    lines = [
+        f"# Model card: `{card['name']}`",
+        "",
+        card.get("summary", ""),
+        "",
+        "| | |",
+        "|---|---|",
+        f"| file | `{f['name']}`, {f['bytes']:,} bytes, SHA-256 `{f['sha256']}` |",
+        f"| agent | `{card['agent']}` (n-tuple network, values of {net['kind']}-states) |",
+        f"| patterns | {net.get('preset') or 'custom'}: `{net['patterns']}` |",
+        f"| stages | {net['stages'] or 'one'} (tile exponents opening a new set of weights) |",
+        f"| weights | {net['entries']:,} entries, {net['touched']:,} touched ({100 * net['touched_fraction']:.2f}%) |",
+        f"| stored as | {net['values']}, {net['exact_entries']:,} entries kept as float32, sections {net['codec']}-compressed |",
+        f"| rules | version {rules['rules_version']}, a spawned tile is a 2 with probability {rules['p_two']} |",
+        f"| training command | `{tr['command']}` |",
+        f"| seed | {tr['seed']} |",
+        f"| games | {tr['games']:,} |",
+        f"| training time | {tr['train_seconds'] / 60:.1f} min in the kernels"
+        + (f", {tr['wall_seconds'] / 60:.1f} min wall" if tr.get("wall_seconds") else "") + " |",
+        f"| machine | {tr['machine']} |",
+    ]
+    if ag:
+        lines.append(
+            f"| moves vs float32 | same 1-ply move on {ag['agree']} of {ag['positions']} fresh positions from its own "
+            f"games (calibrated on {ag['calibration_positions']:,} others) |"
+        )
+    lines += ["", "## Evaluation", ""]
+    evs = card.get("evaluation", {})
+    if not evs:
+        lines += ["No evaluation was recorded with this network.", ""]
+    for key, ev in evs.items():
+        lines += _eval_md(key, ev)
+    lines += ["## What it cannot do", ""]
+    lines += [f"- {x}" for x in card.get("limits", [])]
+    lines += [
+        "",
+        "## Use",
+        "",
+        "```",
+        f"ai2048 watch ntuple --set model={card['name']} --set depth=2",
+        f"python -c \"import ai2048.models as m; agent = m.make('{card['name']}', depth=2)\"",
+        f"ai2048 train ntuple --init {card['name']} --preset tc"
+        + (f" --stages {','.join(map(str, net['stages']))}" if net["stages"] else "") + " --out runs/more",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def check_card(card: Any, path: str | Path) -> dict[str, Any]:
+    """``card`` if it is a model card with the keys the code reads, else an error naming ``path``."""
+    if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
+        raise ValueError(f"{path} is not an ai2048 model card (format {CARD_FORMAT!r})")
+    missing = [k for k in ("name", "file", "network", "rules", "training") if k not in card]
+    missing += [f"file.{k}" for k in ("name", "bytes", "sha256") if k not in card.get("file", {})]
+    if missing:
+        raise ValueError(f"model card {path} lacks {', '.join(missing)}; it is truncated or hand-edited: reinstall it")
+    return card

@@ -1,0 +1,344 @@
+"""The compact file of a trained n-tuple network (``NAME.ntz``): touched weights, fixed point.
+
+A 4x6 network with two stages holds 2 x 4 x 16**6 float32 weights (512 MiB), but a run only
+changes the entries of the tuple values its games reached; the rest keep their initial value
+(``fill``: 0, or the optimistic start of OTD). The file stores, per stage:
+
+- which entries differ from ``fill``: a bitmap (one bit an entry) XORed with the previous stage's
+  bitmap (a promoted stage starts as a copy of the one below), kept in two levels: one bit per
+  byte of the bitmap (is it nonzero?), then the nonzero bytes;
+- those entries as integers ``c = round((w - fill) / step)`` with ``step`` a power of two, minus
+  the previous stage's integer at the same place (stage deltas are small), zigzag-coded and split
+  into byte planes (the high planes are nearly all zero);
+- ``exact``: entries restored as float32 after decoding, those the packer found deciding a move
+  differently (:mod:`ai2048.models.agreement`);
+- ``check``: positions from the network's own games with the float32 network's 1-ply move on each,
+  so the shipped file can be checked without the float32 original.
+
+Fixed point bounds every weight's error by ``step / 2``, where float16 errs by up to 2**-11 of
+the weight (8 on a weight of 12,000): at the same size it disagrees with float32 on 8x fewer moves
+(docs/ntuple.md, "Shipped networks"). Each section is compressed with a standard-library codec
+(lzma or zlib) and stored as a uint8 array in an uncompressed ``.npz`` container, read with
+``allow_pickle=False``. Decoding is numpy only; numba starts only when the network plays.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import lzma
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.checkpoint import atomic_write
+from ai2048.ntuple.network import KINDS, Network
+from ai2048.ntuple.patterns import parse_patterns, pattern_name
+from ai2048.rules import P_TWO, RULES_VERSION
+
+FORMAT = "ai2048.ntuple-compact/1"
+SUFFIX = ".ntz"
+CODECS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
+    "lzma": (lambda b: lzma.compress(b, preset=6), lzma.decompress),
+    "zlib": (lambda b: zlib.compress(b, 9), zlib.decompress),
+}
+"""Section codecs: (compress, decompress). lzma is smaller, zlib decodes faster (docs/ntuple.md)."""
+
+_SECTIONS = ("index1", "index2", "codes", "exact_index", "exact_values", "check_boards", "check_moves")
+
+
+class ModelFileError(ValueError):
+    """A network file or card that cannot be used: corrupt, truncated, foreign or mismatched."""
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stage_codes(w: np.ndarray, nstages: int, fill: float, step: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per stage: (touched indices within the stage [n] int64, their integer codes [n] int64).
+
+    ``c = round((w - fill) / step)``; a code beyond ±2**30 (a step too fine for the weights) raises.
+    """
+    table = w.size // nstages
+    out = []
+    for s in range(nstages):
+        ws = w[s * table : (s + 1) * table]
+        idx = np.flatnonzero(ws != np.float32(fill))
+        c = np.rint((ws[idx].astype(np.float64) - fill) / step)
+        if c.size and np.abs(c).max() >= 2**30:
+            raise ValueError(f"step {step} is too fine for weights up to {np.abs(ws[idx]).max():.0f}; use a coarser step")
+        out.append((idx, c.astype(np.int64)))
+    return out
+
+
+def dequantize(c: np.ndarray, step: float, fill: float) -> np.ndarray:
+    """[n] float32 weights of integer codes: ``fill + c * step`` (the one formula encoder and decoder share).
+
+    With ``fill`` 0 and codes below 2**24 the product is exact in float32 (``step`` is a power of
+    two), so the float32 shortcut gives the same values as the float64 path.
+    """
+    if fill == 0 and (c.size == 0 or int(np.abs(c).max()) < 2**24):
+        return c.astype(np.float32) * np.float32(step)
+    return (c.astype(np.float64) * step + fill).astype(np.float32)
+
+
+def stored_weights(
+    w: np.ndarray, nstages: int, fill: float, step: float, exact: np.ndarray | None = None
+) -> np.ndarray:
+    """The float32 weights as a compact file with this ``fill``, ``step`` and ``exact`` decodes them."""
+    out = w.copy()
+    table = w.size // nstages
+    for s, (idx, c) in enumerate(stage_codes(w, nstages, fill, step)):
+        out[s * table + idx] = dequantize(c, step, fill)
+    if exact is not None and exact.size:
+        out[exact] = w[exact]
+    return out
+
+
+def stage_deltas(w: np.ndarray, nstages: int, fill: float, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """(bitmap [entries/8] uint8, each stage's XORed with the one below; integer codes [touched]
+    int64, each stage's minus the code below at the same place): what the file compresses."""
+    table = w.size // nstages
+    bitmaps, deltas = [], []
+    prev_bm = np.zeros(table // 8, np.uint8)
+    prev_c = np.zeros(table, np.int32)
+    for s, (idx, c) in enumerate(stage_codes(w, nstages, fill, step)):
+        bm = np.packbits(w[s * table : (s + 1) * table] != np.float32(fill))
+        bitmaps.append(bm ^ prev_bm)
+        deltas.append(c - prev_c[idx])
+        prev_bm = bm
+        if s + 1 < nstages:
+            prev_c = np.zeros(table, np.int32)
+            prev_c[idx] = c
+    return np.concatenate(bitmaps), np.concatenate(deltas)
+
+
+def encode(
+    net: Network,
+    *,
+    step: float,
+    fill: float = 0.0,
+    exact: np.ndarray | None = None,
+    check_boards: np.ndarray | None = None,
+    check_moves: np.ndarray | None = None,
+    p_two: float = P_TWO,
+    codec: str = "lzma",
+) -> dict[str, np.ndarray]:
+    """The sections of a compact file for ``net`` (see the module docstring).
+
+    Args:
+        net: the float32 network.
+        step: fixed-point step, a power of two (2**-6 keeps every weight within 1/128).
+        fill: the value of untouched entries (the run's ``init_value / features``).
+        exact: int64 indices restored as float32 after decoding.
+        check_boards, check_moves: [N] uint64 positions and [N] the float32 network's moves.
+        p_two: the spawn odds the network was trained under (recorded in the header).
+        codec: ``"lzma"`` or ``"zlib"``.
+    """
+    if codec not in CODECS:
+        raise ValueError(f"codec must be one of {', '.join(CODECS)}, got {codec!r}")
+    if not (isinstance(step, (int, float)) and step > 0 and np.log2(step) == round(np.log2(step))):
+        raise ValueError(f"step must be a power of two such as 2**-6, got {step!r}")
+    w = net.w
+    if not np.isfinite(w).all():
+        raise ValueError(f"the network holds {int((~np.isfinite(w)).sum())} NaN or infinite weights; it cannot be packed")
+    fill = float(np.float32(fill))
+    if not np.isfinite(fill):
+        raise ValueError("fill must be a finite number")
+    nstages = len(net.stages) + 1
+    ex = np.unique(np.asarray(exact if exact is not None else [], dtype=np.int64))
+    if ex.size and (ex[0] < 0 or ex[-1] >= w.size):
+        raise ValueError(f"exact indices must lie in 0..{w.size - 1}")
+    boards = np.zeros(0, np.uint64) if check_boards is None else np.asarray(check_boards, dtype=np.uint64)
+    moves = np.zeros(0, np.int8) if check_moves is None else np.asarray(check_moves, dtype=np.int8)
+    if boards.shape != moves.shape or boards.ndim != 1:
+        raise ValueError(f"check_boards and check_moves must be [N] arrays of one length, got {boards.shape} and {moves.shape}")
+    x, d = stage_deltas(w, nstages, fill, step)
+    z = ((d << 1) ^ (d >> 63)).view(np.uint64)
+    nbytes = max(1, (int(z.max()).bit_length() + 7) // 8) if z.size else 1
+    planes = z.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :nbytes].T.copy()
+    header = {
+        "format": FORMAT,
+        "rules_version": RULES_VERSION,
+        "p_two": float(p_two),
+        "patterns": net.patterns,
+        "stages": list(net.stages),
+        "kind": net.kind,
+        "entries": int(w.size),
+        "fill": fill,
+        "step": float(step),
+        "touched": int(d.size),
+        "code_bytes": nbytes,
+        "exact": int(ex.size),
+        "checks": int(boards.size),
+        "codec": codec,
+    }
+    comp = CODECS[codec][0]
+    raw = {
+        "index1": np.packbits(x != 0).tobytes(),
+        "index2": x[x != 0].tobytes(),
+        "codes": planes.tobytes(),
+        "exact_index": ex.astype("<i8").tobytes(),
+        "exact_values": w[ex].astype("<f4").tobytes(),
+        "check_boards": boards.astype("<u8").tobytes(),
+        "check_moves": moves.tobytes(),
+    }
+    out = {"header": np.array(json.dumps(header, sort_keys=True))}
+    out.update({k: np.frombuffer(comp(v), dtype=np.uint8) for k, v in raw.items()})
+    return out
+
+
+def write(path: str | Path, net: Network, **options: Any) -> dict[str, Any]:
+    """Encode ``net`` (options as :func:`encode`) and write it to ``path`` atomically; returns the header."""
+    sections = encode(net, **options)
+    atomic_write(path, lambda f: np.savez(f, **sections))  # type: ignore[arg-type]
+    header: dict[str, Any] = json.loads(str(sections["header"]))
+    return header
+
+
+def _open(path: Path, sha256: str | None, size: int | None) -> bytes:
+    """The file's bytes, after the size and hash checks a card provides."""
+    if not path.is_file():
+        raise FileNotFoundError(f"network file {path} does not exist")
+    data = path.read_bytes()
+    if size is not None and len(data) != size:
+        raise ModelFileError(
+            f"network file {path} is {len(data)} bytes but its card says {size}: it is truncated or "
+            "half-written (an interrupted download or copy); fetch or reinstall it again"
+        )
+    if sha256 is not None:
+        got = hashlib.sha256(data).hexdigest()
+        if got != sha256.lower():
+            raise ModelFileError(
+                f"network file {path} is corrupt: its SHA-256 is {got}, its card says {sha256}; "
+                "fetch or reinstall it again"
+            )
+    return data
+
+
+def read_sections(
+    path: str | Path, sha256: str | None = None, size: int | None = None
+) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """(header, decompressed sections) of a compact file; every problem names the file."""
+    path = Path(path)
+    data = _open(path, sha256, size)
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            files = set(z.files)
+            missing = sorted({"header", *_SECTIONS} - files)
+            if missing:
+                raise ModelFileError(
+                    f"{path} lacks {', '.join(missing)}: it is not an ai2048 compact network file ({FORMAT})"
+                )
+            header = json.loads(str(z["header"]))
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise ModelFileError(
+                    f"{path} has format {header.get('format') if isinstance(header, dict) else None!r}; "
+                    f"this version of ai2048 reads {FORMAT!r}"
+                )
+            codec = header.get("codec")
+            if codec not in CODECS:
+                raise ModelFileError(f"{path} uses codec {codec!r}; this version reads {', '.join(CODECS)}")
+            dec = CODECS[codec][1]
+            sections = {k: dec(z[k].tobytes()) for k in _SECTIONS}
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError, KeyError) as e:
+        raise ModelFileError(f"network file {path} is corrupt or truncated ({e}); fetch or reinstall it again") from e
+    return header, sections
+
+
+def check_header(path: str | Path, header: dict[str, Any], patterns: str | None = None) -> None:
+    """Raise naming the file and the difference unless the header fits these rules (and ``patterns``)."""
+    rv = header.get("rules_version")
+    if rv != RULES_VERSION:
+        raise ModelFileError(
+            f"{path} holds a network trained under rules version {rv}, but this ai2048 plays rules "
+            f"version {RULES_VERSION}; use a network packed for rules version {RULES_VERSION}"
+        )
+    if header.get("kind") not in KINDS:
+        raise ModelFileError(f"{path} has kind {header.get('kind')!r}, not one of {KINDS}")
+    if patterns is not None:
+        want = pattern_name(parse_patterns(patterns))
+        if header.get("patterns") != want:
+            raise ModelFileError(f"{path} holds patterns {header.get('patterns')}, not the requested {want}")
+
+
+def decode(
+    path: str | Path, sha256: str | None = None, size: int | None = None, patterns: str | None = None
+) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray]:
+    """(header, float32 weights [entries], check boards [N] uint64, check moves [N] int8): numpy only."""
+    header, s = read_sections(path, sha256, size)
+    check_header(path, header, patterns)
+    try:
+        entries, touched, nbytes = int(header["entries"]), int(header["touched"]), int(header["code_bytes"])
+        nstages, fill, step = len(header["stages"]) + 1, float(header["fill"]), float(header["step"])
+        n_exact = int(header["exact"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelFileError(f"{path} has an incomplete header ({e}); fetch or reinstall it again") from e
+    corrupt = ModelFileError(f"{path} has sections that disagree with its header; it is corrupt: fetch or reinstall it again")
+    table = entries // nstages
+    if entries % (8 * nstages) or not 1 <= nbytes <= 4:
+        raise corrupt
+    x = np.zeros(entries // 8, np.uint8)
+    gidx = np.flatnonzero(np.unpackbits(np.frombuffer(s["index1"], np.uint8), count=x.size))
+    nz = np.frombuffer(s["index2"], np.uint8)
+    planes = np.frombuffer(s["codes"], np.uint8)
+    ex_i = np.frombuffer(s["exact_index"], "<i8")
+    ex_v = np.frombuffer(s["exact_values"], "<f4")
+    if nz.size != gidx.size or planes.size != nbytes * touched or ex_i.size != n_exact or ex_v.size != n_exact:
+        raise corrupt
+    if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries):
+        raise corrupt
+    x[gidx] = nz
+    z = planes[:touched].astype(np.uint32)  # codes fit 32 bits: |c| < 2**30, so |delta| < 2**31
+    for j in range(1, nbytes):
+        z |= planes[j * touched : (j + 1) * touched].astype(np.uint32) << np.uint32(8 * j)
+    d = (z >> np.uint32(1)).view(np.int32) ^ -(z & np.uint32(1)).view(np.int32)
+    del z
+    w = np.zeros(entries, np.float32) if fill == 0 else np.full(entries, fill, np.float32)
+    prev_bm = np.zeros(table // 8, np.uint8)
+    prev_i, prev_c = np.zeros(0, np.int64), np.zeros(0, np.int32)
+    pos = 0
+    for st in range(nstages):
+        bm = x[st * table // 8 : (st + 1) * table // 8] ^ prev_bm
+        nzb = np.flatnonzero(bm)
+        on = np.flatnonzero(np.unpackbits(bm[nzb]))
+        idx = nzb[on >> 3] * 8 + (on & 7)
+        if pos + idx.size > touched:
+            raise corrupt
+        c = d[pos : pos + idx.size].copy()
+        if st and prev_i.size:  # add the code below at the same place (0 where the stage below is untouched)
+            at = np.minimum(np.searchsorted(prev_i, idx), prev_i.size - 1)
+            c += np.where(prev_i[at] == idx, prev_c[at], 0)
+        w[st * table + idx] = dequantize(c, step, fill)
+        prev_i, prev_c, prev_bm = idx, c, bm
+        pos += idx.size
+    if pos != touched:
+        raise corrupt
+    w[ex_i] = ex_v
+    boards = np.frombuffer(s["check_boards"], "<u8").astype(np.uint64)
+    moves = np.frombuffer(s["check_moves"], np.int8).copy()
+    if boards.size != moves.size:
+        raise corrupt
+    return header, w, boards, moves
+
+
+def load(path: str | Path, sha256: str | None = None, size: int | None = None, patterns: str | None = None) -> Network:
+    """The network in a compact file, checked against ``sha256``/``size`` (from its card) if given."""
+    header, w, _, _ = decode(path, sha256, size, patterns)
+    try:
+        return Network(header["patterns"], stages=header["stages"], kind=header["kind"], weights=w)
+    except (KeyError, ValueError) as e:
+        raise ModelFileError(f"{path} does not match its own header: {e}") from e

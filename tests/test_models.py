@@ -1,0 +1,300 @@
+"""Shipped networks: the compact format, packing a run, the models API and CLI, ``--init``, bad input.
+
+A tiny two-stage network ("0123,4567", a second stage from the 128 tile) is trained once per
+module, evaluated at depth 1 and 2, and packed into a temporary models folder named by
+``$AI2048_MODELS``, so nothing here depends on the network the package ships (the last test
+checks that one, and skips while there is none).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ai2048
+import ai2048.models as models
+from ai2048.cli import main
+from ai2048.evaluate import evaluate
+from ai2048.models import agreement, compact, store
+from ai2048.models.card import evaluation
+from ai2048.models.pack import pack
+from ai2048.ntuple.network import Network, load_file
+from ai2048.ntuple.play import evaluate_greedy
+from ai2048.rules import RULES_VERSION
+from ai2048.train.ntuple import Config, run
+
+TINY = Config(patterns="0123,4567", games=300, chunk=100, checkpoint_every=100, seed=5, stages=(7,), tc=True, alpha=1.0)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A trained run, its two evaluation results and a models folder holding it packed as 'tiny'."""
+    root = tmp_path_factory.mktemp("models")
+    out = run(TINY, root / "run")
+    e1 = evaluate(ai2048.make_agent("ntuple", weights=str(out)), games=20, seed=11, progress=False).save(root / "e1.json")
+    agent2 = ai2048.make_agent("ntuple", weights=str(out), depth=2)
+    agent2.config = {"depth": 2}
+    e2 = evaluate(agent2, games=3, seed=12, progress=False).save(root / "e2.json")
+    folder = root / "shipped"
+    pack(out, "tiny", eval_1ply=e1, eval_depth2=e2, command="ai2048 train ntuple (test)", default=True,
+         directory=folder, positions=2000, checks=1000, seed=3, log=lambda s: None)
+    return {"run": out, "e1": e1, "e2": e2, "dir": folder, "root": root}
+
+
+@pytest.fixture()
+def shipped(trained: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$AI2048_MODELS`` pointing at the folder with 'tiny'."""
+    monkeypatch.setenv(store.ENV, str(trained["dir"]))
+    return trained["dir"]
+
+
+def _sparse_network(seed: int, density: float, scale: float, fill: float = 0.0) -> Network:
+    rng = np.random.default_rng(seed)
+    net = Network("0123", stages=(9,))
+    w = np.full(net.w.size, np.float32(fill))
+    on = rng.random(w.size) < density
+    w[on] = (rng.standard_normal(int(on.sum())) * scale).astype(np.float32)
+    half = net.table
+    copy = rng.random(half) < 0.7  # a promoted stage: mostly the stage below, changed in places
+    w[half:][copy] = w[:half][copy] + (rng.standard_normal(int(copy.sum())) * scale / 50).astype(np.float32) * (w[:half][copy] != fill)
+    net.w[:] = w
+    return net
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**31), density=st.sampled_from([0.0, 0.001, 0.2, 1.0]),
+    scale=st.sampled_from([0.5, 300.0, 60000.0]), k=st.integers(-8, 2), fill=st.sampled_from([0.0, 0.0, 125.25]),
+    codec=st.sampled_from(["lzma", "zlib"]),
+)
+def test_compact__decodes_to_the_stored_weights_within_half_a_step(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, density: float, scale: float, k: int, fill: float, codec: str
+) -> None:
+    net = _sparse_network(seed, density, scale, fill)
+    step = 2.0**k
+    exact = np.random.default_rng(seed).choice(net.w.size, 5, replace=False)
+    path = tmp_path_factory.mktemp("c") / "n.ntz"
+    compact.write(path, net, step=step, fill=fill, exact=exact, codec=codec)
+    header, w, boards, moves = compact.decode(path)
+    assert np.array_equal(w, compact.stored_weights(net.w, 2, fill, step, exact))
+    touched = net.w != np.float32(fill)
+    assert np.all(w[~touched] == np.float32(fill))
+    assert np.all(np.abs(w.astype(np.float64) - net.w) <= step / 2 + np.abs(net.w) * 2**-23)
+    assert np.array_equal(w[exact], net.w[exact])
+    assert header["touched"] == int(touched.sum()) and boards.size == moves.size == 0
+
+
+def test_compact__step_must_be_a_power_of_two_and_weights_finite() -> None:
+    net = _sparse_network(0, 0.01, 10.0)
+    with pytest.raises(ValueError, match="power of two"):
+        compact.encode(net, step=0.3)
+    net.w[7] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        compact.encode(net, step=1.0)
+
+
+def test_agreement__feature_indices_sum_to_the_kernels_value(trained: dict[str, Path]) -> None:
+    net, _ = load_file(trained["run"] / "weights.npz")
+    boards = agreement.game_positions(net, 200, seed=1)
+    assert len(set(boards.tolist())) > 150
+    for b in boards:
+        idx = agreement.feature_indices(net, int(b))
+        assert float(net.w[idx].astype(np.float64).sum()) == pytest.approx(net.value(int(b)), rel=1e-5, abs=1e-3)
+
+
+def test_pack__plays_the_float32_moves_on_1000_fresh_positions(trained: dict[str, Path], shipped: Path) -> None:
+    net, _ = load_file(trained["run"] / "weights.npz")
+    small = models.load("tiny")
+    assert small.patterns == net.patterns and small.stages == net.stages == (7,)
+    assert np.any(net.w[net.table :] != 0), "the run should reach the second stage"
+    boards = agreement.game_positions(net, 1000, seed=99)  # not the packer's seeds (3, 4, ...)
+    assert np.array_equal(agreement.greedy_moves(small, boards), agreement.greedy_moves(net, boards))
+    header, _, cb, cm = compact.decode(shipped / "tiny.ntz")
+    assert cb.size == 1000 and np.array_equal(agreement.greedy_moves(small, cb), cm)
+
+
+def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped: Path) -> None:
+    card = models.card("tiny")
+    assert card["file"]["sha256"] == compact.sha256_file(shipped / "tiny.ntz")
+    assert card["network"]["patterns"] == "0123,4567" and card["network"]["stages"] == [7]
+    assert card["rules"] == {"rules_version": RULES_VERSION, "p_two": 0.9, "max_tile": 32768}
+    tr = card["training"]
+    assert tr["command"] == "ai2048 train ntuple (test)" and tr["seed"] == 5 and tr["games"] == 300 and tr["machine"]
+    ev1, ev2 = card["evaluation"]["1-ply"], card["evaluation"]["depth 2"]
+    assert ev1["games"] == 20 and ev2["games"] == 3 and ev1["depth"] == 1 and ev2["depth"] == 2
+    row = ev1["tiles"][-1]
+    assert row["reach_lo"] <= row["reach"] <= row["reach_hi"] and ev1["moves_per_s"] > 0
+    assert any("two 32768 tiles do not merge" in x for x in card["limits"])
+    md = (shipped / "tiny.md").read_text()
+    assert md == models.markdown(card) and "two 32768 tiles do not merge" in md and f"{ev1['score_mean']:,.0f}" in md
+
+
+def test_models_api__names_make_and_the_default_agent(trained: dict[str, Path], shipped: Path) -> None:
+    assert models.names() == ["tiny"] and models.default_name() == "tiny"
+    agent = models.make("tiny", depth=1)
+    board = int(agreement.game_positions(models.load("tiny"), 1, seed=5)[0])
+    assert ai2048.legal_mask(board)[int(agent.act(board))]
+    plain = ai2048.make_agent("ntuple")  # no weights: the default shipped network
+    assert plain.net is agent.net and int(plain.act(board)) == int(agent.act(board))
+    assert models.make(directory=shipped).net is agent.net
+
+
+def test_models_api__nothing_shipped_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(store.ENV, str(tmp_path / "empty"))
+    assert models.names() == []
+    with pytest.raises(models.NoShippedModelError, match="no trained n-tuple network is shipped in .*weights=runs/tc"):
+        ai2048.make_agent("ntuple")
+    with pytest.raises(models.UnknownModelError, match="no shipped network named 'x'.*available: none"):
+        models.load("x")
+
+
+def test_models_api__missing_name_lists_the_available_ones(shipped: Path) -> None:
+    with pytest.raises(models.UnknownModelError, match=r"no shipped network named '4x6' in .*available: tiny"):
+        models.make("4x6")
+    with pytest.raises(ValueError, match="model name '../etc' is not valid"):
+        models.card("../etc")
+    with pytest.raises(ValueError, match="not both"):
+        ai2048.make_agent("ntuple", weights="run", model="tiny")
+
+
+def _copy_model(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for suffix in (".ntz", ".json", ".md"):
+        (dst / f"tiny{suffix}").write_bytes((src / f"tiny{suffix}").read_bytes())
+    return dst / "tiny.ntz"
+
+
+def test_bad_input__truncated_file_says_half_written(shipped: Path, tmp_path: Path) -> None:
+    path = _copy_model(shipped, tmp_path / "m")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(models.ModelFileError, match=f"{path}.*truncated or half-written"):
+        models.load("tiny", directory=tmp_path / "m")
+    with pytest.raises(models.ModelFileError, match=f"{path}.*corrupt or truncated"):
+        compact.load(path)  # no card: the container itself notices
+
+
+def test_bad_input__flipped_byte_is_a_hash_mismatch(shipped: Path, tmp_path: Path) -> None:
+    path = _copy_model(shipped, tmp_path / "m")
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(models.ModelFileError, match=f"{path} is corrupt: its SHA-256 is [0-9a-f]{{64}}, its card says"):
+        models.load("tiny", directory=tmp_path / "m")
+    with pytest.raises(models.ModelFileError, match="corrupt"):
+        compact.load(path)  # without the card, zip's CRC-32 of each section notices
+
+
+def _rewrite_header(path: Path, **changes: object) -> None:
+    with np.load(path, allow_pickle=False) as z:
+        sections = {k: z[k] for k in z.files}
+    header = json.loads(str(sections["header"]))
+    header.update(changes)
+    sections["header"] = np.array(json.dumps(header))
+    with open(path, "wb") as f:
+        np.savez(f, **sections)
+
+
+def test_bad_input__other_rules_version_or_patterns_name_the_file(shipped: Path, tmp_path: Path) -> None:
+    path = _copy_model(shipped, tmp_path / "m")
+    _rewrite_header(path, rules_version=RULES_VERSION + 1)
+    with pytest.raises(models.ModelFileError, match=f"{path} holds a network trained under rules version {RULES_VERSION + 1}"):
+        compact.load(path)
+    path = _copy_model(shipped, tmp_path / "n")
+    card = json.loads((tmp_path / "n" / "tiny.json").read_text())
+    card["network"]["patterns"] = "012345"  # a card from another pattern set beside this file
+    (tmp_path / "n" / "tiny.json").write_text(json.dumps(card))
+    with pytest.raises(models.ModelFileError, match="holds patterns 0123,4567 with stages \\[7\\], but its card says 012345"):
+        models.load("tiny", directory=tmp_path / "n")
+    with pytest.raises(models.ModelFileError, match="holds patterns 0123,4567, not the requested 4567"):
+        store.load_path(path, patterns="4567")
+
+
+def test_bad_input__run_directory_from_other_rules_or_patterns(trained: dict[str, Path], tmp_path: Path) -> None:
+    bad = tmp_path / "run"
+    bad.mkdir()
+    for f in ("config.json", "meta.json", "weights.npz"):
+        (bad / f).write_bytes((trained["run"] / f).read_bytes())
+    meta = json.loads((bad / "meta.json").read_text())
+    (bad / "meta.json").write_text(json.dumps({**meta, "rules_version": RULES_VERSION + 1}))
+    with pytest.raises(ValueError, match=f"meta.json says rules version {RULES_VERSION + 1}; this ai2048 plays version"):
+        pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
+    (bad / "meta.json").write_text(json.dumps(meta))
+    cfg = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**cfg, "patterns": "4x6"}))
+    with pytest.raises(ValueError, match="holds patterns 0123,4567, not the requested 012345"):
+        pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
+    with pytest.raises(ValueError, match="was played at depth 1, not depth 2"):
+        pack(trained["run"], "x", eval_depth2=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
+    assert not (tmp_path / "out" / "x.ntz").exists()
+
+
+def test_card__reads_train_eval_json(trained: dict[str, Path], tmp_path: Path) -> None:
+    net, _ = load_file(trained["run"] / "weights.npz")
+    res = evaluate_greedy(net, 30, seed=2)
+    (tmp_path / "eval.json").write_text(json.dumps(res))
+    ev = evaluation(tmp_path / "eval.json", depth=1)
+    assert ev["games"] == 30 and ev["score_mean"] == res["score_mean"]
+    assert [r["reach"] for r in ev["tiles"]] == pytest.approx([r["reach"] for r in res["tiles"]])
+
+
+def test_cli__lists_shows_and_packs(trained: dict[str, Path], shipped: Path, tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "tiny (default)" in out and "0123,4567" in out
+    assert main(["models", "tiny"]) == 0
+    assert "# Model card: `tiny`" in capsys.readouterr().out
+    assert main(["models", "tiny", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == "tiny"
+    assert main(["models", "nope"]) == 2
+    assert "available: tiny" in capsys.readouterr().err
+    args = ["models", "pack", str(trained["run"]), "--name", "again", "--dir", str(tmp_path), "--codec", "zlib",
+            "--positions", "500", "--checks", "200", "--eval-1ply", str(trained["e1"])]
+    assert main(args) == 0
+    assert "packed again" in capsys.readouterr().out
+    assert models.names(tmp_path) == ["again"] and models.card("again", tmp_path)["network"]["codec"] == "zlib"
+
+
+def test_train_init__starts_from_the_shipped_weights(trained: dict[str, Path], shipped: Path, tmp_path: Path) -> None:
+    ship = models.load("tiny")
+    cfg = replace(TINY, games=1, chunk=1, checkpoint_every=1, init="shipped")
+    w = load_file(run(cfg, tmp_path / "a") / "weights.npz")[0].w
+    on = ship.w != 0
+    assert np.mean(w[on] == ship.w[on]) > 0.6  # one game moves only the weights it visits
+    assert json.loads((tmp_path / "a" / "config.json").read_text())["init"] == "shipped"
+    fresh = load_file(run(replace(cfg, init=""), tmp_path / "b") / "weights.npz")[0].w
+    assert np.mean(fresh[on] == ship.w[on]) < 0.1
+
+
+def test_train_init__mismatch_is_an_error_before_any_work(shipped: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"shipped network 'tiny' has \[7\], the config says \[\]"):
+        run(replace(TINY, stages=(), init="tiny"), tmp_path / "a")
+    with pytest.raises(ValueError, match="patterns: shipped network 'tiny' has 0123,4567, the config says 012345"):
+        run(replace(TINY, patterns="012345", init="shipped"), tmp_path / "b")
+    with pytest.raises(ValueError, match="neither 'shipped', a shipped network \\(available: tiny\\)"):
+        run(replace(TINY, init="no-such"), tmp_path / "c")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_shipped_network__loads_fast_and_replays_its_checks() -> None:
+    """The network the package ships (skipped until one is packed into ai2048/models/networks)."""
+    found = store.names(store.PACKAGE_DIR)
+    if not found:
+        pytest.skip("no network is shipped in ai2048/models/networks yet")
+    name = store.default_name(store.PACKAGE_DIR)
+    card = store.card(name, store.PACKAGE_DIR)
+    assert card["file"]["bytes"] <= 64 * 2**20
+    t0 = time.perf_counter()
+    header, w, boards, moves = compact.decode(store.PACKAGE_DIR / card["file"]["name"], card["file"]["sha256"], card["file"]["bytes"])
+    print(f"decoded {name} in {time.perf_counter() - t0:.2f} s")
+    net = Network(header["patterns"], stages=header["stages"], kind=header["kind"], weights=w)
+    assert boards.size >= 1000 and np.array_equal(agreement.greedy_moves(net, boards), moves)
+    assert card["evaluation"] and any("32768" in x for x in card["limits"])
