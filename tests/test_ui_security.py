@@ -451,3 +451,20 @@ def test_session__holds_one_agent_whatever_settings_it_went_through() -> None:
         s.set_agent("montecarlo", {"playouts": playouts})
         s.hint()
     assert s._agent_obj.playouts == 29 and not hasattr(s, "_agents")  # one agent, not one per setting
+
+
+def test_busy__clients_that_hang_up_do_not_free_slots_or_leave_games_locked(client: httpx.Client, server) -> None:
+    url, app = server
+    gids = [new_game(client, seed=10) for _ in range(5)]
+    slow = {"agent": "ui-test-slow", "config": {"delay": 0.3}}
+    for gid in gids[:4]:
+        with httpx.Client(base_url=url, timeout=0.05) as c, pytest.raises(httpx.TimeoutException):
+            c.post(f"/api/games/{gid}/hint", json=slow)
+    assert app.state.inflight() <= 4  # work still running or waiting keeps its slot; work never started is dropped
+    deadline = time.monotonic() + 20
+    while app.state.inflight() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert app.state.inflight() == 0
+    for gid in gids:
+        assert client.post(f"/api/games/{gid}/move", json={"action": "left"}).status_code == 200
+    assert client.post(f"/api/games/{gids[0]}/hint", json=slow).status_code == 200

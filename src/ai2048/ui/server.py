@@ -346,6 +346,7 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
     app.state.store, app.state.cache, app.state.limits, app.state.models = store, cache, limits, models
     app.state.default = (default_agent, default_config)
     inflight = [0]  # agent requests running or waiting
+    counting = threading.Lock()
     app.state.inflight = lambda: inflight[0]
     static = resources.files("ai2048.ui") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
@@ -387,16 +388,27 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         except (FileNotFoundError, ImportError) as e:
             raise ApiError(400, f"cannot build agent {agent!r}: {e}") from None
 
-    async def off_loop(fn: Callable[[], Any]) -> Any:
-        """Run ``fn`` on the agent pool; 503 when ``max_queue`` requests are running or waiting."""
+    async def off_loop(fn: Callable[[], Any], on_cancel: Callable[[], None] | None = None) -> Any:
+        """Run ``fn`` on the agent pool; 503 when ``max_queue`` requests are running or waiting.
+
+        The slot is given back when the work ends, not when the client stops waiting, so clients
+        that hang up cannot pile work up; work cancelled before it started calls ``on_cancel``.
+        """
         if not slots.acquire(blocking=False):
             raise ApiError(503, f"the server is busy ({limits.max_queue} agent requests running or waiting); try again")
-        inflight[0] += 1
-        try:
-            return await asyncio.get_running_loop().run_in_executor(pool, fn)
-        finally:
-            inflight[0] -= 1
+        with counting:
+            inflight[0] += 1
+
+        def done(f: Any) -> None:
+            with counting:
+                inflight[0] -= 1
             slots.release()
+            if f.cancelled() and on_cancel is not None:
+                on_cancel()
+
+        future = pool.submit(fn)
+        future.add_done_callback(done)
+        return await asyncio.wrap_future(future)
 
     def locked(lock: threading.Lock) -> None:
         if not lock.acquire(blocking=False):
@@ -495,7 +507,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         agent, config = choice(s, body)
         locked(lock)
         try:
-            return await off_loop(lambda: agent_work(gid, s, lock, agent, config, steps))  # type: ignore[no-any-return]
+            return await off_loop(lambda: agent_work(gid, s, lock, agent, config, steps),  # type: ignore[no-any-return]
+                                  on_cancel=lock.release)
         except ApiError as e:
             if e.status == 503:
                 lock.release()
