@@ -133,5 +133,4 @@ class NTupleAgent(BaseAgent):
         if self.search is not None:
             return expectimax_kernel(self.search, self.depth, (0, 1, 2, 3))
         n = self.net
-        return ntuple_kernel(n.k.greedy_move, (np.int64(KINDS.index(n.kind)), self.p_two, n.w, n.runs, n.nruns,
-                                               n.tbase, n.stage_arr, self.downgrade))
+        return ntuple_kernel(n.k, KINDS.index(n.kind), self.p_two, n.data(), self.downgrade)
