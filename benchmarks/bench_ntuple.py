@@ -1,68 +1,89 @@
-"""N-tuple TD(0) training speed: moves/s and games/s of the 4x6 trainer kernel on 1 and 2 cores.
+"""N-tuple TD training: speed (moves/s per core, 1 and 2 workers) and peak memory, beside baselines.
 
-The kernel is ``train_chunk`` (1-ply greedy self-play, after-state TD(0), alpha = 0.1), the exact
-inner loop of ``ai2048 train ntuple``, with backward updates (our default, seed 004) and online
-ones (TDL2048+'s default "forward" TD(0), the mode its speed was measured in). Training speed depends on how good
-the network is (longer games reach larger, more varied tiles), so the network first trains
-``--warmup`` games, then each setting trains ``--games`` more. The baseline, measured in the same
-run, is the same algorithm in numpy (vectorised features, one Python step per move). The target
-is moporgic/TDL2048+ (C++): 2.45 M moves/s per core on this machine type.
+**Speed** (default). Each setting trains ``--games`` games from an empty network with the
+trainer's own kernels (``ai2048.ntuple.hogwild.train_chunk``, the loop of ``ai2048 train
+ntuple``): 4x6 after-state TD(0) α = 0.1 and TC α = 1.0, backward and online updates, on 1 and
+2 Hogwild workers. Figures are moves per CPU-second of the whole process (all its threads), so a
+shared machine changes them less than wall-clock ones; a *move* is one action played, as
+TDL2048+ counts its "ops". Baselines measured in the same run:
 
-    python benchmarks/bench_ntuple.py [--patterns 4x6] [--warmup 2000] [--games 2000]
+* the same algorithm in numpy (vectorised features, one Python step per move);
+* moporgic/TDL2048+ (C++) when ``--tdl2048 PATH`` (or ``$TDL2048``) names its binary, built by
+  you (this script never builds it): the same number of games with the matching options
+  (``-tt backward`` for backward TD; its default mode for online TD; ``-a 1.0 coherence`` for TC;
+  ``-p 2`` for two threads), its CPU time taken from the kernel (``getrusage``), run right after
+  ours so both see the same load.
+
+**Memory** (``--memory``). Runs ``ai2048 train ntuple`` (one worker, ``--games`` games,
+checkpoints every chunk) for 4x6, 5x6 and 8x6, plain and TC, and reports each process's peak
+resident set (``ru_maxrss``) and its resident set after the first and the last chunk (growth).
+
+    python benchmarks/bench_ntuple.py [--games 3000] [--tdl2048 /path/to/2048]
+    python benchmarks/bench_ntuple.py --memory [--games 2000]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
-import numba
 import numpy as np
 
 from ai2048 import engine
 from ai2048.engine.rng import seed_state
+from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import Network
-from ai2048.ntuple.patterns import isomorphic_patterns
+from ai2048.ntuple.patterns import isomorphic_patterns, parse_patterns
 
-TDL2048_MOVES_PER_S = 2.45e6
-
-
-@numba.njit(cache=True)
-def _gather(w: np.ndarray, idx: np.ndarray) -> float:
-    s = 0.0
-    for i in idx:
-        s += w[i]
-    return s
+SETTINGS = (  # name, online, tc, alpha, TDL2048+ options
+    ("TD(0) backward", False, False, 0.1, ["-a", "0.1", "-tt", "backward"]),
+    ("TD(0) online", True, False, 0.1, ["-a", "0.1"]),
+    ("TC backward", False, True, 1.0, ["-a", "1.0", "coherence", "-tt", "backward"]),
+    ("TC online", True, True, 1.0, ["-a", "1.0", "coherence"]),
+)
 
 
-def random_read_ns(size: int, reads: int = 20_000_000) -> float:
-    """Nanoseconds per independent random float32 read from a table of ``size`` entries: the
-    memory system's ceiling for a trainer whose every feature lookup misses the caches."""
-    w = np.zeros(size, np.float32)
-    idx = np.random.default_rng(0).integers(0, size, reads)
-    _gather(w, idx[:10])
-    t0 = time.perf_counter()
-    _gather(w, idx)
-    return (time.perf_counter() - t0) / reads * 1e9
-
-
-def train(net: Network, games: int, workers: int, seed: int, online: bool = False) -> tuple[float, int, float]:
-    """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of all threads)."""
-    numba.set_num_threads(workers)
-    counts = np.array([games // workers + (k < games % workers) for k in range(workers)], dtype=np.int64)
-    states = np.array([seed_state(seed + k)[0] for k in range(workers)], dtype=np.uint64)
+def train(net: Network, games: int, workers: int, seed: int, online: bool, tc: bool, alpha: float) -> tuple[float, int, float]:
+    """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of the process)."""
+    counts = np.array([games // workers + (i < games % workers) for i in range(workers)], dtype=np.int64)
+    states = np.array([seed_state(seed + i)[0] for i in range(workers)], dtype=np.uint64)
     buf_b = np.zeros((workers, 1 << 18), np.uint64)
     buf_r = np.zeros((workers, 1 << 18), np.int64)
     pools = np.zeros((workers, 8), np.uint64)
-    e = np.zeros(1, np.float32)
-    out = [np.zeros(games, np.int64) for _ in range(3)]
+    e = np.zeros(net.w.size if tc else 1, np.float32)
+    a = np.zeros(net.w.size if tc else 1, np.float32)
+    score, tile, moves = (np.zeros(games, np.int64) for _ in range(3))
     t0, c0 = time.perf_counter(), time.process_time()
-    net.k.train_chunk(
-        counts, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, online,
-        False, False, 0.1 / net.features, 0.0, 0.9, states, buf_b, buf_r, pools, np.zeros(workers, np.int64), 15,
-        0.0, *out, np.zeros(games, np.bool_),
+    train_chunk(
+        net.k, counts, net.w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr,
+        0, online, tc, False, alpha / net.features, 0.0, 0.9, states, buf_b, buf_r, pools,
+        np.zeros(workers, np.int64), 15, 0.0, score, tile, moves, np.zeros(games, np.bool_),
     )
-    return time.perf_counter() - t0, int(out[2].sum()), time.process_time() - c0
+    return time.perf_counter() - t0, int(moves.sum()), time.process_time() - c0
+
+
+def tdl2048(binary: str, games: int, threads: int, options: list[str]) -> tuple[float, int, float]:
+    """Run TDL2048+ training ``games`` 4x6 games: (wall seconds, moves, CPU seconds of the child)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    cmd = [binary, "-n", "4x6patt", "-t", f"1x{games}", *options, "-p", str(threads), "-%", "none"]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=tempfile.gettempdir(), check=True)
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    m = re.search(r"^\s*001/001\s+(\d+)ms\s+([\d.]+)ops", res.stdout, re.MULTILINE)
+    if m is None:
+        raise RuntimeError(f"cannot read TDL2048+'s speed from its output:\n{res.stdout[-2000:]}")
+    ms, ops = int(m.group(1)), float(m.group(2))
+    return wall, round(ops * ms / 1000.0), cpu
 
 
 class NumpyTD:
@@ -116,47 +137,96 @@ class NumpyTD:
         return time.process_time() - c0, moves
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--patterns", default="4x6")
-    p.add_argument("--warmup", type=int, default=2000, help="games trained before timing")
-    p.add_argument("--games", type=int, default=2000, help="games timed per setting")
-    p.add_argument("--baseline-seconds", type=float, default=10.0)
-    args = p.parse_args()
-
+def speed(args: argparse.Namespace) -> None:
     net = Network(args.patterns)
-    t0 = time.perf_counter()
-    train(net, 1, 1, 0)
-    print(f"compile (or load from cache): {time.perf_counter() - t0:.1f} s")
-    dt, mv, _ = train(net, args.warmup, 1, 1)
-    print(f"warm-up: {args.warmup} games, {mv / args.warmup:.0f} moves/game, {mv / dt / 1e6:.2f} M moves/s")
-
+    binary = args.tdl2048 or os.environ.get("TDL2048")
+    if binary and args.patterns != "4x6":
+        sys.exit("--tdl2048 compares the 4x6 network only")
+    for _, online, tc, alpha, _ in SETTINGS:  # compile or load every setting's kernels first
+        t0 = time.perf_counter()
+        train(net, 1, 1, 0, online, tc, alpha)
+        print(f"kernels online={online} tc={tc}: {time.perf_counter() - t0:.1f} s (compile or cache load)", flush=True)
     base_dt, base_mv = NumpyTD(net).play(args.baseline_seconds, 7)
     base = base_mv / base_dt
     print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
-    print("(wall-clock figures suffer from other jobs on a shared machine; per CPU-second ones much less)")
-
-    ns = random_read_ns(net.w.size)
-    reads = 5 * net.features  # four after-states scored, one updated, per move
-    print(
-        f"random reads of the {net.nbytes / 2**20:.0f} MiB table: {ns:.1f} ns each; at {reads} reads a move "
-        f"that caps a cache-missing trainer at {1e3 / (ns * reads):.2f} M moves/s per core"
-    )
-    cores = min(2, getattr(numba.config, "NUMBA_NUM_THREADS", 1))
-    print(
-        f"{'setting':<34}{'M moves/s':>10}{'games/s':>9}{'M moves/CPU-s':>15}{'x numpy':>9}{'x TDL2048+/core':>17}"
-    )
-    start = net.w.copy()
-    for online in (False, True):
-        for workers in range(1, cores + 1):
-            net.w[:] = start  # every setting trains from the same network
-            dt, mv, cpu = train(net, args.games, workers, 100 + workers, online)
+    print(f"each setting: {args.games} games from an empty network; M moves per CPU-second of the process")
+    head = f"{'setting':<30}{'wall M/s':>9}{'M/CPU-s':>9}{'x numpy':>8}"
+    if binary:
+        head += f"{'TDL2048+ M/CPU-s':>18}{'x TDL2048+':>11}"
+    print(head, flush=True)
+    for name, online, tc, alpha, opts in SETTINGS:
+        for workers in (1, 2):
+            net.w[:] = 0.0
+            dt, mv, cpu = train(net, args.games, workers, 100 + workers, online, tc, alpha)
             per_cpu = mv / cpu
-            name = f"{args.patterns} TD(0) {'online' if online else 'backward'}, {workers} core(s)"
-            print(
-                f"{name:<34}{mv / dt / 1e6:>10.2f}{args.games / dt:>9.0f}"
-                f"{per_cpu / 1e6:>15.2f}{per_cpu / base:>9.0f}{per_cpu / TDL2048_MOVES_PER_S:>17.2f}"
-            )
+            line = f"{args.patterns} {name}, {workers} worker(s)"
+            line = f"{line:<30}{mv / dt / 1e6:>9.2f}{per_cpu / 1e6:>9.2f}{per_cpu / base:>8.0f}"
+            if binary:
+                tdt, tmv, tcpu = tdl2048(binary, args.games, workers, opts)
+                line += f"{tmv / tcpu / 1e6:>18.2f}{per_cpu / (tmv / tcpu):>11.2f}"
+            print(line, flush=True)
+
+
+def _rss_mib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def memory(args: argparse.Namespace) -> None:
+    chunk = max(1, args.games // 4)
+    print(f"ai2048 train ntuple, 1 worker, {args.games} games, a checkpoint every {chunk} games (MiB)")
+    print(f"{'setting':<10}{'tables':>8}{'peak RSS':>10}{'RSS 1st chunk':>15}{'RSS at end':>12}{'seconds':>9}")
+    for patterns in ("4x6", "5x6", "8x6"):
+        for tc in (False, True):
+            with tempfile.TemporaryDirectory() as tmp:
+                cmd = [
+                    sys.executable, "-m", "ai2048.cli", "train", "ntuple", "--patterns", patterns, "--games",
+                    str(args.games), "--chunk", str(chunk), "--checkpoint-every", str(chunk), "--workers", "1",
+                    "--out", f"{tmp}/run",
+                ] + (["--tc", "--alpha", "1.0"] if tc else [])
+                t0 = time.perf_counter()
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                metrics = Path(tmp) / "run" / "metrics.jsonl"
+                samples: list[tuple[int, int]] = []  # (chunks logged, RSS)
+                while True:
+                    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                    if pid:
+                        break
+                    with contextlib.suppress(OSError, ValueError):  # the run may be writing metrics.jsonl
+                        logged = len(metrics.read_text().splitlines()) if metrics.exists() else 0
+                        samples.append((logged, _rss_mib(proc.pid)))
+                    time.sleep(0.05)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                if proc.returncode:
+                    raise RuntimeError(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
+                first = [r for n, r in samples if n >= 1]
+                tables = _table_mib(patterns) * (3 if tc else 1)
+                print(
+                    f"{patterns + (' TC' if tc else ''):<10}{tables:>8}{usage.ru_maxrss // 1024:>10}"
+                    f"{(first[0] if first else 0):>15}{(first[-1] if first else 0):>12}{time.perf_counter() - t0:>9.0f}",
+                    flush=True,
+                )
+
+
+def _table_mib(patterns: str) -> int:
+    """MiB of one weight table of ``patterns`` (float32)."""
+    return sum(16 ** len(t) for t in parse_patterns(patterns)) * 4 // 2**20
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--patterns", default="4x6")
+    p.add_argument("--games", type=int, default=3000, help="games trained per setting")
+    p.add_argument("--baseline-seconds", type=float, default=10.0)
+    p.add_argument("--tdl2048", default="", help="path of a TDL2048+ binary (or $TDL2048) to run beside ours")
+    p.add_argument("--memory", action="store_true", help="report peak RSS of training runs instead of speed")
+    args = p.parse_args()
+    if args.memory:
+        memory(args)
+    else:
+        speed(args)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -256,6 +257,26 @@ def test_save_load__round_trip(tmp_path: Path) -> None:
     back, arrays = load_file(tmp_path / "w.npz", extra=("extra",))
     assert back.patterns == net.patterns and back.stages == (11,) and back.kind == "before"
     assert np.array_equal(back.w, net.w) and list(arrays["extra"]) == [0, 1, 2]
+
+
+def test_save_load__stream_the_table_without_a_whole_copy(tmp_path: Path) -> None:
+    """A checkpoint of a 128 MiB table allocates a few MiB, never a copy of the table (the array
+    is streamed into its zip member from views of its memory), and loading allocates the one
+    table it returns."""
+    net = Network("012345,456789")
+    net.w[::4097] = 1.5
+    tracemalloc.start()
+    try:
+        net.save(tmp_path / "w.npz")
+        save_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        back, _ = load_file(tmp_path / "w.npz")
+        load_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert save_peak < 8 * 2**20
+    assert net.nbytes <= load_peak < net.nbytes * 1.25
+    assert np.array_equal(back.w, net.w)
 
 
 def test_load__corrupt_truncated_or_foreign_file_names_the_problem(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from ai2048.ntuple.network import load_file
 from ai2048.train import get_trainer
 from ai2048.train.ntuple import Config, run
 
+DATA = Path(__file__).parent / "data"
 TINY = Config(patterns="0123,4567", games=60, chunk=20, checkpoint_every=20, seed=3)
 
 
@@ -180,6 +182,55 @@ def test_sigkill_and_ctrl_c__lose_at_most_games_since_checkpoint(tmp_path: Path)
     full = run(cfg, tmp_path / "full")
     assert np.array_equal(weights(out), weights(full))
     assert [r["games"] for r in read_jsonl(out / "metrics.jsonl")] == list(range(20, 4001, 20))
+
+
+@pytest.mark.slow
+def test_sigkill_during_checkpoint_write__last_checkpoint_loads_and_resumes(tmp_path: Path) -> None:
+    """SIGKILL while ``weights.npz`` is being written (its temp file exists): the previous
+    checkpoint still loads, agrees with ``meta.json``, and resumes to an uninterrupted run's weights."""
+    cfg = Config(patterns="012345", games=400, chunk=20, checkpoint_every=20, seed=5)  # a 64 MiB table
+    out = tmp_path / "killed"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import Config, run\n"
+        "run(Config(patterns='012345', games=400, chunk=20, checkpoint_every=20, seed=5), Path(sys.argv[1]))\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed = False
+    deadline = time.time() + 300
+    while time.time() < deadline and proc.poll() is None:
+        meta = out / "meta.json"
+        if meta.is_file() and json.loads(meta.read_text())["games_done"] >= 40 and list(out.glob(".weights.npz.*")):
+            proc.send_signal(signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.001)
+    proc.wait(timeout=60)
+    assert killed, "the run ended before a checkpoint write was caught"
+    assert list(out.glob(".weights.npz.*"))  # the write was cut short
+    _, arrays = load_file(out / "weights.npz", extra=("train_done",))
+    done = int(arrays["train_done"])
+    assert 40 <= done < 400 and done == json.loads((out / "meta.json").read_text())["games_done"]
+    run(cfg, out, resume=True)
+    full = run(cfg, tmp_path / "full")
+    assert np.array_equal(weights(out), weights(full))
+
+
+def test_resume__run_written_by_the_previous_trainer_continues_exactly(tmp_path: Path) -> None:
+    """A run directory written by the trainer of commit 2df9267 (before streamed checkpoints and
+    thread workers; TC, a second stage, restarts) resumes, and its 40 games end with the weights
+    that trainer reached in an uninterrupted 40-game run."""
+    out = tmp_path / "old"
+    shutil.copytree(DATA / "ntuple_run_v1", out)
+    cfg = Config(
+        patterns="0123,4567", games=40, chunk=20, checkpoint_every=20, seed=3, tc=True, alpha=1.0, stages=(6,),
+        restart_prob=0.5, restart_tile=5,
+    )
+    run(cfg, out, resume=True)
+    old, _ = load_file(DATA / "ntuple_run_v1_weights40.npz")
+    assert np.array_equal(weights(out), old.w)
+    _, arrays = load_file(out / "weights.npz", extra=("train_done", "train_ready"))
+    assert int(arrays["train_done"]) == 40 and list(arrays["train_ready"]) == [1, 1]
 
 
 def test_run__time_budget_stops_after_a_chunk_and_saves(tmp_path: Path) -> None:

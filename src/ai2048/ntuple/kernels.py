@@ -13,8 +13,8 @@ nibbles of tuple ``k``'s cells (first cell in the low nibble) and ``s(b)`` count
 ``b``'s largest tile. The evaluator used by the expectimax search is ``ntuple_value(b, data)``
 with ``data = (w, runs, nruns, tbase, stages)``.
 
-Training is Hogwild (Niu et al. 2011): ``train_chunk`` runs one worker per ``prange`` iteration,
-each playing its own games and updating the shared weights without locks.
+Training is Hogwild (Niu et al. 2011): ``train_worker`` plays one worker's games and releases the
+GIL; the trainer runs one per thread, each updating the shared weights without locks.
 """
 
 # mypy: disable-error-code="arg-type,return-value,assignment"
@@ -121,14 +121,25 @@ def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.
     return fsum(w, features(b, off, runs, nruns, tbase))
 
 
-@njit(cache=True, inline="always")
+# The functions below that handle a board's whole feature tuple are compiled once each and called
+# (LLVM still inlines them into their callers); inlining them in numba's IR instead made numba type
+# every copy, which took most of the minutes of a first compilation.
+
+
+@njit(cache=True)
+def _features_of(x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> tuple:
+    """:func:`features` of board ``x`` in its own stage."""
+    return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+
+
+@njit(cache=True)
 def _prefetch(w: np.ndarray, idx: np.ndarray) -> None:
-    """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.prefetch`)."""
+    """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.intrinsics`)."""
     for i in idx:
         prefetch(w, i)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _learn(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> float:
     """One TD step on the features ``idx`` with error ``err``; returns their updated value.
 
@@ -190,13 +201,13 @@ def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
     return ntuple_value(downgrade(b), data)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _td(
     b: np.uint64, target: float, stages: np.ndarray, table: int, alpha_f: float, tc: bool,
     w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> float:
     """One TD step moving ``V(b)`` towards ``target``; returns the updated ``V(b)``."""
-    idx = features(b, stage_of(b, stages) * table, runs, nruns, tbase)
+    idx = _features_of(b, stages, table, runs, nruns, tbase)
     return _learn(idx, target - fsum(w, idx), alpha_f, tc, w, e_acc, a_acc)
 
 
@@ -243,7 +254,7 @@ def ntuple_value_before(b: np.uint64, data: tuple) -> float:
     return _before_value(b, 0.9, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _after(
     b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
@@ -253,11 +264,10 @@ def _after(
     nb, r = move(b, a)
     ok = nb != b
     if ok:
-        x = downgrade(nb) if dg else nb
-        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+        idx = _features_of(downgrade(nb) if dg else nb, stages, table, runs, nruns, tbase)
         _prefetch(w, idx)
     else:
-        idx = features(np.uint64(0), np.int64(0), runs, nruns, tbase)
+        idx = _features_of(np.uint64(0), stages, table, runs, nruns, tbase)
     return nb, r, ok, idx
 
 
@@ -311,7 +321,7 @@ def greedy_move(
             best_a = a
             best_b = nb
             best_r = r
-    return best_a, best_b, best_r, best, features(np.uint64(0), np.int64(0), runs, nruns, tbase)
+    return best_a, best_b, best_r, best, _features_of(np.uint64(0), stages, table, runs, nruns, tbase)
 
 
 @njit(cache=True)
@@ -359,7 +369,7 @@ def play_game_train(
     moves = np.int64(0)
     n = 0
     prev = np.uint64(0)
-    prev_i = features(prev, np.int64(0), runs, nruns, tbase)
+    prev_i = _features_of(prev, stages, table, runs, nruns, tbase)
     prev_r = np.int64(0)
     have_prev = False
     saved = max_exponent(b) >= restart_tile
@@ -411,15 +421,15 @@ def play_game_train(
         # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
         target = np.float64(0.0)
         x = buf_b[n - 1]
-        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+        idx = _features_of(x, stages, table, runs, nruns, tbase)
         x = buf_b[max(n - 2, 0)]
-        idx2 = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+        idx2 = _features_of(x, stages, table, runs, nruns, tbase)
         for t in range(n - 1, -1, -1):
             cur = idx
             idx = idx2
             if t > 1:
                 x = buf_b[t - 2]
-                idx2 = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+                idx2 = _features_of(x, stages, table, runs, nruns, tbase)
                 _prefetch(w, idx2)
                 if tc:
                     _prefetch(e_acc, idx2)
@@ -436,43 +446,38 @@ def play_game_train(
     return score, max_exponent(b), moves
 
 
-@njit(cache=True, parallel=True)
-def train_chunk(
-    counts: np.ndarray, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
+@njit(cache=True, nogil=True)
+def train_worker(
+    count: int, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
     kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
-    p_two: float, states: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
-    pools: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
+    p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
+    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_restart: np.ndarray,
 ) -> None:
-    """Hogwild self-play: worker ``k`` plays ``counts[k]`` games on the shared weights.
+    """One Hogwild worker: ``count`` self-play games (:func:`play_game_train`) on the shared
+    weights. It releases the GIL, so the trainer runs one per thread.
 
-    Worker ``k`` uses ``states[k]`` (its RNG), ``buf_*[k]`` (episode buffer) and ``pools[k]``
-    (saved late-game boards; with probability ``restart_prob`` a game starts from one of them,
-    Jaśkowski 2018). Game ``j`` of worker ``k`` writes its results at ``sum(counts[:k]) + j``.
+    ``state`` (its RNG, one element), ``buf_*`` (episode buffer) and ``pool`` / ``pool_n`` (saved
+    late-game boards; with probability ``restart_prob`` a game starts from one of them, Jaśkowski
+    2018) belong to this worker. Game ``j`` writes its results at ``out_*[j]``.
     """
-    starts = np.zeros(counts.size, dtype=np.int64)
-    for k in range(1, counts.size):
-        starts[k] = starts[k - 1] + counts[k - 1]
-    for k in prange(counts.size):
-        st = states[k : k + 1]
-        for j in range(counts[k]):
-            i = starts[k] + j
-            have = min(pool_n[k], pools.shape[1])
-            restart = False
-            if restart_prob > 0.0 and have > 0 and rand_float(st) < restart_prob:
-                b = pools[k, rand_below(st, have)]
-                restart = True
-            else:
-                b = new_board(st, p_two)
-            sc, mx, mv = play_game_train(
-                b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk,
-                alpha_f, lam, p_two, st, buf_b[k], buf_r[k], pools[k], pool_n[k : k + 1], restart_tile,
-            )
-            out_score[i] = sc
-            out_tile[i] = mx
-            out_moves[i] = mv
-            out_restart[i] = restart
+    for j in range(count):
+        have = min(pool_n[0], pool.size)
+        restart = False
+        if restart_prob > 0.0 and have > 0 and rand_float(state) < restart_prob:
+            b = pool[rand_below(state, have)]
+            restart = True
+        else:
+            b = new_board(state, p_two)
+        sc, mx, mv = play_game_train(
+            b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f, lam,
+            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile,
+        )
+        out_score[j] = sc
+        out_tile[j] = mx
+        out_moves[j] = mv
+        out_restart[j] = restart
 
 
 @njit(cache=True, parallel=True)

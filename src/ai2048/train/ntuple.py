@@ -13,20 +13,25 @@ uninterrupted run exactly. Ctrl-C or SIGTERM finishes the current chunk, saves, 
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import signal
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import numba
 import numpy as np
 from tqdm import tqdm
 
 from ai2048.checkpoint import append_jsonl, read_json, truncate_jsonl, write_json
+from ai2048.ntuple.codegen import specialized
+from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import FORMAT, KINDS, Network, load_file
-from ai2048.ntuple.patterns import parse_patterns, pattern_name
+from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.ntuple.stats import format_table, reach_rate, tile_table
 from ai2048.rules import RULES_VERSION
@@ -268,26 +273,52 @@ def _init_network(cfg: Config) -> Network:
     return src
 
 
+def compile_kernels(cfg: Config) -> ModuleType:
+    """The kernels of ``cfg``'s pattern set (``codegen.specialized``), compiled or loaded from the
+    cache on tiny arrays before the weight table exists, so the compiler's memory is given back
+    before the table is allocated (the run's peak is then the table's)."""
+    t0 = time.perf_counter()
+    print("n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)", file=sys.stderr)
+    tuples = parse_patterns(cfg.patterns)
+    k = specialized(tuples)
+    runs, nruns, tbase, _ = tuple_runs(tuples)
+    f32, i64, u64 = np.zeros(1, np.float32), np.zeros(1, np.int64), np.zeros(1, np.uint64)
+    k.train_worker(
+        0, f32, f32, f32, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase, np.array(cfg.stages, np.int64),
+        KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two,
+        u64.copy(), u64.copy(), i64.copy(), u64.copy(), i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
+        i64.copy(), i64.copy(), np.zeros(1, np.bool_),
+    )
+    with contextlib.suppress(AttributeError, OSError):  # glibc keeps the compiler's freed heap; give it back
+        ctypes.CDLL(None).malloc_trim(0)
+    print(f"n-tuple kernels: ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return k
+
+
 def run(config: Config, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     cfg = config
     out = Path(out)
-    net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value)
     if resume:
         _check_resume(out, cfg)
+    elif (out / "config.json").exists() or (out / "weights.npz").exists():
+        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before compiling
+    compile_kernels(cfg)  # Network(...) below gets the same module, compiled
+    if resume:
         keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_e", "train_a", "train_done", "train_elapsed")
-        loaded, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
-        if loaded.stages != net.stages or loaded.kind != net.kind:
-            raise ValueError(f"{out / 'weights.npz'} has stages {loaded.stages} / kind {loaded.kind}, config says {net.stages} / {net.kind}")
-        net = loaded
+        net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
+        if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
+            raise ValueError(
+                f"{out / 'weights.npz'} has stages {net.stages} / kind {net.kind}, config says {tuple(cfg.stages)} / {cfg.state}"
+            )
         st = _State(cfg, net)
         st.restore(arrays, out / "weights.npz")
+        del arrays
         truncate_jsonl(out / "metrics.jsonl", lambda r: r.get("games", 0) <= st.done)
     else:
-        if (out / "config.json").exists() or (out / "weights.npz").exists():
-            raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-        src = _init_network(cfg) if cfg.init else None
         out.mkdir(parents=True, exist_ok=True)
+        net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value)
         st = _State(cfg, net)
         if src is not None:  # a stage that already holds weights is not promoted over again
             fill = net.w[0]
@@ -309,7 +340,6 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
 def _train(cfg: Config, out: Path, st: _State) -> None:
     net = st.net
     w = cfg.workers
-    numba.set_num_threads(max(1, min(w, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
     buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
     buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
     alpha_f = cfg.alpha / net.features
@@ -328,16 +358,14 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
         score, tile, moves = np.zeros(g, np.int64), np.zeros(g, np.int64), np.zeros(g, np.int64)
         restarted = np.zeros(g, np.bool_)
         t0 = time.perf_counter()
-        net.k.train_chunk(
-            counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
-            KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f,
-            cfg.lam, cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile,
-            cfg.restart_prob, score, tile, moves, restarted,
+        train_chunk(
+            net.k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
+            KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f, cfg.lam,
+            cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob, score, tile,
+            moves, restarted,
         )
         return score, tile, moves, restarted, time.perf_counter() - t0
 
-    bar.set_postfix_str("compiling kernels (cached after the first run)")
-    play(0)
     try:
         while st.done < cfg.games and not stop["flag"]:
             g = min(cfg.chunk, cfg.games - st.done)
