@@ -240,3 +240,21 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, mon
     second = read_jsonl(out / "metrics.jsonl")[-1]
     assert second["epoch"] == 2 and "test_moves_mean" in second
     assert json.loads((out / "meta.json").read_text())["finished"]
+
+
+def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path: Path, capsys) -> None:
+    """A fresh n-tuple run writes config.json, then its first weights.npz: a SIGKILL between left a
+    directory that neither a rerun nor --resume accepted."""
+    from ai2048.train.ntuple import Config
+
+    out = tmp_path / "nt"
+    out.mkdir()
+    argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20", "--chunk", "20", "--checkpoint-every", "20",
+            "--seed", "3", "--out", str(out)]
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(Config(patterns="0123,4567", games=20, chunk=20,
+                                                                          checkpoint_every=20, seed=3))))
+    assert main([*argv, "--resume"]) == 2
+    assert "holds no checkpoint yet (weights.npz" in capsys.readouterr().err
+    assert main(argv) == 0
+    assert json.loads((out / "meta.json").read_text())["games_done"] == 20
+    assert main(argv) == 2 and "already holds a run" in capsys.readouterr().err
