@@ -412,11 +412,15 @@ def test_models__shipped_networks_are_listed_and_played_by_name(monkeypatch: pyt
     made = []
     fake = types.ModuleType("ai2048.models")
     fake.names = lambda: ["net-a", "../evil"]  # type: ignore[attr-defined]
+    fake.default_name = lambda: "net-a"  # type: ignore[attr-defined]
     fake.make = lambda name, **cfg: made.append((name, cfg)) or make_agent("greedy")  # type: ignore[attr-defined]
     monkeypatch.setitem(__import__("sys").modules, "ai2048.models", fake)
     import ai2048
 
     monkeypatch.setattr(ai2048, "models", fake, raising=False)
+    from ai2048.ui.limits import default_agent
+
+    assert default_agent() == "model:net-a"  # `ai2048 serve` plays the shipped network by default
     c = TestClient(create_app(default_agent="model:net-a", default_config={"depth": 2}), base_url="http://localhost")
     agents = {a["name"]: a for a in c.get("/api/agents").json()["agents"]}
     assert "model:net-a" in agents and "model:../evil" not in agents and "depth" in agents["model:net-a"]["ranges"]
@@ -424,6 +428,8 @@ def test_models__shipped_networks_are_listed_and_played_by_name(monkeypatch: pyt
     r = c.post(f"/api/games/{gid}/ai", json={})
     assert r.status_code == 200 and r.json()["agent"] == "model:net-a" and made == [("net-a", {"depth": 2})]
     assert "depth must be a whole number in 1..3" in c.post(f"/api/games/{gid}/hint", json={"config": {"depth": 9}}).json()["error"]
+    fake.default_name = lambda: (_ for _ in ()).throw(FileNotFoundError("none shipped"))  # type: ignore[attr-defined]
+    assert default_agent() == "expectimax"
     clash = tmp_path / "models"
     dqn_model_run(clash / "net-a")
     with pytest.raises(ValueError, match="folder 'net-a' has the name of a shipped model"):

@@ -20,7 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8048, help="port (default 8048)")
-    p.add_argument("--agent", default="expectimax", help="agent preselected for hints and AI moves (or model:NAME)")
+    p.add_argument("--agent", default=None,
+                   help="agent preselected for hints and AI moves, or model:NAME (default: the shipped n-tuple "
+                   "network when one is shipped, else expectimax)")
     add_set_argument(p)
     p.add_argument("--models", type=Path, default=None, metavar="DIR",
                    help="folder of run directories offered as models (model:FOLDER), by name only")
@@ -49,11 +51,12 @@ def run(args: argparse.Namespace) -> int:
                     workers=args.workers, budget=args.budget)
     config = parse_sets(args.sets)
     host = args.host or "127.0.0.1"
-    # checks the agent, its settings against the web's ranges, and --models, before serving
-    app = create_app(default_agent=args.agent, default_config=config, models_dir=args.models,
-                     host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
-    from ai2048.ui.limits import MODEL_PREFIX
+    from ai2048.ui.limits import MODEL_PREFIX, default_agent
 
+    agent = args.agent or default_agent()
+    # checks the agent, its settings against the web's ranges, and --models, before serving
+    app = create_app(default_agent=agent, default_config=config, models_dir=args.models,
+                     host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
     app.state.cache.get(*app.state.default)  # build the default agent now: a broken model fails here, clearly
 
     models = sorted(app.state.models)

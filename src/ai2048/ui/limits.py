@@ -204,6 +204,19 @@ def _shipped() -> dict[str, Model]:
             for name in found if isinstance(name, str) and _NAME.match(name)}
 
 
+def default_agent() -> str:
+    """The web's default hint/AI agent: the default shipped n-tuple network (fast and strong) when
+    one is shipped, else ``expectimax``."""
+    shipped = _shipped()
+    try:
+        from ai2048 import models
+
+        name = models.default_name()
+    except (ImportError, AttributeError, OSError, ValueError):
+        return "expectimax"
+    return MODEL_PREFIX + name if name in shipped else "expectimax"
+
+
 def check_settings(agent: str, config: Any, models: dict[str, Model],
                    extra_agents: dict[str, dict[str, Setting]] | None = None) -> tuple[str, dict[str, Any]]:
     """(agent, checked settings) for a request's ``agent`` and ``config``, or ValueError saying what
