@@ -21,6 +21,11 @@ VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
         ({"name": "conv", "planes": 12}, 21_741),
         ({"name": "bigconv", "planes": 12}, 211_216),
         ({"name": "fc", "planes": 12}, 41_732),
+        # the early fc variants (seed 000 history), input 12 * 16 one-hot: layer sizes from the seed's code
+        ({"name": "small_qnet", "planes": 12, "n_neurons": 128}, 192 * 128 + 128 + 128 * 4 + 4),
+        ({"name": "dqn_3ls_128", "planes": 12}, 41_732),
+        ({"name": "dqn_4ls_256_bn", "planes": 12}, 192 * 256 + 256 + 2 * (256 * 256 + 256) + 3 * 512 + 256 * 4 + 4),
+        ({"name": "dqn_5ls_bn", "planes": 12, "n_neurons": 256}, 192 * 256 + 256 + 3 * (256 * 256 + 256) + 4 * 512 + 1028),
         ({"name": "seed003", "outputs": 1}, 6_577),
         ({"name": "seed003", "outputs": 4}, 6_604),
         ({"name": "policy", "hidden_j": 200, "hidden_k": 100}, 23_904),
@@ -90,3 +95,15 @@ def test_nets__unknown_network_or_argument_is_a_clear_error():
         build_net({"name": "resnet"})
     with pytest.raises(ValueError, match="bad arguments for network 'conv'"):
         build_net({"name": "conv", "depth": 3})
+
+
+@pytest.mark.parametrize("net", ["small_qnet", "dqn_3ls_128", "dqn_4ls_256_bn", "dqn_5ls_bn"])
+def test_nets__early_fc_variants_build_from_a_dqn_config_and_give_four_values(net):
+    from ai2048.train.dqn import DQNConfig
+
+    model = build_net(DQNConfig(net=net, planes=12, fc_neurons=64).net_spec()).eval()
+    exps = np.array([[1, 1, 2] + [0] * 13, [11, 12, 13] + [0] * 13], dtype=np.uint8)
+    x = model.encode(exps)
+    assert x.shape == (2, 12 * 16)
+    assert x[1].sum() == 1 + 13  # tiles >= 4096 vanish from 12 planes; 13 empty cells
+    assert model(x).shape == (2, 4)

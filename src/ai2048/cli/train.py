@@ -38,7 +38,15 @@ def _converter(tp: Any) -> Any:
 
 def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     """The parser of ``ai2048 train NAME``, one flag per config field."""
-    p = argparse.ArgumentParser(prog=f"ai2048 train {trainer.name}", description=trainer.description)
+    epilog = None
+    if trainer.presets:
+        helps = trainer.preset_help or {}
+        width = max(len(n) for n in trainer.presets)
+        epilog = "presets (--preset NAME):\n" + "\n".join(
+            f"  {n:<{width}}  {helps.get(n, '')}".rstrip() for n in sorted(trainer.presets)
+        )
+    p = argparse.ArgumentParser(prog=f"ai2048 train {trainer.name}", description=trainer.description, epilog=epilog,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="run directory to create (or resume)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     if trainer.presets:

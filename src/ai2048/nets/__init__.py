@@ -12,7 +12,16 @@ from typing import Any
 from torch import nn
 
 from ai2048.nets.base import SeedNet
-from ai2048.nets.seed000 import BigConvolutionalNetwork, ConvolutionalNetwork, FcQNet, onehot_planes
+from ai2048.nets.seed000 import (
+    BigConvolutionalNetwork,
+    ConvolutionalNetwork,
+    DQN3Ls128,
+    DQN4Ls256BN,
+    DQN5LsBN,
+    FcQNet,
+    SmallQNet,
+    onehot_planes,
+)
 from ai2048.nets.seed002 import PolicyMLP
 from ai2048.nets.seed003 import Seed003Net
 
@@ -20,6 +29,10 @@ NETS: dict[str, type[SeedNet]] = {
     "conv": ConvolutionalNetwork,
     "bigconv": BigConvolutionalNetwork,
     "fc": FcQNet,
+    "small_qnet": SmallQNet,
+    "dqn_3ls_128": DQN3Ls128,
+    "dqn_4ls_256_bn": DQN4Ls256BN,
+    "dqn_5ls_bn": DQN5LsBN,
     "seed003": Seed003Net,
     "policy": PolicyMLP,
 }
@@ -28,10 +41,14 @@ __all__ = [
     "NETS",
     "BigConvolutionalNetwork",
     "ConvolutionalNetwork",
+    "DQN3Ls128",
+    "DQN4Ls256BN",
+    "DQN5LsBN",
     "FcQNet",
     "PolicyMLP",
     "Seed003Net",
     "SeedNet",
+    "SmallQNet",
     "build_net",
     "count_params",
     "onehot_planes",

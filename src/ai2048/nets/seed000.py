@@ -4,7 +4,9 @@ Input: one-hot planes ``[B, 1, planes, 4, 4]`` (plane 0 = empty, plane i = tile 
 uses 12 planes, so tiles >= 4096 vanish; ai2048 defaults to 16. The Conv3d kernel ``(2, 4, 4)``
 slides over pairs of adjacent tile-value planes (``planes - 1`` positions), so it compares
 consecutive powers of two rather than neighbouring cells. Parameter counts at 12 planes:
-ConvolutionalNetwork 21,741; BigConvolutionalNetwork 211,216; fc_QNet 41,732.
+ConvolutionalNetwork 21,741; BigConvolutionalNetwork 211,216; fc_QNet 41,732. The early
+fully-connected variants of the seed's history (``Small_QNet``, ``DQN_3Ls_128``, ``DQN_4Ls_256_BN``,
+``DQN_5Ls_N_neurons_BN``) are here too, on the flattened one-hot board.
 
 The seed's L2 term was gradient hooks ``grad + l2 * W`` on the Linear weights; here
 :meth:`l2_weights` lists the same tensors so the trainer adds a real ``λ/2 Σ‖W‖²`` to the loss
@@ -12,6 +14,8 @@ The seed's L2 term was gradient hooks ``grad + l2 * W`` on the Linear weights; h
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import torch
@@ -111,3 +115,87 @@ class FcQNet(_OneHotNet):
             if i < len(self.layers) - 1 or self.output_relu:
                 x = F.relu(x)
         return x
+
+
+class _FlatNet(_OneHotNet):
+    """Seed 000's early fully-connected Q-networks (history commit ``22de602``): their input is the
+    flattened one-hot board, ``[B, planes * 16]`` (the seed's ``n_observations = 12 * 4 * 4``)."""
+
+    hidden: nn.ModuleList
+    norms: nn.ModuleList
+    out: nn.Linear
+
+    def encode(self, exps: np.ndarray) -> torch.Tensor:
+        """[B, 16] exponents -> [B, planes * 16] flattened one-hot."""
+        return onehot_planes(exps, self.planes).flatten(1)
+
+    def _stack(self, x: torch.Tensor, act: Any) -> torch.Tensor:
+        x = x.flatten(1)
+        for layer, norm in zip(self.hidden, self.norms, strict=True):
+            x = act(norm(layer(x)))
+        return self.out(x)
+
+
+class SmallQNet(_FlatNet):
+    """``Small_QNet``: Linear(P·16 → n) → ReLU → Linear(n → 4)."""
+
+    def __init__(self, planes: int = 16, n_neurons: int = 128) -> None:
+        super().__init__()
+        self.planes = planes
+        self.hidden = nn.ModuleList([nn.Linear(planes * 16, n_neurons)])
+        self.norms = nn.ModuleList([nn.Identity()])
+        self.out = nn.Linear(n_neurons, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, planes * 16] -> [B, 4] action values."""
+        return self._stack(x, F.relu)
+
+
+class DQN3Ls128(_FlatNet):
+    """``DQN_3Ls_128``: Linear(P·16 → 128) → ReLU → Linear(128 → 128) → ReLU → Linear(128 → 4)."""
+
+    def __init__(self, planes: int = 16) -> None:
+        super().__init__()
+        self.planes = planes
+        self.hidden = nn.ModuleList([nn.Linear(planes * 16, 128), nn.Linear(128, 128)])
+        self.norms = nn.ModuleList([nn.Identity(), nn.Identity()])
+        self.out = nn.Linear(128, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, planes * 16] -> [B, 4] action values."""
+        return self._stack(x, F.relu)
+
+
+class DQN4Ls256BN(_FlatNet):
+    """``DQN_4Ls_256_BN``: [Linear(→ 256) → BatchNorm1d → ReLU] × 3 → Linear(256 → 4)."""
+
+    def __init__(self, planes: int = 16) -> None:
+        super().__init__()
+        self.planes = planes
+        self.hidden = nn.ModuleList([nn.Linear(planes * 16, 256), nn.Linear(256, 256), nn.Linear(256, 256)])
+        self.norms = nn.ModuleList([nn.BatchNorm1d(256) for _ in range(3)])
+        self.out = nn.Linear(256, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, planes * 16] -> [B, 4] action values."""
+        return self._stack(x, F.relu)
+
+
+class DQN5LsBN(_FlatNet):
+    """``DQN_5Ls_N_neurons_BN``: [Linear(→ n) → BatchNorm1d → LeakyReLU(0.01)] × 4 → Linear(n → 4).
+
+    The seed's class calls ``super(DQN_4Ls_256_BN, self).__init__()`` and so cannot be built at all;
+    this is the network its layers describe.
+    """
+
+    def __init__(self, planes: int = 16, n_neurons: int = 256) -> None:
+        super().__init__()
+        self.planes = planes
+        sizes = [planes * 16] + [n_neurons] * 4
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+        self.norms = nn.ModuleList([nn.BatchNorm1d(n_neurons) for _ in range(4)])
+        self.out = nn.Linear(n_neurons, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """[B, planes * 16] -> [B, 4] action values."""
+        return self._stack(x, F.leaky_relu)

@@ -26,6 +26,8 @@ class Trainer:
     checkpoint: str = "checkpoint.pt"
     """The file in the run directory that ``--resume`` continues from; a directory without it holds
     no progress yet, so a plain rerun may start it afresh."""
+    preset_help: dict[str, str] | None = None
+    """One line per preset, shown by ``ai2048 train NAME --help``."""
 
 
 def get_trainer(name: str) -> Trainer:

@@ -53,7 +53,7 @@ from ai2048.train.torchrun import (
 
 EXPLORATIONS = ("entropy", "lai_robbins", "torch_version", "greedy")
 REWARDS = ("log2", "score", "win")
-DQN_NETS = ("bigconv", "conv", "fc")
+DQN_NETS = ("bigconv", "conv", "fc", "small_qnet", "dqn_3ls_128", "dqn_4ls_256_bn", "dqn_5ls_bn")
 BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
 
 
@@ -66,7 +66,7 @@ class DQNConfig:
     seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay sampling and network init"})
     num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels (seed 000: 1)"})
     replay_ratio: float = field(default=0.125, metadata={"help": "gradient steps per collected transition (seed 000: 1)"})
-    net: str = field(default="bigconv", metadata={"help": "Q-network: bigconv (seed's baseline), conv, fc"})
+    net: str = field(default="bigconv", metadata={"help": "Q-network: bigconv (seed's baseline), conv, fc; the seed's early fc variants small_qnet, dqn_3ls_128, dqn_4ls_256_bn, dqn_5ls_bn (fc_neurons sets small_qnet's and dqn_5ls_bn's width)"})
     planes: int = field(default=16, metadata={"help": "one-hot planes (12 as in seed 000 drops tiles >= 4096)"})
     out_channels: int = field(default=0, metadata={"help": "Conv3d channels (0 = the net's default: conv 3, bigconv 4)"})
     n_fc: int = field(default=128, metadata={"help": "width of the conv nets' fully connected layers"})
@@ -136,6 +136,10 @@ class DQNConfig:
         """The network spec stored in checkpoints."""
         if self.net == "fc":
             return {"name": "fc", "planes": self.planes, "n_layers": self.fc_layers, "n_neurons": self.fc_neurons, "output_relu": self.fc_output_relu}
+        if self.net in ("small_qnet", "dqn_5ls_bn"):
+            return {"name": self.net, "planes": self.planes, "n_neurons": self.fc_neurons}
+        if self.net in ("dqn_3ls_128", "dqn_4ls_256_bn"):
+            return {"name": self.net, "planes": self.planes}
         spec: dict[str, Any] = {"name": self.net, "planes": self.planes, "n_fc": self.n_fc}
         if self.out_channels:
             spec["out_channels"] = self.out_channels
@@ -208,6 +212,32 @@ PRESETS: dict[str, dict[str, Any]] = {
     "explore_entropy": {**_SEED000, "episodes": 300, "exploration": "entropy"},
     "explore_lai_robbins": {**_SEED000, "episodes": 300, "exploration": "lai_robbins"},
     "explore_torch_version": {**_SEED000, "episodes": 300, "exploration": "torch_version"},
+    # ConvDQN_Agent's defaults as the seed's code has them, and as its text's table gives them.
+    "seed000_code_defaults": {
+        **_SEED000, "net": "conv", "batch_size": 128, "gamma": 0.9995, "eps_start": 0.7, "eps_end": 0.02,
+        "eps_decay": 1000.0, "tau": 5e-5, "lr": 1e-3, "l2_reg": 1e-3, "exploration": "torch_version",
+        "reward": "score", "win_bonus": 2048.0,
+    },
+    "seed000_text_defaults": {
+        **_SEED000, "net": "conv", "batch_size": 128, "gamma": 0.99, "eps_start": 1.0, "eps_end": 0.01,
+        "eps_decay": 2000.0, "tau": 1e-3, "lr": 1e-3, "l2_reg": 1e-3, "exploration": "lai_robbins",
+        "reward": "score", "win_bonus": 2048.0, "checkpoint_every": 10,
+    },
+}
+
+PRESET_HELP: dict[str, str] = {
+    "seed000": "seed 000's saved 10,000-episode agent: bigconv net, 12 planes, entropy exploration, log2 reward + tile bonus",
+    "best_cpu": "ai2048's best DQN on one core in 55 min: fc net, 8 symmetries, masked target, lr annealed",
+    "shaping1": "seed 000 shaping (1): reward only for winning (+1 at 2048)",
+    "shaping2": "seed 000 shaping (2): merged tile values, +2048 on a win",
+    "shaping3": "seed 000 shaping (3): log2 of merged tiles, no tile bonus",
+    "shaping4": "seed 000 shaping (4, its best): log2 reward + bonus #512 + 2.5·#1024 + 6·#2048",
+    "shaping5": "seed 000 shaping (5): shaping 4 minus 1.5 a move",
+    "explore_entropy": "seed 000's 300-episode exploration test: entropy-weighted softmax over Q",
+    "explore_lai_robbins": "seed 000's 300-episode exploration test: ε = η / (1 + ν·t(a*)) (Lai & Robbins)",
+    "explore_torch_version": "seed 000's 300-episode exploration test: ε decaying exponentially (PyTorch tutorial)",
+    "seed000_code_defaults": "ConvDQN_Agent's code defaults: conv net, γ 0.9995, ε 0.7→0.02 (torch_version), τ 5e-5, batch 128",
+    "seed000_text_defaults": "ConvDQN_Agent as seed 000's text lists it: γ 0.99, ε 1.0→0.01, τ 1e-3, lai_robbins, batch 128",
 }
 
 
@@ -481,4 +511,5 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     return finish_run(out, status, bar, checkpoint, metrics)
 
 
-TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS)
+TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS,
+                  preset_help=PRESET_HELP)

@@ -143,6 +143,11 @@ _MINI = {  # 2048_mini.yaml
     "minibatch_size": 1024, "replay_max_games": 5000, "replay_min_games": 5000,
 }
 PRESETS: dict[str, dict[str, Any]] = {"tiny": _TINY, "mini": _MINI, "gpu": {}}
+PRESET_HELP: dict[str, str] = {
+    "tiny": "seed 001's 2048_tiny.yaml: 8-channel ResNet, 32 games, 100 rollouts of depth 2 (CPU minutes)",
+    "mini": "seed 001's 2048_mini.yaml: 16 channels x 6 blocks, 4,096 games, 300 rollouts of depth 3",
+    "gpu": "seed 001's full configuration (the defaults): 8,192 games, 500 rollouts of depth 3 (needs a GPU)",
+}
 
 
 def rotate_examples(states: torch.Tensor, policies: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -480,4 +485,4 @@ def config_from_dict(values: dict[str, Any]) -> Config:
 
 
 TRAINER = Trainer("lazyzero", "LazyZero self-play (seed 001): PUCT root + policy rollouts, ResNet policy/value",
-                  Config, run, PRESETS)
+                  Config, run, PRESETS, preset_help=PRESET_HELP)

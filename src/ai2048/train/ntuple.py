@@ -161,6 +161,14 @@ PRESETS: dict[str, dict[str, Any]] = {
 """Named recipes: seed 004 (after/before-state), TC (Jaśkowski 2018), OTD (Guei et al. 2022), and
 the combination with multistage weights (a second stage from 16384) and restarts."""
 
+PRESET_HELP: dict[str, str] = {
+    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k games)",
+    "seed004-before": "seed 004's before-state variant (the seed calls it \"very bad\")",
+    "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",
+    "otd": "optimistic initialisation (Guei et al. 2022): every state starts at 320,000",
+    "otd-tc-ms": "OTD + TC + a second weight stage from 16384 + restarts from 8192 positions",
+}
+
 
 class _State:
     """Everything a run carries between chunks, saved with the weights at each checkpoint."""
@@ -410,6 +418,7 @@ TRAINER = Trainer(
     run=run,
     presets=PRESETS,
     checkpoint="weights.npz",
+    preset_help=PRESET_HELP,
 )
 
 __all__ = ["Config", "PRESETS", "TRAINER", "run"]

@@ -1,0 +1,51 @@
+"""Every trainer's presets: a valid config each, one line of help each, listed by ``train NAME --help``."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai2048.cli import main
+from ai2048.train import TRAINERS, get_trainer
+from ai2048.train.config import make_config
+
+TORCH_TRAINERS = {"dqn", "qnet", "policy", "lazyzero"}
+
+
+def _trainer(name: str):
+    if name in TORCH_TRAINERS:
+        pytest.importorskip("torch")
+    return get_trainer(name)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_presets__each_builds_a_config_and_has_one_line_of_help(name: str) -> None:
+    t = _trainer(name)
+    assert t.presets, f"{name} has no presets"
+    assert set(t.preset_help or {}) == set(t.presets)
+    for preset, text in (t.preset_help or {}).items():
+        assert text.strip() and "\n" not in text, preset
+        make_config(t.config_cls, t.presets, preset)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_train_help__lists_every_preset_with_its_line(name: str, capsys) -> None:
+    t = _trainer(name)
+    with pytest.raises(SystemExit) as e:
+        main(["train", name, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "presets (--preset NAME):" in out
+    for preset, text in (t.preset_help or {}).items():
+        line = next(ln for ln in out.splitlines() if ln.strip().startswith(preset + " "))
+        assert text in line
+
+
+def test_dqn__seed000_code_and_text_defaults_presets() -> None:
+    pytest.importorskip("torch")
+    from ai2048.train.dqn import PRESETS, DQNConfig
+
+    code = make_config(DQNConfig, PRESETS, "seed000_code_defaults")
+    text = make_config(DQNConfig, PRESETS, "seed000_text_defaults")
+    assert (code.gamma, code.eps_start, code.eps_end, code.tau, code.exploration) == (0.9995, 0.7, 0.02, 5e-5, "torch_version")
+    assert (text.gamma, text.eps_start, text.eps_end, text.tau, text.exploration) == (0.99, 1.0, 0.01, 1e-3, "lai_robbins")
+    assert code.batch_size == text.batch_size == 128 and code.net == text.net == "conv"
