@@ -75,7 +75,8 @@ def pack_parser() -> argparse.ArgumentParser:
     p.add_argument("--wall-seconds", type=float, default=None, help="wall time of the training run")
     p.add_argument("--max-mib", type=float, default=64.0, help="largest file allowed (default 64)")
     p.add_argument("--step", type=float, default=None, help="fixed-point step, a power of two (default: finest that fits)")
-    p.add_argument("--codec", choices=("lzma", "zlib"), default="lzma", help="section codec (default lzma)")
+    p.add_argument("--codec", choices=("zlib", "lzma"), default="zlib",
+                   help="section codec: zlib (default) decodes ~5x faster, lzma is ~5%% smaller")
     p.add_argument("--positions", type=int, default=20_000, help="calibration positions (default 20000)")
     p.add_argument("--checks", type=int, default=1000, help="fresh positions whose moves must agree (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games the positions come from")

@@ -4,12 +4,12 @@ A 4x6 network with two stages holds 2 x 4 x 16**6 float32 weights (512 MiB), but
 changes the entries of the tuple values its games reached; the rest keep their initial value
 (``fill``: 0, or the optimistic start of OTD). The file stores, per stage:
 
-- which entries differ from ``fill``: a bitmap (one bit an entry) XORed with the previous stage's
-  bitmap (a promoted stage starts as a copy of the one below), kept in two levels: one bit per
-  byte of the bitmap (is it nonzero?), then the nonzero bytes;
-- those entries as integers ``c = round((w - fill) / step)`` with ``step`` a power of two, minus
-  the previous stage's integer at the same place (stage deltas are small), zigzag-coded and split
-  into byte planes (the high planes are nearly all zero);
+- each entry as an integer ``c = round((w - fill) / step)`` with ``step`` a power of two; the
+  entries with ``c != 0`` are stored, in index order, each minus the previous stage's ``c`` at the
+  same place (a promoted stage starts as a copy of the one below, so deltas are small),
+  zigzag-coded and split into byte planes (the high planes are nearly all zero);
+- which entries are stored: a bitmap (one bit an entry) XORed with the previous stage's bitmap,
+  kept in two levels: one bit per byte of the bitmap (is it nonzero?), then the nonzero bytes;
 - ``exact``: entries restored as float32 after decoding, those the packer found deciding a move
   differently (:mod:`ai2048.models.agreement`);
 - ``check``: positions from the network's own games with the float32 network's 1-ply move on each,
@@ -49,6 +49,8 @@ CODECS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
 }
 """Section codecs: (compress, decompress). lzma is smaller, zlib decodes faster (docs/ntuple.md)."""
 
+_CHUNK = 1 << 17
+"""Bitmap bytes (up to 8 entries each) decoded at a time."""
 _SECTIONS = ("index1", "index2", "codes", "exact_index", "exact_values", "check_boards", "check_moves")
 
 
@@ -66,9 +68,10 @@ def sha256_file(path: str | Path) -> str:
 
 
 def stage_codes(w: np.ndarray, nstages: int, fill: float, step: float) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per stage: (touched indices within the stage [n] int64, their integer codes [n] int64).
+    """Per stage: (indices within the stage [n] int64, their nonzero integer codes [n] int64).
 
-    ``c = round((w - fill) / step)``; a code beyond ±2**30 (a step too fine for the weights) raises.
+    ``c = round((w - fill) / step)``; an entry whose code is 0 decodes to ``fill`` without being
+    stored. A code beyond ±2**30 (a step too fine for the weights) raises.
     """
     table = w.size // nstages
     out = []
@@ -78,7 +81,8 @@ def stage_codes(w: np.ndarray, nstages: int, fill: float, step: float) -> list[t
         c = np.rint((ws[idx].astype(np.float64) - fill) / step)
         if c.size and np.abs(c).max() >= 2**30:
             raise ValueError(f"step {step} is too fine for weights up to {np.abs(ws[idx]).max():.0f}; use a coarser step")
-        out.append((idx, c.astype(np.int64)))
+        keep = c != 0
+        out.append((idx[keep], c[keep].astype(np.int64)))
     return out
 
 
@@ -97,7 +101,7 @@ def stored_weights(
     w: np.ndarray, nstages: int, fill: float, step: float, exact: np.ndarray | None = None
 ) -> np.ndarray:
     """The float32 weights as a compact file with this ``fill``, ``step`` and ``exact`` decodes them."""
-    out = w.copy()
+    out = np.full(w.size, np.float32(fill), np.float32)  # codes of 0 decode to fill
     table = w.size // nstages
     for s, (idx, c) in enumerate(stage_codes(w, nstages, fill, step)):
         out[s * table + idx] = dequantize(c, step, fill)
@@ -114,7 +118,9 @@ def stage_deltas(w: np.ndarray, nstages: int, fill: float, step: float) -> tuple
     prev_bm = np.zeros(table // 8, np.uint8)
     prev_c = np.zeros(table, np.int32)
     for s, (idx, c) in enumerate(stage_codes(w, nstages, fill, step)):
-        bm = np.packbits(w[s * table : (s + 1) * table] != np.float32(fill))
+        mask = np.zeros(table, np.bool_)
+        mask[idx] = True
+        bm = np.packbits(mask)
         bitmaps.append(bm ^ prev_bm)
         deltas.append(c - prev_c[idx])
         prev_bm = bm
@@ -133,7 +139,7 @@ def encode(
     check_boards: np.ndarray | None = None,
     check_moves: np.ndarray | None = None,
     p_two: float = P_TWO,
-    codec: str = "lzma",
+    codec: str = "zlib",
 ) -> dict[str, np.ndarray]:
     """The sections of a compact file for ``net`` (see the module docstring).
 
@@ -144,7 +150,7 @@ def encode(
         exact: int64 indices restored as float32 after decoding.
         check_boards, check_moves: [N] uint64 positions and [N] the float32 network's moves.
         p_two: the spawn odds the network was trained under (recorded in the header).
-        codec: ``"lzma"`` or ``"zlib"``.
+        codec: ``"zlib"`` (decodes faster) or ``"lzma"`` (a little smaller).
     """
     if codec not in CODECS:
         raise ValueError(f"codec must be one of {', '.join(CODECS)}, got {codec!r}")
@@ -165,6 +171,7 @@ def encode(
     if boards.shape != moves.shape or boards.ndim != 1:
         raise ValueError(f"check_boards and check_moves must be [N] arrays of one length, got {boards.shape} and {moves.shape}")
     x, d = stage_deltas(w, nstages, fill, step)
+    max_code = [int(np.abs(c).max()) if c.size else 0 for _, c in stage_codes(w, nstages, fill, step)]
     z = ((d << 1) ^ (d >> 63)).view(np.uint64)
     nbytes = max(1, (int(z.max()).bit_length() + 7) // 8) if z.size else 1
     planes = z.astype("<u8").view(np.uint8).reshape(-1, 8)[:, :nbytes].T.copy()
@@ -179,6 +186,7 @@ def encode(
         "fill": fill,
         "step": float(step),
         "touched": int(d.size),
+        "max_code": max_code,
         "code_bytes": nbytes,
         "exact": int(ex.size),
         "checks": int(boards.size),
@@ -285,11 +293,12 @@ def decode(
         entries, touched, nbytes = int(header["entries"]), int(header["touched"]), int(header["code_bytes"])
         nstages, fill, step = len(header["stages"]) + 1, float(header["fill"]), float(header["step"])
         n_exact = int(header["exact"])
+        exact_f32 = [fill == 0 and int(m) < 2**24 for m in header["max_code"]]  # codes are w / step
     except (KeyError, TypeError, ValueError) as e:
         raise ModelFileError(f"{path} has an incomplete header ({e}); fetch or reinstall it again") from e
     corrupt = ModelFileError(f"{path} has sections that disagree with its header; it is corrupt: fetch or reinstall it again")
     table = entries // nstages
-    if entries % (8 * nstages) or not 1 <= nbytes <= 4:
+    if entries % (8 * nstages) or not 1 <= nbytes <= 4 or len(exact_f32) != nstages:
         raise corrupt
     x = np.zeros(entries // 8, np.uint8)
     gidx = np.flatnonzero(np.unpackbits(np.frombuffer(s["index1"], np.uint8), count=x.size))
@@ -302,29 +311,40 @@ def decode(
     if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries):
         raise corrupt
     x[gidx] = nz
-    z = planes[:touched].astype(np.uint32)  # codes fit 32 bits: |c| < 2**30, so |delta| < 2**31
-    for j in range(1, nbytes):
-        z |= planes[j * touched : (j + 1) * touched].astype(np.uint32) << np.uint32(8 * j)
-    d = (z >> np.uint32(1)).view(np.int32) ^ -(z & np.uint32(1)).view(np.int32)
-    del z
+    planes = planes.reshape(nbytes, touched)
     w = np.zeros(entries, np.float32) if fill == 0 else np.full(entries, fill, np.float32)
     prev_bm = np.zeros(table // 8, np.uint8)
     prev_i, prev_c = np.zeros(0, np.int64), np.zeros(0, np.int32)
     pos = 0
-    for st in range(nstages):
+    for st in range(nstages):  # in chunks of the bitmap, so the temporaries stay small and reused
         bm = x[st * table // 8 : (st + 1) * table // 8] ^ prev_bm
-        nzb = np.flatnonzero(bm)
-        on = np.flatnonzero(np.unpackbits(bm[nzb]))
-        idx = nzb[on >> 3] * 8 + (on & 7)
-        if pos + idx.size > touched:
-            raise corrupt
-        c = d[pos : pos + idx.size].copy()
-        if st and prev_i.size:  # add the code below at the same place (0 where the stage below is untouched)
-            at = np.minimum(np.searchsorted(prev_i, idx), prev_i.size - 1)
-            c += np.where(prev_i[at] == idx, prev_c[at], 0)
-        w[st * table + idx] = dequantize(c, step, fill)
-        prev_i, prev_c, prev_bm = idx, c, bm
-        pos += idx.size
+        base = st * table
+        keep = st + 1 < nstages and not exact_f32[st]  # the next stage needs these codes kept
+        keep_i, keep_c = [], []
+        for lo in range(0, bm.size, _CHUNK):
+            nzb = np.flatnonzero(bm[lo : lo + _CHUNK])
+            on = np.flatnonzero(np.unpackbits(bm[lo : lo + _CHUNK][nzb]))
+            idx = (lo + nzb[on >> 3]) * 8 + (on & 7)
+            if pos + idx.size > touched:
+                raise corrupt
+            z = planes[0, pos : pos + idx.size].astype(np.uint32)  # |c| < 2**30, so |delta| < 2**31
+            for j in range(1, nbytes):
+                z |= planes[j, pos : pos + idx.size].astype(np.uint32) << np.uint32(8 * j)
+            c = (z >> np.uint32(1)).view(np.int32) ^ -(z & np.uint32(1)).view(np.int32)
+            if st and exact_f32[st - 1]:  # add the code below at the same place (0 where it is untouched)
+                c += (w[base - table + idx] / np.float32(step)).astype(np.int32)
+            elif st and prev_i.size:
+                at = np.minimum(np.searchsorted(prev_i, idx), prev_i.size - 1)
+                c += np.where(prev_i[at] == idx, prev_c[at], 0).astype(np.int32)
+            w[base + idx] = dequantize(c, step, fill)
+            if keep:
+                keep_i.append(idx)
+                keep_c.append(c)
+            pos += idx.size
+        if keep:
+            prev_i = np.concatenate(keep_i) if keep_i else np.zeros(0, np.int64)
+            prev_c = np.concatenate(keep_c) if keep_c else np.zeros(0, np.int32)
+        prev_bm = bm
     if pos != touched:
         raise corrupt
     w[ex_i] = ex_v

@@ -30,6 +30,10 @@ from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, parse_patterns, pattern_name
 from ai2048.rules import MAX_EXPONENT, RULES_VERSION
 
+ATTEMPTS = 8
+"""Fresh check sets tried: the disagreeing positions of each join the exact set, and the card
+records every set's agreement (the first is the format's honest rate)."""
+
 STEPS = tuple(2.0**k for k in range(-8, 5))
 """Fixed-point steps tried, finest first: 2**-8 (every weight within 0.002) to 16."""
 
@@ -133,7 +137,7 @@ def pack(
     wall_seconds: float | None = None,
     max_mib: float = 64.0,
     step: float | None = None,
-    codec: str = "lzma",
+    codec: str = "zlib",
     positions: int = 20_000,
     checks: int = 1000,
     seed: int = 0,
@@ -195,7 +199,7 @@ def pack(
         log(f"step {st:g}: calibration on {positions:,} positions, disagreements per round {rounds}, "
             f"{exact.size:,} weights kept exact")
         tries = []
-        for attempt in range(4):
+        for attempt in range(ATTEMPTS):
             board = agreement.game_positions(net, checks, seed=seed + 1 + attempt, p_two=p_two)
             want = agreement.greedy_moves(net, board, p_two=p_two)
             got = agreement.greedy_moves(net, board, stored(exact), p_two=p_two)
@@ -206,7 +210,10 @@ def pack(
             log(f"  {bad.size} of {checks} fresh positions disagree: their decision weights join the exact set")
             exact = np.union1d(exact, np.concatenate([agreement.decision_indices(net, int(board[i]), p_two) for i in bad]))
         else:
-            raise RuntimeError(f"moves on fresh positions still disagree after 4 sets: {tries}")
+            raise RuntimeError(
+                f"moves on fresh positions still disagree after {ATTEMPTS} sets: {tries}; choose a finer --step "
+                "(and a larger --max-mib) or more --positions"
+            )
         sections = compact.encode(
             net, step=st, fill=fill, exact=exact, check_boards=board, check_moves=want, p_two=p_two, codec=codec
         )
@@ -251,7 +258,7 @@ def pack(
             "patterns": net.patterns, "preset": preset, "stages": list(net.stages), "kind": net.kind,
             "entries": int(net.w.size), "touched": touched, "touched_fraction": touched / net.w.size,
             "values": f"fixed point, step {st:g} (2^{int(np.log2(st))}), stage deltas",
-            "step": st, "exact_entries": int(exact.size), "codec": codec,
+            "step": st, "stored_entries": int(header["touched"]), "exact_entries": int(exact.size), "codec": codec,
         },
         "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_EXPONENT},
         "training": {
