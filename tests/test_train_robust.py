@@ -258,3 +258,32 @@ def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path:
     assert main(argv) == 0
     assert json.loads((out / "meta.json").read_text())["games_done"] == 20
     assert main(argv) == 2 and "already holds a run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resumes_exactly(tmp_path: Path) -> None:
+    """One chunk of 20,000 games used to run to its end after Ctrl-C; now the stop waits for at most
+    STOP_GAMES games, and the resumed run's weights equal an uninterrupted run's (workers=1)."""
+    import numpy as np
+
+    from ai2048.ntuple.network import load_file
+    from ai2048.train.ntuple import STOP_GAMES, Config, run
+
+    cfg = Config(patterns="0123,4567", games=20_000, chunk=20_000, checkpoint_every=20_000, seed=5)
+    out = tmp_path / "stopped"
+    argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20000", "--chunk", "20000",
+            "--checkpoint-every", "20000", "--seed", "5", "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    _wait_for(lambda: _handles_sigterm(proc.pid), proc, 300)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "interrupted: saved after" in stdout
+    done = json.loads((out / "meta.json").read_text())["games_done"]
+    assert done % STOP_GAMES == 0 and 0 < done < 20_000, done
+    assert [r["games"] for r in read_jsonl(out / "metrics.jsonl")] == [done]
+    run(cfg, out, resume=True)
+    full = run(cfg, tmp_path / "full")
+    assert np.array_equal(load_file(out / "weights.npz")[0].w, load_file(full / "weights.npz")[0].w)

@@ -6,7 +6,7 @@ after it the loop logs seed 004's table to ``metrics.jsonl``, updates the progre
 ``checkpoint_every`` games, writes ``weights.npz`` (weights plus everything needed to continue:
 RNG states, restart pools, TC accumulators, games done) and ``meta.json`` atomically.
 ``--resume`` continues from the last checkpoint; with ``workers=1`` it reproduces the
-uninterrupted run exactly. Ctrl-C or SIGTERM finishes the current chunk, saves, and stops.
+uninterrupted run exactly. Ctrl-C or SIGTERM stops within ``STOP_GAMES`` games, saves, and exits.
 
     ai2048 train ntuple --patterns 4x6 --games 100000 --alpha 0.1 --seed 0 --out runs/4x6
 """
@@ -43,6 +43,11 @@ MAX_MOVES = 1 << 18
 
 POOL = 1000
 """Saved late-game boards kept per worker for restarts."""
+
+STOP_GAMES = 200
+"""Games per worker and kernel call: Ctrl-C or SIGTERM is looked at between calls, so a stop waits
+for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
+stopped chunk is logged and saved with the games it played."""
 
 _RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "seconds")
 """Fields a resumed run may change; every other field must match the saved config."""
@@ -361,23 +366,29 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
     bar = tqdm(total=cfg.games, initial=st.done, unit="game", dynamic_ncols=True, smoothing=0.1)
     last_ckpt = st.done
 
-    def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
-        counts = np.array([g // w + (k < g % w) for k in range(w)], dtype=np.int64)
+    def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
+        """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop flag between
+        them; returns the results of the games played and their number (less than ``g`` after a stop)."""
         score, tile, moves = np.zeros(g, np.int64), np.zeros(g, np.int64), np.zeros(g, np.int64)
         restarted = np.zeros(g, np.bool_)
         t0 = time.perf_counter()
-        train_chunk(
-            net.k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
-            KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f, cfg.lam,
-            cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob, score, tile,
-            moves, restarted,
-        )
-        return score, tile, moves, restarted, time.perf_counter() - t0
+        done = 0
+        while done < g and not (done and stop["flag"]):
+            n = min(g - done, STOP_GAMES * w)
+            counts = np.array([n // w + (k < n % w) for k in range(w)], dtype=np.int64)
+            part = slice(done, done + n)
+            train_chunk(
+                net.k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
+                KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f, cfg.lam,
+                cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob,
+                score[part], tile[part], moves[part], restarted[part],
+            )
+            done += n
+        return score[:done], tile[:done], moves[:done], restarted[:done], time.perf_counter() - t0, done
 
     try:
         while st.done < cfg.games and not stop["flag"]:
-            g = min(cfg.chunk, cfg.games - st.done)
-            score, tile, moves, restarted, dt = play(g)
+            score, tile, moves, restarted, dt, g = play(min(cfg.chunk, cfg.games - st.done))
             st.elapsed += dt
             st.done += g
             fresh = ~restarted
