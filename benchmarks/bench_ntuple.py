@@ -177,15 +177,17 @@ def _rss_mib(pid: int) -> int:
 def memory(args: argparse.Namespace) -> None:
     chunk = max(1, args.games // 4)
     print(f"ai2048 train ntuple, 1 worker, {args.games} games, a checkpoint every {chunk} games (MiB)")
+    print("(kernels are compiled or loaded before the tables are allocated; run twice for cached kernels)")
     print(f"{'setting':<10}{'tables':>8}{'peak RSS':>10}{'RSS 1st chunk':>15}{'RSS at end':>12}{'seconds':>9}")
     for patterns in ("4x6", "5x6", "8x6"):
         for tc in (False, True):
             with tempfile.TemporaryDirectory() as tmp:
                 cmd = [
-                    sys.executable, "-m", "ai2048.cli", "train", "ntuple", "--patterns", patterns, "--games",
+                    sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main(sys.argv[1:]))",
+                    "train", "ntuple", "--patterns", patterns, "--games",
                     str(args.games), "--chunk", str(chunk), "--checkpoint-every", str(chunk), "--workers", "1",
                     "--out", f"{tmp}/run",
-                ] + (["--tc", "--alpha", "1.0"] if tc else [])
+                ] + (["--tc", "true", "--alpha", "1.0"] if tc else [])
                 t0 = time.perf_counter()
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 metrics = Path(tmp) / "run" / "metrics.jsonl"
@@ -201,7 +203,7 @@ def memory(args: argparse.Namespace) -> None:
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 if proc.returncode:
                     raise RuntimeError(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
-                first = [r for n, r in samples if n >= 1]
+                first = [r for n, r in samples if n >= 1 and r > 0]  # (a finished process has no VmRSS)
                 tables = _table_mib(patterns) * (3 if tc else 1)
                 print(
                     f"{patterns + (' TC' if tc else ''):<10}{tables:>8}{usage.ru_maxrss // 1024:>10}"

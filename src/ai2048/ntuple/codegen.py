@@ -71,7 +71,7 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         "    )",
         "",
         "",
-        "@njit(cache=True)",
+        '@njit(cache=True, inline="always")',
         "def fsum(w: np.ndarray, idx: tuple) -> np.float64:",
         '    """Sum of the weights at ``idx`` (float64, as a balanced tree)."""',
         f"    return {_tree([f'np.float64(w[idx[{i}]])' for i in range(count)])}",

@@ -121,9 +121,9 @@ def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.
     return fsum(w, features(b, off, runs, nruns, tbase))
 
 
-# The functions below that handle a board's whole feature tuple are compiled once each and called
-# (LLVM still inlines them into their callers); inlining them in numba's IR instead made numba type
-# every copy, which took most of the minutes of a first compilation.
+# Inlining in numba's IR makes numba type every copy, which took most of the minutes of a first
+# compilation: only the hot path of the move choice (four after-states) is inlined; the functions
+# used at many places (a board's features in its stage, a TD step) are compiled once and called.
 
 
 @njit(cache=True)
@@ -132,7 +132,7 @@ def _features_of(x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray,
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _prefetch(w: np.ndarray, idx: np.ndarray) -> None:
     """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.intrinsics`)."""
     for i in idx:
@@ -254,7 +254,7 @@ def ntuple_value_before(b: np.uint64, data: tuple) -> float:
     return _before_value(b, 0.9, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _after(
     b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
@@ -264,10 +264,11 @@ def _after(
     nb, r = move(b, a)
     ok = nb != b
     if ok:
-        idx = _features_of(downgrade(nb) if dg else nb, stages, table, runs, nruns, tbase)
+        x = downgrade(nb) if dg else nb
+        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
         _prefetch(w, idx)
     else:
-        idx = _features_of(np.uint64(0), stages, table, runs, nruns, tbase)
+        idx = features(np.uint64(0), np.int64(0), runs, nruns, tbase)
     return nb, r, ok, idx
 
 
