@@ -38,9 +38,11 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A trained run, its two evaluation results and a models folder holding it packed as 'tiny'."""
     root = tmp_path_factory.mktemp("models")
     out = run(TINY, root / "run")
-    e1 = evaluate(ai2048.make_agent("ntuple", weights=str(out)), games=20, seed=11, progress=False).save(root / "e1.json")
+    agent1 = ai2048.make_agent("ntuple", weights=str(out))
+    agent1.config = {"weights": str(out)}  # as `ai2048 eval ntuple --set weights=RUN` records it
+    e1 = evaluate(agent1, games=20, seed=11, progress=False).save(root / "e1.json")
     agent2 = ai2048.make_agent("ntuple", weights=str(out), depth=2)
-    agent2.config = {"depth": 2}
+    agent2.config = {"weights": str(out), "depth": 2}
     e2 = evaluate(agent2, games=3, seed=12, progress=False).save(root / "e2.json")
     folder = root / "shipped"
     pack(out, "tiny", eval_1ply=e1, eval_depth2=e2, command="ai2048 train ntuple (test)", default=True,
@@ -232,6 +234,8 @@ def test_bad_input__run_directory_from_other_rules_or_patterns(trained: dict[str
     (bad / "config.json").write_text(json.dumps({**cfg, "patterns": "4x6"}))
     with pytest.raises(ValueError, match="holds patterns 0123,4567, not the requested 012345"):
         pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
+    with pytest.raises(ValueError, match=f"evaluation result e1.json played weights {trained['run']}, not the run {bad}"):
+        pack(bad, "x", eval_1ply=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
     with pytest.raises(ValueError, match="was played at depth 1, not depth 2"):
         pack(trained["run"], "x", eval_depth2=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
     assert not (tmp_path / "out" / "x.ntz").exists()
@@ -285,7 +289,7 @@ def test_train_init__mismatch_is_an_error_before_any_work(shipped: Path, tmp_pat
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 
-def test_shipped_network__loads_fast_and_replays_its_checks() -> None:
+def test_shipped_network__fits_64_mib_and_replays_its_checks() -> None:
     """The network the package ships (skipped until one is packed into ai2048/models/networks)."""
     found = store.names(store.PACKAGE_DIR)
     if not found:

@@ -67,6 +67,7 @@ def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
                 "score_mean": float(s["score_mean"]), "score_se": float(s["score_se"]),
                 "score_median": float(s["score_median"]), "score_max": int(s["score_max"]),
                 "moves_per_s": float(s["moves_per_s"]), "workers": d.get("workers"),
+                "weights": (d.get("config") or {}).get("weights"),
             }
         elif "depth" in d and "tiles" in d and "max_exponents" in d:
             found = int(d["depth"])
@@ -77,7 +78,7 @@ def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
                 "games": games, "seed": d.get("seed"), "p_two": None, "rules_version": None, "interrupted": False,
                 "score_mean": float(d["score_mean"]), "score_se": float(d["score_sem"]),
                 "score_median": float(d["score_median"]), "score_max": int(d["score_max"]),
-                "moves_per_s": float(d["moves_per_s"]), "workers": None,
+                "moves_per_s": float(d["moves_per_s"]), "workers": None, "weights": None,
             }
         else:
             raise ValueError(
@@ -94,6 +95,20 @@ def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
     out["source"] = path.name
     out["tiles"] = _rows_from_counts(counts, games)
     return out
+
+
+def check_same_run(ev: dict[str, Any], run: str | Path) -> None:
+    """Raise unless evaluation ``ev`` (when it names its weights) played the network of ``run``."""
+    weights = ev.get("weights")
+    if not weights:
+        return
+    w, r = Path(weights), Path(run)
+    if w.exists():
+        same = w.resolve() in (r.resolve(), (r / "weights.npz").resolve())
+    else:
+        same = w.name in (r.name, "weights.npz") and (w.name != "weights.npz" or w.parent.name == r.name)
+    if not same:
+        raise ValueError(f"evaluation result {ev['source']} played weights {weights}, not the run {run} being packed")
 
 
 def reach(ev: dict[str, Any] | None, tile: int) -> float | None:
@@ -134,7 +149,7 @@ def _eval_md(title: str, ev: dict[str, Any]) -> list[str]:
         "",
         f"Mean score {ev['score_mean']:,.0f} ± {ev['score_se']:,.0f} (standard error), median "
         f"{ev['score_median']:,.0f}, best {ev['score_max']:,}; {ev['moves_per_s']:,.0f} moves/s"
-        + (f" ({ev['workers']} worker processes)" if ev.get("workers") else "") + f". Source: `{ev['source']}`.",
+        + (f" (workers: {ev['workers']})" if ev.get("workers") else "") + f". Source: `{ev['source']}`.",
         "",
     ]
     return lines

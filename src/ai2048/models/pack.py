@@ -24,7 +24,7 @@ import numpy as np
 
 from ai2048.checkpoint import atomic_write, read_json, write_json
 from ai2048.models import agreement, compact
-from ai2048.models.card import CARD_FORMAT, check_name, evaluation, markdown
+from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
 from ai2048.models.store import models_dir
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, parse_patterns, pattern_name
@@ -166,6 +166,8 @@ def pack(
     if eval_depth2 is not None:
         evals["depth 2"] = evaluation(eval_depth2, depth=2)
     t_start = time.perf_counter()
+    for ev in evals.values():
+        check_same_run(ev, run)
     net, cfg, meta = read_run(run)
     nstages = len(net.stages) + 1
     fill = float(np.float32(float(cfg.get("init_value", 0.0)) / net.features))
