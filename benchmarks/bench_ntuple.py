@@ -178,7 +178,7 @@ def memory(args: argparse.Namespace) -> None:
     chunk = max(1, args.games // 4)
     print(f"ai2048 train ntuple, 1 worker, {args.games} games, a checkpoint every {chunk} games (MiB)")
     print("(kernels are compiled or loaded before the tables are allocated; run twice for cached kernels)")
-    print(f"{'setting':<10}{'tables':>8}{'peak RSS':>10}{'RSS 1st chunk':>15}{'RSS at end':>12}{'seconds':>9}")
+    print(f"{'setting':<10}{'tables':>8}{'peak RSS':>10}{'1st chunk':>15}{'last chunk':>12}{'seconds':>9}")
     for patterns in ("4x6", "5x6", "8x6"):
         for tc in (False, True):
             with tempfile.TemporaryDirectory() as tmp:
@@ -203,11 +203,13 @@ def memory(args: argparse.Namespace) -> None:
                 proc.returncode = os.waitstatus_to_exitcode(status)
                 if proc.returncode:
                     raise RuntimeError(f"{' '.join(cmd)} failed with exit code {proc.returncode}")
-                first = [r for n, r in samples if n >= 1 and r > 0]  # (a finished process has no VmRSS)
+                live = [(n, r) for n, r in samples if n >= 1 and r > 0]  # (a finished process has no VmRSS)
+                first = [r for n, r in live if n == live[0][0]] if live else [0]
+                last = [r for n, r in live if n == live[-1][0]] if live else [0]
                 tables = _table_mib(patterns) * (3 if tc else 1)
                 print(
                     f"{patterns + (' TC' if tc else ''):<10}{tables:>8}{usage.ru_maxrss // 1024:>10}"
-                    f"{(first[0] if first else 0):>15}{(first[-1] if first else 0):>12}{time.perf_counter() - t0:>9.0f}",
+                    f"{max(first):>15}{max(last):>12}{time.perf_counter() - t0:>9.0f}",
                     flush=True,
                 )
 
