@@ -4,8 +4,10 @@ Game ``i`` of an evaluation with seed ``S`` uses the seed
 ``SeedSequence(S, spawn_key=(i,)).generate_state(1, uint64)[0]`` (see :func:`game_seeds`), so the
 same ``S`` gives every agent the same games whatever the number of workers, and a game is replayed
 by ``Game(seed)`` plus its recorded actions. Stochastic agents are ``reset(game_seed)`` before
-each game. Games run in worker processes (``fork`` where available, so compiled numba code is
-inherited) with a progress bar. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent that returns
+each game. An agent with ``game_kernel()`` plays whole games inside numba, in ``workers`` threads
+(:mod:`ai2048.evaluate_fast`: the same games, moves and records); other agents' games run in
+worker processes (``fork`` where available, so compiled numba code is inherited). A progress bar
+shows the games as they finish. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent that returns
 an illegal move stops the run with an :class:`EvalError` that names the agent and the board and
 carries the result so far.
 

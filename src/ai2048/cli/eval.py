@@ -16,7 +16,9 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     """Options shared by ``eval`` and ``arena``."""
     p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
     p.add_argument("--seed", type=int, default=0, help="evaluation seed; game i gets a seed derived from it")
-    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="parallel workers (default 1): threads for agents that play whole games in numba, "
+                   "else processes")
     p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
     p.add_argument("--p-two", type=float, default=0.9, help="probability that a spawned tile is a 2")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
