@@ -110,6 +110,9 @@ def test_agreement__feature_indices_sum_to_the_kernels_value(trained: dict[str, 
     for b in boards:
         idx = agreement.feature_indices(net, int(b))
         assert float(net.w[idx].astype(np.float64).sum()) == pytest.approx(net.value(int(b)), rel=1e-5, abs=1e-3)
+    assert np.array_equal(agreement.feature_indices_many(net, boards)[7], agreement.feature_indices(net, int(boards[7])))
+    slow = np.unique(np.concatenate([agreement.decision_indices(net, int(b)) for b in boards]))
+    assert np.array_equal(agreement.hot_indices(net, boards), slow)
 
 
 def test_pack__plays_the_float32_moves_on_1000_fresh_positions(trained: dict[str, Path], shipped: Path) -> None:

@@ -76,6 +76,38 @@ def feature_indices(net: Network, board: int) -> np.ndarray:
     return np.array(idx, dtype=np.int64)
 
 
+def feature_indices_many(net: Network, boards: np.ndarray) -> np.ndarray:
+    """[N, 8k] int64 weight indices of each board's features in its stage (:func:`feature_indices` for many)."""
+    b = np.asarray(boards, dtype=np.uint64)
+    cells = ((b[:, None] >> (np.uint64(4) * np.arange(16, dtype=np.uint64))) & np.uint64(15)).astype(np.int64)
+    stage = (cells.max(1)[:, None] >= np.array(net.stages, dtype=np.int64)[None, :]).sum(1)
+    off = stage * net.table
+    cols = []
+    for t, base in zip(net.tuples, net.tbase, strict=True):
+        for iso in isomorphic_patterns(t):
+            idx = off + int(base)
+            for j, c in enumerate(iso):
+                idx = idx + (cells[:, c] << (4 * j))
+            cols.append(idx)
+    return np.stack(cols, 1) if cols else np.zeros((b.size, 0), np.int64)
+
+
+def hot_indices(net: Network, boards: np.ndarray, p_two: float = P_TWO) -> np.ndarray:
+    """Sorted int64 indices of every weight that enters the 1-ply choice at any of ``boards``.
+
+    Positions of a network's games share most of their features, so keeping these weights exact
+    also fixes most near-ties of positions never seen (docs/ntuple.md, "Shipped networks").
+    """
+    boards = np.asarray(boards, dtype=np.uint64)
+    if net.kind != "after":
+        return np.unique(np.concatenate([decision_indices(net, int(b), p_two) for b in boards] or [np.zeros(0, np.int64)]))
+    out = [np.zeros(0, np.int64)]
+    for a in range(4):
+        nb = np.array([engine.move(b, a)[0] for b in boards], dtype=np.uint64)
+        out.append(np.unique(feature_indices_many(net, nb[nb != boards])))
+    return np.unique(np.concatenate(out))
+
+
 def decision_indices(net: Network, board: int, p_two: float = P_TWO) -> np.ndarray:
     """int64 indices of every weight that enters the 1-ply choice at ``board``: the features of
     each legal move's after-state (after-state networks) or of its spawn outcomes (before-state)."""
@@ -99,11 +131,12 @@ def calibrate(
     p_two: float = P_TWO,
     max_rounds: int = 50,
     want: np.ndarray | None = None,
+    exact: np.ndarray | None = None,
 ) -> tuple[np.ndarray, list[int]]:
     """Indices to keep exact so that ``stored(exact)`` plays ``net``'s move on every board.
 
     ``stored(exact)`` returns the weights a file with those exact entries decodes to; ``want``, the
-    float32 network's moves if already known. Each round
+    float32 network's moves if already known; ``exact``, indices kept exact from the start. Each round
     adds the decision weights of the boards that still disagree; making weights exact can move
     other boards' values, so it repeats until none disagree.
 
@@ -112,7 +145,7 @@ def calibrate(
         rounds: disagreements found in each round (the last is 0)
     """
     want = greedy_moves(net, boards, p_two=p_two) if want is None else want
-    exact = np.zeros(0, np.int64)
+    exact = np.zeros(0, np.int64) if exact is None else exact
     history: list[int] = []
     for _ in range(max_rounds):
         got = greedy_moves(net, boards, stored(exact), p_two=p_two)

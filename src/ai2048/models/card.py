@@ -184,7 +184,7 @@ def markdown(card: dict[str, Any]) -> str:
         earlier = ", ".join(f"{t['agree']}/{ag['positions']}" for t in ag.get("attempts", [])[:-1])
         lines.append(
             f"| moves vs float32 | same 1-ply move on {ag['agree']} of {ag['positions']} fresh positions from its own "
-            f"games (calibrated on {ag['calibration_positions']:,} others"
+            f"games (the weights of every choice on {ag['calibration_positions']:,} other positions kept as float32"
             + (f"; earlier fresh sets, whose disagreeing positions then joined the exact weights: {earlier}" if earlier else "")
             + ") |"
         )

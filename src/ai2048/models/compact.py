@@ -10,8 +10,9 @@ changes the entries of the tuple values its games reached; the rest keep their i
   zigzag-coded and split into byte planes (the high planes are nearly all zero);
 - which entries are stored: a bitmap (one bit an entry) XORed with the previous stage's bitmap,
   kept in two levels: one bit per byte of the bitmap (is it nonzero?), then the nonzero bytes;
-- ``exact``: entries restored as float32 after decoding, those the packer found deciding a move
-  differently (:mod:`ai2048.models.agreement`);
+- ``exact``: entries restored as float32 after decoding (index gaps as uint32 byte planes): the
+  weights of every choice on the packer's calibration positions, and those it found deciding a
+  move differently (:mod:`ai2048.models.agreement`);
 - ``check``: positions from the network's own games with the float32 network's 1-ply move on each,
   so the shipped file can be checked without the float32 original.
 
@@ -166,6 +167,8 @@ def encode(
     ex = np.unique(np.asarray(exact if exact is not None else [], dtype=np.int64))
     if ex.size and (ex[0] < 0 or ex[-1] >= w.size):
         raise ValueError(f"exact indices must lie in 0..{w.size - 1}")
+    if w.size >= 2**32:
+        raise ValueError(f"networks of 2**32 weights or more ({w.size}) do not fit this format's indices")
     boards = np.zeros(0, np.uint64) if check_boards is None else np.asarray(check_boards, dtype=np.uint64)
     moves = np.zeros(0, np.int8) if check_moves is None else np.asarray(check_moves, dtype=np.int8)
     if boards.shape != moves.shape or boards.ndim != 1:
@@ -197,7 +200,7 @@ def encode(
         "index1": np.packbits(x != 0).tobytes(),
         "index2": x[x != 0].tobytes(),
         "codes": planes.tobytes(),
-        "exact_index": ex.astype("<i8").tobytes(),
+        "exact_index": np.diff(ex, prepend=0).astype("<u4").view(np.uint8).reshape(-1, 4).T.tobytes(),
         "exact_values": w[ex].astype("<f4").tobytes(),
         "check_boards": boards.astype("<u8").tobytes(),
         "check_moves": moves.tobytes(),
@@ -304,7 +307,10 @@ def decode(
     gidx = np.flatnonzero(np.unpackbits(np.frombuffer(s["index1"], np.uint8), count=x.size))
     nz = np.frombuffer(s["index2"], np.uint8)
     planes = np.frombuffer(s["codes"], np.uint8)
-    ex_i = np.frombuffer(s["exact_index"], "<i8")
+    gaps = np.frombuffer(s["exact_index"], np.uint8)
+    if gaps.size != 4 * n_exact:
+        raise corrupt
+    ex_i = np.cumsum(gaps.reshape(4, n_exact).T.copy().view("<u4").ravel(), dtype=np.int64)
     ex_v = np.frombuffer(s["exact_values"], "<f4")
     if nz.size != gidx.size or planes.size != nbytes * touched or ex_i.size != n_exact or ex_v.size != n_exact:
         raise corrupt

@@ -3,11 +3,12 @@
     ai2048 models pack runs/ship1 --name 4x6-tc-ms --eval-1ply e1.json --eval-depth2 e2.json \\
         --command "ai2048 train ntuple --preset tc ..." --default
 
-Steps: read the run (``config.json``, ``meta.json``, ``weights.npz``, all checked); choose the
-finest fixed-point step whose file fits ``max_mib``; keep as float32 the weights that decide a
-move differently on calibration positions (:func:`ai2048.models.agreement.calibrate`); check
-the moves on fresh positions (kept in the file); write the file, decode it back and compare;
-write the card as JSON and markdown.
+Steps: read the run (``config.json``, ``meta.json``, ``weights.npz``, all checked); keep as
+float32 every weight of every 1-ply choice on calibration positions from the network's own games
+(:func:`ai2048.models.agreement.hot_indices`: the weights most positions use); choose the finest
+fixed-point step whose file fits ``max_mib``; check the moves on fresh positions (kept in the
+file), adding the decision weights of any that disagree; write the file, decode it back and
+compare; write the card as JSON and markdown.
 """
 
 from __future__ import annotations
@@ -180,11 +181,15 @@ def pack(
 
     cal = agreement.game_positions(net, positions, seed=seed, p_two=p_two)
     want_cal = agreement.greedy_moves(net, cal, p_two=p_two)
+    hot = agreement.hot_indices(net, cal, p_two)
+    hot_bytes = 6 * hot.size  # about 2 bytes of index gap and 4 of float32 value each
+    log(f"{hot.size:,} weights decide the {positions:,} calibration positions' moves: kept as float32 "
+        f"(about {hot_bytes / 2**20:.1f} MiB)")
     budget = int(max_mib * 2**20)
     if step is None:
         x, _ = compact.stage_deltas(net.w, nstages, fill, STEPS[-1])
         index_bytes = len(compact.CODECS[codec][0](np.packbits(x != 0).tobytes() + x[x != 0].tobytes()))
-        first = _first_step(net.w, nstages, fill, budget, index_bytes)
+        first = _first_step(net.w, nstages, fill, budget, index_bytes + hot_bytes)
         log(f"index {index_bytes / 2**20:.1f} MiB; the finest step predicted to fit {max_mib} MiB is {first:g}")
         steps = [s for s in STEPS if s >= first]
     else:
@@ -197,7 +202,7 @@ def pack(
             out[ex] = net.w[ex]
             return out
 
-        exact, rounds = agreement.calibrate(net, cal, stored, p_two=p_two, want=want_cal)
+        exact, rounds = agreement.calibrate(net, cal, stored, p_two=p_two, want=want_cal, exact=hot)
         log(f"step {st:g}: calibration on {positions:,} positions, disagreements per round {rounds}, "
             f"{exact.size:,} weights kept exact")
         tries = []
