@@ -18,13 +18,9 @@ import os
 import time
 from typing import Any
 
-import numpy as np
-
 from ai2048 import load_agent, make_agent
 from ai2048.bench.evaluation import fast_rate, loop_rate
-from ai2048.evaluate import evaluate, game_seeds
-from ai2048.evaluate_fast import play_games
-from ai2048.search.games import GameKernel, bind, choose_ntuple, play_batch
+from ai2048.evaluate import evaluate
 
 
 def two_threads(agent: Any, games: int, seed: int, max_moves: int | None = None) -> tuple[float, float, float]:
@@ -60,18 +56,6 @@ def main() -> None:
     agent = load_agent(a.run)
     report(f"n-tuple 1-ply ({agent.net.patterns})", fast_rate(agent, a.games, a.seed),
            loop_rate(agent, a.baseline_seconds, a.seed), two_threads(agent, a.games, a.seed))
-
-    # the same games with the trainer's greedy_move as the chooser (four index sets, joint prefetch)
-    n = agent.net
-    via_greedy = GameKernel(bind(play_batch, CHOOSE=bind(choose_ntuple, GREEDY=n.k.greedy_move)),
-                            lambda seed: (np.int64(0), agent.p_two, *n.data(), False))
-    stop = np.zeros(1, np.int64)
-    seeds = game_seeds(a.seed, a.games)
-    play_games(via_greedy, via_greedy.context(None), seeds[:1], 0.9, 5, stop)
-    t = time.thread_time()
-    recs, _ = play_games(via_greedy, via_greedy.context(None), seeds, 0.9, None, stop)
-    rate = sum(r["moves"] for r in recs if r is not None) / (time.thread_time() - t)
-    print(f"  same games, greedy_move as the chooser: {rate / 1e6:.3f} M moves/s per core")
 
     ex = make_agent("expectimax", depth=2)
     mm = a.max_moves

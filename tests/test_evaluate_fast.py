@@ -194,21 +194,3 @@ def test_cli_bench__eval_section_times_an_ntuple_run(weights: Path, tmp_path: Pa
                  "--json", str(out)]) == 0
     figs = {f["key"]: f for f in json.loads(out.read_text())["figures"]}
     assert figs["eval_ntuple"]["value"] > 0 and figs["eval_ntuple"]["baseline_value"] > 0
-
-
-@pytest.mark.parametrize("dg", [False, True])
-def test_choose_ntuple_after__greedy_moves_choice_on_random_boards(weights: Path, dg: bool) -> None:
-    """The whole-game chooser picks ``greedy_move``'s action on any board, 32768s (downgrading) included."""
-    from ai2048.search.games import choose_ntuple_after
-
-    net = make_agent("ntuple", weights=str(weights)).net
-    choose = bind(choose_ntuple_after, FEATURES=net.k.features, FSUM=net.k.fsum, STAGE_OF=net.k.stage_of,
-                  DOWNGRADE=net.k.downgrade)
-    rng = np.random.default_rng(7)
-    cells = rng.integers(0, 16, (3000, 16)) * (rng.random((3000, 16)) < 0.7)
-    boards = [int(sum(int(e) << (4 * i) for i, e in enumerate(row))) for row in cells]
-    ctx = (*net.data(), dg)
-    got = [int(choose(np.uint64(b), ctx)) for b in boards]
-    want = [int(net.k.greedy_move(np.uint64(b), 0, 0.9, *net.data(), dg)[0]) for b in boards]
-    assert got == want
-    assert any(15 in row for row in cells) and len(set(got)) == 5  # 32768s and over-boards (-1) were tried

@@ -39,12 +39,6 @@ CHOOSE: Callable[..., int] = unbound_evaluator
 """The chooser :func:`play_batch` calls; :func:`bind` binds it per agent family."""
 GREEDY: Callable[..., Any] = unbound_evaluator
 """An n-tuple kernels module's ``greedy_move``, bound in :func:`choose_ntuple`."""
-FEATURES: Callable[..., Any] = unbound_evaluator
-"""An n-tuple kernels module's ``features`` (with ``FSUM``, ``STAGE_OF``, ``DOWNGRADE``), bound in
-:func:`choose_ntuple_after`."""
-FSUM: Callable[..., Any] = unbound_evaluator
-STAGE_OF: Callable[..., Any] = unbound_evaluator
-DOWNGRADE: Callable[..., Any] = unbound_evaluator
 ROOT: Callable[..., Any] = unbound_evaluator
 """A compiled search root (expectimax ``root_values`` or ``minimax_root``), bound in the search choosers."""
 
@@ -147,30 +141,6 @@ def choose_ntuple(b: np.uint64, ctx: tuple) -> int:  # template: GREEDY is bound
     return GREEDY(b, kind, p_two, w, runs, nruns, tbase, stages, dg)[0]
 
 
-def choose_ntuple_after(b: np.uint64, ctx: tuple) -> int:  # template: FEATURES etc. bound by ``bind``
-    """``greedy_move``'s choice for an after-state network, one move after another: the argmax of
-    ``r + V(after-state)`` with the same sums and the same tie rule (action 0 if legal, then only a
-    larger value wins), so the same move. ``ctx = (w, runs, nruns, tbase, stages, downgrade)``.
-
-    Summing each after-state as soon as it is known (as TDL2048+ does) plays faster in whole games
-    than ``greedy_move``'s four index sets held for a joint prefetch (docs/ntuple.md).
-    """
-    w, runs, nruns, tbase, stages, dg = ctx
-    table = w.size // (stages.size + 1)
-    best = -1.0e300
-    best_a = np.int64(-1)
-    for a in range(4):
-        nb, r = move(b, a)
-        if nb == b:
-            continue
-        x = DOWNGRADE(nb) if dg else nb
-        v = r + FSUM(w, FEATURES(x, STAGE_OF(x, stages) * table, runs, nruns, tbase))
-        if a == 0 or v > best:
-            best = v
-            best_a = np.int64(a)
-    return best_a
-
-
 def choose_expectimax(b: np.uint64, ctx: tuple) -> int:  # template: ROOT is bound by ``bind``
     """An expectimax move as :class:`ai2048.search.expectimax.Expectimax` makes it, then the agent's
     tie-break: ``ctx = (data, depth (0 = adaptive), offset, min_depth, max_depth, p_two, cutoff,
@@ -261,15 +231,11 @@ def random_kernel() -> GameKernel:
 
 
 def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: bool) -> GameKernel:
-    """1-ply games of an n-tuple network: its kernels ``module`` (:mod:`ai2048.ntuple.codegen`),
-    ``kind`` (0 after-state, 1 before-state values) and ``data = (w, runs, nruns, tbase, stages)``."""
-    if kind == 0:
-        choose = bind(choose_ntuple_after, FEATURES=module.features, FSUM=module.fsum, STAGE_OF=module.stage_of,
-                      DOWNGRADE=module.downgrade)
-        ctx: tuple = (*data, bool(downgrade))
-    else:
-        choose = bind(choose_ntuple, GREEDY=module.greedy_move)
-        ctx = (np.int64(kind), float(p_two), *data, bool(downgrade))
+    """1-ply games of an n-tuple network: the ``greedy_move`` of its kernels ``module``
+    (:mod:`ai2048.ntuple.codegen`, the move ``act`` plays), ``kind`` (0 after-state, 1 before-state
+    values) and ``data = (w, runs, nruns, tbase, stages)``."""
+    choose = bind(choose_ntuple, GREEDY=module.greedy_move)
+    ctx = (np.int64(kind), float(p_two), *data, bool(downgrade))
     return GameKernel(bind(play_batch, CHOOSE=choose), lambda seed: ctx)
 
 
