@@ -77,7 +77,8 @@ def pack_parser() -> argparse.ArgumentParser:
     p.add_argument("--step", type=float, default=None, help="fixed-point step, a power of two (default: finest that fits)")
     p.add_argument("--codec", choices=("zlib", "lzma"), default="zlib",
                    help="section codec: zlib (default) decodes ~5x faster, lzma is ~5%% smaller")
-    p.add_argument("--positions", type=int, default=20_000, help="calibration positions (default 20000)")
+    p.add_argument("--positions", type=int, default=100_000,
+                   help="calibration positions: their decision weights are kept float32 (default 100000)")
     p.add_argument("--checks", type=int, default=1000, help="fresh positions whose moves must agree (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the games the positions come from")
     return p

@@ -139,7 +139,7 @@ def pack(
     max_mib: float = 64.0,
     step: float | None = None,
     codec: str = "zlib",
-    positions: int = 20_000,
+    positions: int = 100_000,
     checks: int = 1000,
     seed: int = 0,
     log: Callable[[str], None] = print,
