@@ -239,6 +239,11 @@ def test_bad_input__run_directory_from_other_rules_or_patterns(trained: dict[str
         pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
     with pytest.raises(ValueError, match=f"evaluation result e1.json played weights {trained['run']}, not the run {bad}"):
         pack(bad, "x", eval_1ply=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
+    for bad_step in (float("nan"), 0.3, -1.0):
+        with pytest.raises(ValueError, match="step must be a power of two"):
+            pack(trained["run"], "x", step=bad_step, directory=tmp_path / "out", log=lambda s: None)
+    with pytest.raises(ValueError, match="wall_seconds must be a finite number"):
+        pack(trained["run"], "x", wall_seconds=float("inf"), directory=tmp_path / "out", log=lambda s: None)
     with pytest.raises(ValueError, match="was played at depth 1, not depth 2"):
         pack(trained["run"], "x", eval_depth2=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
     assert not (tmp_path / "out" / "x.ntz").exists()

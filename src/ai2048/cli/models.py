@@ -88,8 +88,6 @@ def _pack(rest: list[str]) -> int:
     from ai2048.models.pack import pack
 
     a = pack_parser().parse_args(rest)
-    if a.wall_seconds is not None and not a.wall_seconds >= 0:
-        raise ValueError(f"--wall-seconds must be a number >= 0, got {a.wall_seconds}")
     card = pack(
         a.run, a.name, eval_1ply=a.eval_1ply, eval_depth2=a.eval_depth2, command=a.command, summary=a.summary,
         default=a.default, directory=a.dir, machine_text=a.machine, wall_seconds=a.wall_seconds,

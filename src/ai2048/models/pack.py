@@ -14,6 +14,7 @@ compare; write the card as JSON and markdown.
 from __future__ import annotations
 
 import datetime
+import math
 import os
 import platform
 import time
@@ -159,6 +160,10 @@ def pack(
         raise ValueError(f"max_mib must be in (0, 4096], got {max_mib}")
     if positions < 1 or checks < 1:
         raise ValueError("positions and checks must be >= 1")
+    if step is not None and not (math.isfinite(step) and step > 0 and math.log2(step).is_integer()):
+        raise ValueError(f"step must be a power of two such as 0.25 or 1, got {step}")
+    if wall_seconds is not None and not (math.isfinite(wall_seconds) and wall_seconds >= 0):
+        raise ValueError(f"wall_seconds must be a finite number >= 0, got {wall_seconds}")
     if codec not in compact.CODECS:
         raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
     evals = {}  # read first: a wrong result file is found before minutes of packing
