@@ -73,6 +73,10 @@ class QNetConfig:
     prioritized: bool = field(default=True, metadata={"help": "prioritised replay (proportional); False = uniform"})
     per_alpha: float = field(default=0.6, metadata={"help": "priority exponent α"})
     per_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent β at the start, annealed to 1"})
+    per_beta_episodes: int = field(
+        default=2000,
+        metadata={"help": "episodes over which β anneals to 1 (fixed, so a run resumed with more episodes anneals as an uninterrupted one)"},
+    )
     reward_scale: float = field(default=50.0, metadata={"help": "the four moves' rewards are mean-centred and scaled to ±this"})
     eps_start: float = field(default=1.0, metadata={"help": "ε-greedy: ε at the start"})
     eps_end: float = field(default=0.05, metadata={"help": "ε-greedy: final ε"})
@@ -91,7 +95,7 @@ class QNetConfig:
             object.__setattr__(self, "hidden", tuple(self.hidden))
         check_field_types(self)
         check_choice("mode", self.mode, ("q", "v"))
-        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every", "validate_games"):
+        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every", "validate_games", "per_beta_episodes"):
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("seed", "learn_start", "validate_every"):
             check_number(name, getattr(self, name), low=0, integer=True)
@@ -113,7 +117,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "seed003_v": {"mode": "v"},
     # seed003_q for 38 minutes on one core, keeping the network whose greedy play scores best on 200
     # held-out validation games, checked every 500 training games (docs/deeprl.md).
-    "best_cpu_q": {"mode": "q", "episodes": 1_000_000, "duration": 2280.0, "validate_every": 500, "validate_games": 200, "checkpoint_every": 1000},
+    "best_cpu_q": {"mode": "q", "episodes": 1_000_000, "per_beta_episodes": 1_000_000, "duration": 2280.0, "validate_every": 500, "validate_games": 200, "checkpoint_every": 1000},
 }
 
 PRESET_HELP: dict[str, str] = {
@@ -279,7 +283,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 pred, y = td_targets(cfg, online, target, memory.batch(idx), device)
                 err = pred - y
                 if isinstance(memory, PrioritizedReplay):
-                    beta = cfg.per_beta + (1.0 - cfg.per_beta) * min(1.0, c["episodes"] / cfg.episodes)
+                    beta = cfg.per_beta + (1.0 - cfg.per_beta) * min(1.0, c["episodes"] / cfg.per_beta_episodes)
                     w = torch.from_numpy(memory.weights(idx, beta)).to(device)
                     loss = (w * err**2).mean()
                     memory.update(idx, err.detach().cpu().numpy())
