@@ -155,13 +155,18 @@ def _handles_sigterm(pid: int) -> bool:
     return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
 
 
+def _spawn_cli(argv: list[str]) -> subprocess.Popen:
+    """``ai2048 ARGV`` in a child process with one numba thread, its output captured as text."""
+    return subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
 def test_ntuple__sigterm_saves_like_ctrl_c(tmp_path: Path) -> None:
     out = tmp_path / "nt"
     argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "100000", "--chunk", "20",
             "--checkpoint-every", "1000", "--seed", "3", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
-                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = _spawn_cli(argv)
     _wait_for(lambda: (out / "metrics.jsonl").is_file() and len(read_jsonl(out / "metrics.jsonl")) >= 2, proc, 300)
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
@@ -194,8 +199,7 @@ def test_policy__sigterm_in_a_long_epoch_stops_within_seconds(tmp_path: Path) ->
     out = tmp_path / "pol"
     argv = ["train", "policy", "--batch-size", "50000", "--progress", "false", "--tensorboard", "false",
             "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _spawn_cli(argv)
     _wait_for(lambda: _handles_sigterm(proc.pid), proc, 300)  # the training loop has begun
     time.sleep(1.0)  # inside the first epoch's games
     t0 = time.monotonic()
@@ -273,9 +277,7 @@ def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resume
     out = tmp_path / "stopped"
     argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20000", "--chunk", "20000",
             "--checkpoint-every", "20000", "--seed", "5", "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
-                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = _spawn_cli(argv)
     _wait_for(lambda: _handles_sigterm(proc.pid), proc, 300)
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
