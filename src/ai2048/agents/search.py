@@ -28,7 +28,7 @@ from ai2048.search.heuristics import (
     seed003_utility,
 )
 from ai2048.search.minimax import Minimax
-from ai2048.search.montecarlo import playout_values
+from ai2048.search.montecarlo import playout_values, playout_values_total
 
 HEURISTICS = ("nneonneo", "seed003")
 
@@ -243,19 +243,27 @@ class MinimaxAgent(BaseAgent):
 
 
 class MonteCarloAgent(BaseAgent):
-    """Seed 002 part 3: ``playouts`` random games after each legal first move; best mean score wins.
+    """Seed 002 part 3: random playouts after the legal first moves; the best mean score wins.
 
     Args:
         playouts: random playouts per legal first move (>= 1).
+        playouts_total: instead, the seed's budget (its ``simulation_size``): this many playouts in
+            all, each a random game from the board, grouped by first move, so about a quarter of
+            ``playouts`` per move on an open board; None (default) uses ``playouts``.
         p_two: spawn odds inside the playouts.
         seed: seed of the playouts' random stream (``reset(seed)`` reseeds).
         order: tie-break order (seed 002: w, a, s, d).
     """
 
-    def __init__(self, playouts: int = 50, p_two: float = 0.9, seed: int | None = None, order: str = "002") -> None:
-        if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts < 1:
-            raise ValueError(f"playouts={playouts} must be an integer >= 1")
+    def __init__(self, playouts: int = 50, playouts_total: int | None = None, p_two: float = 0.9,
+                 seed: int | None = None, order: str = "002") -> None:
+        for key, value in (("playouts", playouts), ("playouts_total", playouts_total)):
+            if value is None and key == "playouts_total":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{key}={value!r} must be an integer >= 1")
         self.playouts = playouts
+        self.playouts_total = playouts_total
         self.p_two = check_probability("p_two", p_two)
         self.order = check_order(order)
         self._state = seed_state(seed)
@@ -264,6 +272,8 @@ class MonteCarloAgent(BaseAgent):
         self._state = seed_state(seed)
 
     def values(self, board: int) -> np.ndarray:
+        if self.playouts_total is not None:
+            return playout_values_total(playable(board), int(self.playouts_total), self._state, self.p_two)
         return playout_values(playable(board), int(self.playouts), self._state, self.p_two)
 
     def act(self, board: int) -> Action:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 
-from ai2048.agents.base import available, config_keys
+from ai2048.agents.base import available
+from ai2048.agents.option_help import format_option_help
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -13,9 +13,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "agents",
         help="list the registered agents (or one agent's settings)",
         description="Without NAME: every registered agent with its one-line description. With NAME: "
-        "the config keys it accepts (for --set key=value) and their defaults.",
+        "every config key it accepts (for --set key=value or name:key=value): its default, the values it "
+        "allows, what it does and the seed or paper it comes from.",
     )
-    p.add_argument("name", nargs="?", default=None, help="show this agent's config keys")
+    p.add_argument("name", nargs="?", default=None, help="show this agent's options with their help")
     p.set_defaults(func=run)
 
 
@@ -26,6 +27,5 @@ def run(args: argparse.Namespace) -> int:
         for name, desc in names.items():
             print(f"{name:<{width}}  {desc}")
         return 0
-    for key, default in config_keys(args.name).items():
-        print(f"{key} (required)" if default is inspect.Parameter.empty else f"{key}={default!r}")
+    print(format_option_help(args.name))
     return 0

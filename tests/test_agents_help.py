@@ -1,0 +1,61 @@
+"""``ai2048 agents NAME``: every option of every registered agent has its help line (issue 17)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from ai2048.agents import available, config_keys
+from ai2048.agents.option_help import OPTIONS, format_option_help, option_help
+from ai2048.cli import main
+
+_CLI = [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())"]
+
+
+def test_option_help__covers_exactly_the_keys_of_every_registered_agent() -> None:
+    assert set(OPTIONS) == set(available())
+    for name in available():
+        keys = list(config_keys(name))
+        assert set(OPTIONS[name]) == set(keys), name
+        rows = option_help(name)
+        assert [r["key"] for r in rows] == keys
+        for row in rows:
+            assert row["what"] and row["source"] and row["allowed"], (name, row["key"])
+
+
+def test_option_help__defaults_come_from_the_signature() -> None:
+    rows = {r["key"]: r for r in option_help("minimax")}
+    assert rows["time_limit"]["default"] == 0.2 and not rows["time_limit"]["required"]
+    rows = {r["key"]: r for r in option_help("dqn")}
+    assert rows["weights"]["required"] and rows["weights"]["default"] is None
+
+
+def test_option_help__a_key_without_help_is_an_error_naming_it(monkeypatch) -> None:
+    monkeypatch.setitem(OPTIONS, "greedy", {})
+    with pytest.raises(KeyError, match="order"):
+        option_help("greedy")
+
+
+@pytest.mark.parametrize("name", sorted(available()))
+def test_cli_agents__prints_every_option_with_its_help(name: str, capsys) -> None:
+    assert main(["agents", name]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{name}: {available()[name]}")
+    for row in option_help(name):
+        head = f"{row['key']} (required)" if row["required"] else f"{row['key']}={row['default']!r}"
+        assert f"  {head}  allowed: {row['allowed']}" in out
+        assert f"{row['what']} [from: {row['source']}]" in out
+    assert out.strip() == format_option_help(name)
+
+
+def test_cli_agents__end_to_end_in_a_fresh_process() -> None:
+    """The installed command, as a user runs it: expectimax's internals are explained, not bare nulls."""
+    run = subprocess.run([*_CLI, "agents", "expectimax"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "reward_weight=None  allowed: a float >= 0, or None" in run.stdout
+    assert "None means 0 with a built-in heuristic" in run.stdout
+    assert "evaluator=None" in run.stdout and "Python API only" in run.stdout
+    bad = subprocess.run([*_CLI, "agents", "nope"], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "available agents" in bad.stderr
