@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from ai2048.agents.chance_mcts import ChanceMCTSAgent
-from ai2048.agents.lazyzero import LazyZeroAgent, load_network
+from ai2048.agents.lazyzero import LazyZeroAgent, load_lazyzero_network
 from ai2048.envs.torch_env import make_batch_env
 from ai2048.evaluate import evaluate
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig
@@ -72,7 +72,7 @@ class PresentLazyZero:
 
 def _network(weights: str | None) -> tuple[FusedPolicyValue, str]:
     if weights:
-        model, _ = load_network(weights)
+        model, _ = load_lazyzero_network(weights)
         return FusedPolicyValue(model), weights
     from ai2048.train.lazyzero import PRESETS, Config
 

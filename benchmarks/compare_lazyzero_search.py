@@ -21,7 +21,8 @@ import torch
 
 from ai2048 import Game
 from ai2048.agents import make_agent
-from ai2048.evaluate import game_seeds, wilson
+from ai2048.evaluate import game_seeds
+from ai2048.stats import wilson
 
 
 def play_lockstep(agent: Any, seeds: list[int], max_moves: int) -> dict[str, Any]:

@@ -14,9 +14,10 @@ import pytest
 
 import ai2048
 from ai2048.agents.base import BaseAgent
-from ai2048.evaluate import EvalError, EvalResult, evaluate, game_seeds, play_game, wilson
+from ai2048.evaluate import EvalError, EvalResult, evaluate, game_seeds, play_game
 from ai2048.records import replay_actions
 from ai2048.rules import Action
+from ai2048.stats import wilson
 
 
 def test_game_seeds__do_not_depend_on_the_number_of_games() -> None:

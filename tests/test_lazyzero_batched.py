@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from ai2048 import Game, encode, legal_mask  # noqa: E402
 from ai2048.agents import make_agent  # noqa: E402
 from ai2048.agents.chance_mcts import ChanceMCTSAgent, make_chance_mcts  # noqa: E402
-from ai2048.agents.lazyzero import LazyZeroAgent, load_network, make_lazyzero  # noqa: E402
+from ai2048.agents.lazyzero import LazyZeroAgent, load_lazyzero_network, make_lazyzero  # noqa: E402
 from ai2048.envs.torch_env import EngineBatch  # noqa: E402
 from ai2048.evaluate import evaluate, game_seeds  # noqa: E402
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig  # noqa: E402
@@ -209,7 +209,7 @@ def test_load__device_cuda_without_cuda_is_a_clear_error(tmp_path):
 def test_load__a_network_of_another_shape_names_the_mismatch(tmp_path):
     run, _ = _run_dir(tmp_path, ResNetConfig(channels=4, blocks=1, head_channels=4, head_blocks=1))
     with pytest.raises(ValueError, match="does not fit the network in .*config.json"):
-        load_network(run)
+        load_lazyzero_network(run)
 
 
 def test_load__a_checkpoint_written_on_a_gpu_loads_on_the_cpu(tmp_path, monkeypatch):
@@ -222,7 +222,7 @@ def test_load__a_checkpoint_written_on_a_gpu_loads_on_the_cpu(tmp_path, monkeypa
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="CUDA"):
             torch.load(run / "model.pt", weights_only=True)
-    loaded, _ = load_network(run, "cpu")
+    loaded, _ = load_lazyzero_network(run, "cpu")
     x = torch.from_numpy(np.stack([np.arange(16) % 5] * 3).astype(np.float32)).view(3, 1, 4, 4)
     for got, want in zip(loaded(x), model(x), strict=True):
         torch.testing.assert_close(got, want)
@@ -233,7 +233,7 @@ def test_load__a_checkpoint_written_on_a_gpu_loads_on_the_cpu(tmp_path, monkeypa
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_load__cpu_checkpoint_on_cuda_and_the_batched_search_agrees_across_devices(tmp_path):
     run, model = _run_dir(tmp_path)
-    gpu, _ = load_network(run, "cuda")
+    gpu, _ = load_lazyzero_network(run, "cuda")
     assert next(gpu.parameters()).device.type == "cuda"
     boards = _positions(6, 5)
     fused_cpu, fused_gpu = FusedPolicyValue(model), FusedPolicyValue(gpu)

@@ -81,10 +81,10 @@ def test_checkpoint_and_lazyzero_loaders__refuse_the_payload(tmp_path: Path) -> 
                                                                 "kernel_size", "policy_fc", "value_fc")}
                                                 | {"value_activation": "none"}))
     evil_file(run / "model.pt", marker)
-    from ai2048.agents.lazyzero import load_network
+    from ai2048.agents.lazyzero import load_lazyzero_network
 
     with pytest.raises(ValueError, match="not a safe LazyZero"):
-        load_network(run)
+        load_lazyzero_network(run)
     assert not marker.exists()
 
 

@@ -10,7 +10,7 @@ import pytest
 import ai2048
 from ai2048.cli import main
 from ai2048.search.heuristics import NneonneoWeights
-from ai2048.search.tune import TUNED_KEYS, tune_weights
+from ai2048.tune import TUNED_KEYS, tune_weights
 
 TINY = {"depth": 1, "games": 3, "generations": 2, "population": 2, "validate": 3}
 

@@ -33,10 +33,10 @@ import numpy as np
 from ai2048.agents.base import make_agent
 from ai2048.checkpoint import read_json, write_json
 from ai2048.game import Game, IllegalMoveError
-from ai2048.rules import P_TWO, RULES_VERSION
+from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION
+from ai2048.stats import tile_table
 
 RESULT_FORMAT = "ai2048.eval-result"
-ACTION_CHARS = "urdl"
 """One letter per action in Action order (UP, RIGHT, DOWN, LEFT), as in :mod:`ai2048.records`."""
 
 
@@ -53,19 +53,6 @@ def game_seeds(seed: int, games: int) -> list[int]:
     return [
         int(np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(1, np.uint64)[0]) for i in range(games)
     ]
-
-
-def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """Wilson score interval for ``k`` successes in ``n`` trials (95% by default), as fractions."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = k / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    lo = 0.0 if k == 0 else max(0.0, centre - half)
-    hi = 1.0 if k == n else min(1.0, centre + half)
-    return (lo, hi)
 
 
 def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
@@ -120,28 +107,8 @@ class EvalResult:
         return len(self.records)
 
     def tile_table(self) -> list[dict[str, Any]]:
-        """Seed 004's table: per tile from the smallest to the largest final max tile, the share of
-        games reaching it (max tile >= t) and ending on it (== t), with Wilson 95% intervals."""
-        n = self.games
-        if n == 0:
-            return []
-        tiles = np.array([r["max_tile"] for r in self.records])
-        rows = []
-        t = int(tiles.min())
-        while t <= int(tiles.max()):
-            reached = int((tiles >= t).sum())
-            ended = int((tiles == t).sum())
-            rows.append({
-                "tile": t,
-                "reached": reached,
-                "reach_rate": reached / n,
-                "reach_ci": list(wilson(reached, n)),
-                "ended": ended,
-                "end_rate": ended / n,
-                "end_ci": list(wilson(ended, n)),
-            })
-            t *= 2
-        return rows
+        """Seed 004's table of the final max tiles (:func:`ai2048.stats.tile_table`)."""
+        return tile_table([r["max_tile"] for r in self.records])
 
     def summary(self) -> dict[str, Any]:
         """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table."""

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.evaluate import ACTION_CHARS
 from ai2048.game import Game, IllegalMoveError
+from ai2048.rules import ACTION_CHARS
 
 
 class _Slot:

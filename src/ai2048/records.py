@@ -35,12 +35,10 @@ from ai2048.checkpoint import atomic_write, read_json
 from ai2048.engine.board import max_exponent
 from ai2048.engine.replay import replay_boards
 from ai2048.game import Game, _check_p_two
-from ai2048.rules import P_TWO, RULES_VERSION, Action
+from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION, Action
 
 RECORD_FORMAT = "ai2048.game-record"
 RECORD_VERSION = 1
-ACTION_CHARS = "urdl"
-"""One letter per action in ``Action`` order (UP, RIGHT, DOWN, LEFT), used in action strings."""
 
 
 class RecordError(ValueError):
@@ -55,7 +53,9 @@ def actions_to_str(actions: Sequence[Any]) -> str:
 def str_to_actions(text: str) -> np.ndarray:
     """``"ull" -> array([0, 3, 3], uint8)``; any other letter raises, naming it and its position."""
     if not isinstance(text, str):
-        raise TypeError(f"an action string must be a str of the letters {ACTION_CHARS!r}, got {type(text).__name__}")
+        raise TypeError(
+            f"an action string must be a str of the letters {ACTION_CHARS!r}, got {type(text).__name__}"
+        )
     codes = np.frombuffer(text.lower().encode("utf-8", "replace"), dtype=np.uint8)
     out = _ACTION_CODES[codes] if codes.size == len(text) else np.full(len(text), 255, np.uint8)
     bad = np.flatnonzero(out == 255)
@@ -100,7 +100,9 @@ def _json_field(d: dict[str, Any], key: str, kinds: tuple[type, ...], default: A
     if v is None and default is not _REQUIRED:
         return default
     if not isinstance(v, kinds):
-        names = " or ".join({"str": "a string", "dict": "an object", "list": "a list"}[k.__name__] for k in kinds)
+        names = " or ".join(
+            {"str": "a string", "dict": "an object", "list": "a list"}[k.__name__] for k in kinds
+        )
         raise TypeError(f"field {key!r} must be {names}, got {type(v).__name__} {str(v)[:40]!r}")
     return v
 
@@ -160,7 +162,11 @@ def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: 
 
     The numba kernel makes the same calls as :class:`ai2048.Game`, so this is that game, fast.
     """
-    acts = str_to_actions(actions) if isinstance(actions, str) else np.array([check_action(a) for a in actions], np.uint8)
+    acts = (
+        str_to_actions(actions)
+        if isinstance(actions, str)
+        else np.array([check_action(a) for a in actions], np.uint8)
+    )
     seed = _check_seed(seed)
     boards, after, scores, bad = replay_boards(engine.seed_state(seed), np.float64(_check_p_two(p_two)), acts)
     if bad >= 0:
@@ -417,7 +423,9 @@ def _policy_of(agent: Any) -> Policy:
         return agent.act  # type: ignore[no-any-return]
     if callable(agent):
         return agent  # type: ignore[no-any-return]
-    raise TypeError(f"expected an agent with act(board) or a callable board -> action, got {type(agent).__name__}")
+    raise TypeError(
+        f"expected an agent with act(board) or a callable board -> action, got {type(agent).__name__}"
+    )
 
 
 class GameRecorder:
@@ -469,7 +477,10 @@ class GameRecorder:
         return True
 
     def record(
-        self, agent: str | None = None, agent_config: dict[str, Any] | None = None, meta: dict[str, Any] | None = None
+        self,
+        agent: str | None = None,
+        agent_config: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> GameRecord:
         """The record of the game so far."""
         return GameRecord(
@@ -502,7 +513,9 @@ def record_game(
     The agent is reset with the game's seed when it has ``reset``. ``on_move`` is called after every
     move (``watch`` redraws the board there). An illegal move raises, naming the agent and the board.
     """
-    if max_moves is not None and (isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0):
+    if max_moves is not None and (
+        isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
+    ):
         raise ValueError(f"max_moves must be a non-negative int or None, got {max_moves!r}")
     rec = GameRecorder(seed, p_two, undo=False)
     if hasattr(agent, "reset"):

@@ -34,3 +34,7 @@ class Action(IntEnum):
 
 
 ACTION_NAMES = tuple(a.name.lower() for a in Action)
+"""``("up", "right", "down", "left")``: an action's name in messages and JSON."""
+
+ACTION_CHARS = "urdl"
+"""One letter per action, in action order: how records and evaluation results spell a game's moves."""

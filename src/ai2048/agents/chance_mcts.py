@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ai2048.agents.lazyzero import GAMES_IN_FLIGHT, BatchedSearchAgent, load_network
+from ai2048.agents.lazyzero import GAMES_IN_FLIGHT, BatchedSearchAgent, load_lazyzero_network
 from ai2048.rules import P_TWO
 from ai2048.search.chance_mcts import Evaluator, chance_mcts, chance_mcts_reference
 from ai2048.search.streams import check_threads
@@ -46,6 +46,6 @@ def make_chance_mcts(weights: str, simulations: int = 200, puct: float = 1.25, d
     from ai2048.nets.resnet import FusedPolicyValue
 
     check_threads(threads)
-    model, _ = load_network(weights, device)
+    model, _ = load_lazyzero_network(weights, device)
     return ChanceMCTSAgent(FusedPolicyValue(model), simulations=simulations, puct=puct, device=device, seed=seed,
                            threads=threads, games_in_flight=games_in_flight)

@@ -1,4 +1,5 @@
-"""Agents that play trained torch networks (``ai2048 train dqn|qnet|policy``) from their run directories.
+"""Agents that play trained torch networks (``ai2048 train dqn|qnet|policy``) from their run
+directories, and the move rules their trainers share with them.
 
 Each picks the best *legal* move by its network's values; this module imports torch only when
 an agent is built (the registry stores ``"module:attr"`` strings).
@@ -12,11 +13,41 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ai2048.agents.base import BaseAgent
+from ai2048.engine.board import exponents
+from ai2048.engine.moves import all_moves
 from ai2048.rules import ACTION_NAMES, Action
-from ai2048.train.kernels import all_moves, exponents
 
 if TYPE_CHECKING:
     from ai2048.nets import SeedNet
+
+
+def entropy_probabilities(q: np.ndarray, mask: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
+    """softmax over legal actions of Q(s,a)·β(a), β(a) = α·log(t(a)+1) (seed 000's ``entropy``).
+
+    Non-finite logits fall back to uniform over the legal actions (the seed zeroed NaNs).
+    """
+    logits = np.asarray(q, dtype=np.float64) * alpha * np.log(counts + 1.0)
+    p = np.zeros(4)
+    z = logits[mask]
+    if not np.all(np.isfinite(z)):
+        p[mask] = 1.0 / mask.sum()
+        return p
+    z = np.exp(z - z.max())
+    p[mask] = z / z.sum()
+    return p
+
+
+def centred_rewards(rewards: np.ndarray, legal: np.ndarray, scale: float) -> np.ndarray:
+    """[N, 4] merge rewards -> mean-centred over the legal moves, scaled so the largest |r| is ``scale``.
+
+    Illegal moves get 0; when every legal move earns the same, all get 0 (seed 003's Q-network).
+    """
+    r = rewards.astype(np.float64)
+    n = np.maximum(legal.sum(axis=1, keepdims=True), 1)
+    mean = (r * legal).sum(axis=1, keepdims=True) / n
+    c = np.where(legal, r - mean, 0.0)
+    span = np.abs(c).max(axis=1, keepdims=True)
+    return np.where(span > 0, c / np.where(span > 0, span, 1.0) * scale, 0.0)
 
 
 class _NetAgent(BaseAgent):
@@ -28,7 +59,7 @@ class _NetAgent(BaseAgent):
         if threads >= 1:  # 0 keeps torch's default
             torch.set_num_threads(threads)
 
-        from ai2048.train.torchrun import load_model
+        from ai2048.nets.files import load_model
 
         self._torch = torch
         self.net: SeedNet
@@ -87,8 +118,6 @@ class DQNAgent(_NetAgent):
     def act_batch(self, boards: np.ndarray) -> np.ndarray:
         if self.policy == "greedy":
             return super().act_batch(boards)
-        from ai2048.train.dqn import entropy_probabilities
-
         b = np.asarray(boards, dtype=np.uint64).reshape(-1)
         q, legal = self.values(b)
         if not legal.any(axis=1).all():
@@ -102,8 +131,6 @@ class QNetAgent(_NetAgent):
     kind = "qnet"
 
     def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from ai2048.train.qnet import centred_rewards
-
         after, rew, legal = all_moves(boards)
         if self.config.get("mode", "q") == "q":
             return self._forward(self.net.encode(exponents(boards))), legal

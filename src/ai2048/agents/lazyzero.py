@@ -6,7 +6,7 @@ random-rollout baseline (no network). Both search a whole batch of games at once
 ``ai2048.evaluate`` can play ``games_in_flight`` games through one network call per rollout step
 and still get the games one-at-a-time play gives, and run torch with ``threads`` threads.
 
-This module also reads LazyZero run directories (:func:`load_network`); the trainer in
+This module also reads LazyZero run directories (:func:`load_lazyzero_network`); the trainer in
 :mod:`ai2048.train.lazyzero` writes them.
 """
 
@@ -20,7 +20,7 @@ import torch
 
 from ai2048.agents.base import BaseAgent
 from ai2048.board_io import check_board, check_boards
-from ai2048.envs.torch_env import resolve_device
+from ai2048.nets.device import resolve_device
 from ai2048.rules import ACTION_NAMES, P_TWO, Action
 from ai2048.search.lazyzero import Evaluator, choose_moves, lazy_search_boards, legal_bits_of
 from ai2048.search.streams import GameStreams, check_threads, torch_threads
@@ -44,7 +44,7 @@ def network_config(config: dict[str, Any]) -> Any:
     return ResNetConfig(**{k: config[k] for k in NETWORK_KEYS})
 
 
-def load_network(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Any, dict[str, Any]]:
+def load_lazyzero_network(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Any, dict[str, Any]]:
     """(trained PolicyValueResNet in eval mode on ``device``, the run's config dict) from a LazyZero run directory.
 
     The weights are read with ``weights_only=True`` (``load_torch_file``) onto the CPU first, so a checkpoint written on
@@ -167,7 +167,7 @@ def make_lazyzero(weights: str, rollouts: int | None = None, depth: int | None =
     from ai2048.nets.resnet import FusedPolicyValue
 
     check_threads(threads)
-    model, config = load_network(weights, device)
+    model, config = load_lazyzero_network(weights, device)
     return LazyZeroAgent(
         FusedPolicyValue(model),
         rollouts=config["test_rollouts"] if rollouts is None else rollouts,

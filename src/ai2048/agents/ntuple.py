@@ -21,11 +21,11 @@ from ai2048.checkpoint import read_json
 from ai2048.models import compact, store
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
-from ai2048.rules import Action
+from ai2048.rules import P_TWO, Action
 from ai2048.search.expectimax import Expectimax, check_depth, check_probability
 
 
-def load_network(weights: str | Path, patterns: str | None = None) -> Network:
+def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Network:
     """The network in a run directory (its ``weights.npz``), a weights file or a compact ``.ntz`` file, checked.
 
     A run directory whose ``config.json`` names other patterns than its weights file is an error.
@@ -46,6 +46,10 @@ def load_network(weights: str | Path, patterns: str | None = None) -> Network:
         path = path / "weights.npz"
     net, _ = load_file(path, patterns=patterns)
     return net
+
+
+load_network = load_ntuple_network
+"""Deprecated name of :func:`load_ntuple_network`, kept while ``train/ntuple.py`` imports it."""
 
 
 class NTupleAgent(BaseAgent):
@@ -72,7 +76,7 @@ class NTupleAgent(BaseAgent):
         downgrade: bool = False,
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
-        p_two: float = 0.9,
+        p_two: float = P_TWO,
         patterns: str | None = None,
         model: str | None = None,
         models_dir: str | Path | None = None,
@@ -90,7 +94,7 @@ class NTupleAgent(BaseAgent):
                     f"not the requested {patterns}"
                 )
         else:
-            self.net = load_network(weights, patterns)
+            self.net = load_ntuple_network(weights, patterns)
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k

@@ -15,7 +15,7 @@ from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
 from ai2048.engine.rng import seed_state
-from ai2048.rules import Action
+from ai2048.rules import P_TWO, Action
 from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth, check_probability
 from ai2048.search.heuristics import (
     NNEONNEO_PUBLISHED,
@@ -96,7 +96,7 @@ class ExpectimaxAgent(BaseAgent):
         time_budget: float | None = None,
         heuristic: str = "nneonneo",
         weights: dict[str, float] | str | None = None,
-        p_two: float = 0.9,
+        p_two: float = P_TWO,
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
         depth_offset: int = 1,
@@ -174,7 +174,7 @@ class ExpectimaxAgent(BaseAgent):
 
 
 def seed003_expectimax(
-    depth: int = 2, p_two: float = 0.9, prob_cutoff: float = 0.0, tt_bits: int = 20, order: str = "003"
+    depth: int = 2, p_two: float = P_TWO, prob_cutoff: float = 0.0, tt_bits: int = 20, order: str = "003"
 ) -> ExpectimaxAgent:
     """Seed 003's expectimax: depth 2, its five-term heuristic, chance nodes over 2s and 4s.
 
@@ -255,7 +255,7 @@ class MonteCarloAgent(BaseAgent):
         order: tie-break order (seed 002: w, a, s, d).
     """
 
-    def __init__(self, playouts: int = 50, playouts_total: int | None = None, p_two: float = 0.9,
+    def __init__(self, playouts: int = 50, playouts_total: int | None = None, p_two: float = P_TWO,
                  seed: int | None = None, order: str = "002") -> None:
         for key, value in (("playouts", playouts), ("playouts_total", playouts_total)):
             if value is None and key == "playouts_total":

@@ -10,6 +10,7 @@ from ai2048.cli._agents import build_agent
 from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
 from ai2048.eval_stream import GameStream, stream_path
 from ai2048.evaluate import EvalError, EvalResult, evaluate
+from ai2048.rules import P_TWO
 
 
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,7 +21,7 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
                    help="parallel workers (default 1): threads for agents that play whole games in numba, "
                    "else processes")
     p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
-    p.add_argument("--p-two", type=float, default=0.9, help="probability that a spawned tile is a 2")
+    p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local processes, or tasks on a Ray cluster (pip install 'ai2048[ray]')")

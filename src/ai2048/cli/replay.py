@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ai2048.cli._common import check_out_file, check_range
 from ai2048.records import GameRecord, RecordError, json_int, read_record_json
+from ai2048.rules import P_TWO
 
 MAX_FPS = 100.0
 """GIF frame times are whole hundredths of a second, so 100 frames/s is the fastest a GIF shows."""
@@ -60,7 +61,7 @@ def load_any(path: Path, game: int | None) -> GameRecord:
                 raise TypeError(f"'agent' must be a string, got {type(agent).__name__}")
             if not isinstance(config, dict):
                 raise TypeError(f"'config' must be an object, got {type(config).__name__}")
-            p_two = d.get("p_two", 0.9)
+            p_two = d.get("p_two", P_TWO)
             if isinstance(p_two, bool) or not isinstance(p_two, (int, float)):
                 raise TypeError(f"'p_two' must be a number, got {type(p_two).__name__}")
             rec = GameRecord.from_actions(json_int(g["seed"], "seed"), g["actions"], p_two=float(p_two),

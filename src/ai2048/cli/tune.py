@@ -1,4 +1,4 @@
-"""``ai2048 tune``: tune the expectimax heuristic's weights by self-play (see :mod:`ai2048.search.tune`)."""
+"""``ai2048 tune``: tune the expectimax heuristic's weights by self-play (see :mod:`ai2048.tune`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from ai2048.cli._common import check_out_file, check_range
-from ai2048.search.tune import tune_weights
+from ai2048.tune import tune_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

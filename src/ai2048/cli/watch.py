@@ -14,9 +14,8 @@ from rich.text import Text
 from ai2048.board_io import decode
 from ai2048.cli._agents import build_agent
 from ai2048.cli._common import add_set_argument, check_out_file, check_range, parse_sets
-from ai2048.evaluate import ACTION_CHARS
 from ai2048.game import Game
-from ai2048.rules import ACTION_NAMES
+from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
 
 _COLOURS = ["white", "bright_white", "yellow", "orange1", "dark_orange", "red", "bright_red", "gold1",
             "green_yellow", "green", "cyan", "blue", "magenta", "purple", "deep_pink2", "bright_magenta"]
@@ -34,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     p.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move (speed)")
     p.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
-    p.add_argument("--p-two", type=float, default=0.9, help="probability that a spawned tile is a 2")
+    p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--record", type=Path, default=None, help="save the game as a replayable record here")
     p.set_defaults(func=run)
 

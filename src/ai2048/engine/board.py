@@ -118,6 +118,16 @@ def unpack_into(b: np.uint64, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
+def exponents(boards: np.ndarray) -> np.ndarray:
+    """[N] boards -> [N, 16] uint8 exponents, row-major (0 = empty): what the torch nets encode."""
+    n = boards.shape[0]
+    out = np.empty((n, 16), dtype=np.uint8)
+    for i in range(n):
+        unpack_into(np.uint64(boards[i]), out[i])
+    return out
+
+
+@njit(cache=True)
 def pack(cells: np.ndarray) -> np.uint64:
     """Pack 16 row-major exponents (already validated to 0..15) into a board."""
     b = np.uint64(0)

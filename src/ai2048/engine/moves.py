@@ -1,4 +1,4 @@
-"""Moves on one board: ``move``, ``legal_bits``, ``is_over`` (numba, table driven).
+"""Moves: ``move``, ``four_moves``, ``legal_bits``, ``is_over`` on one board, ``all_moves`` on [N] (numba).
 
 Actions are clockwise: UP=0, RIGHT=1, DOWN=2, LEFT=3. A move is legal iff it changes the board.
 """
@@ -92,6 +92,53 @@ def move(b: np.uint64, action: np.int64) -> tuple[np.uint64, np.int64]:
     return move_left(b)
 
 
+@njit(cache=True, inline="always")
+def four_moves(b: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64]:
+    """The four after-states of ``b`` at once: (up, right, down, left); an action is legal iff its
+    board differs from ``b``. The one all-four-moves kernel of every search (rewards: :func:`move_reward`)."""
+    up, _ = move_up(b)
+    right, _ = move_right(b)
+    down, _ = move_down(b)
+    left, _ = move_left(b)
+    return up, right, down, left
+
+
+@njit(cache=True, inline="always")
+def _row_table_sum(b: np.uint64, action: np.int64, left: np.ndarray, right: np.ndarray) -> np.int64:
+    """Sum over the four lines ``action`` slides of a per-line table (``left`` for up/left, ``right`` else)."""
+    t = transpose(b) if action == 0 or action == 2 else b
+    table = left if action == 0 or action == 3 else right
+    return (
+        np.int64(table[t & ROW_MASK])
+        + table[(t >> _S16) & ROW_MASK]
+        + table[(t >> _S32) & ROW_MASK]
+        + table[t >> _S48]
+    )
+
+
+@njit(cache=True, inline="always")
+def move_reward(b: np.uint64, action: np.int64) -> np.int64:
+    """The score ``action`` earns on ``b`` (sum of the merged tiles' values), without the board."""
+    return _row_table_sum(b, action, LEFT_REWARD, RIGHT_REWARD)
+
+
+@njit(cache=True)
+def all_moves(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """[N] boards -> (after-states [N, 4] uint64, rewards [N, 4] int64, legal [N, 4] bool)."""
+    n = boards.shape[0]
+    after = np.empty((n, 4), dtype=np.uint64)
+    rew = np.empty((n, 4), dtype=np.int64)
+    legal = np.empty((n, 4), dtype=np.bool_)
+    for i in range(n):
+        b = np.uint64(boards[i])
+        m = four_moves(b)
+        for a in range(4):
+            after[i, a] = m[a]
+            rew[i, a] = move_reward(b, np.int64(a))
+            legal[i, a] = m[a] != b
+    return after, rew, legal
+
+
 _NIBBLES = np.uint64(0x1111111111111111)
 _ROW_PAIRS = np.uint64(0x0111011101110111)  # cells (r, c) with c < 3: the left cell of a row pair
 _COL_PAIRS = np.uint64(0x0000111111111111)  # cells (r, c) with r < 3: the top cell of a column pair
@@ -139,11 +186,4 @@ def is_over(b: np.uint64) -> bool:
 @njit(cache=True, inline="always")
 def log2_reward(b: np.uint64, action: np.int64) -> np.int64:
     """Sum of the exponents of the tiles ``action`` creates (seed 000's log reward: 2+2 -> 2)."""
-    t = transpose(b) if action == 0 or action == 2 else b
-    table = LEFT_LOG_REWARD if action == 0 or action == 3 else RIGHT_LOG_REWARD
-    return (
-        np.int64(table[t & ROW_MASK])
-        + table[(t >> _S16) & ROW_MASK]
-        + table[(t >> _S32) & ROW_MASK]
-        + table[t >> _S48]
-    )
+    return _row_table_sum(b, action, LEFT_LOG_REWARD, RIGHT_LOG_REWARD)

@@ -5,7 +5,7 @@ Boards here are lists of 16 exponents, row-major, 0 = empty.
 
 from __future__ import annotations
 
-from ai2048.rules import MAX_EXPONENT
+from ai2048.rules import MAX_EXPONENT, P_TWO
 
 
 def slide_row_left(row: list[int]) -> tuple[list[int], int]:
@@ -55,7 +55,7 @@ def legal_mask(cells: list[int]) -> list[bool]:
     return [move(cells, a)[0] != cells for a in range(4)]
 
 
-def spawn_outcomes(cells: list[int], p_two: float = 0.9) -> list[tuple[list[int], float]]:
+def spawn_outcomes(cells: list[int], p_two: float = P_TWO) -> list[tuple[list[int], float]]:
     """Every (board, probability) a spawn can give, cell by cell, the 2 before the 4."""
     empty = [i for i, e in enumerate(cells) if e == 0]
     out = []

@@ -6,11 +6,34 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from ai2048.engine.board import NIBBLE, count_empty
+from ai2048.engine.board import count_empty
 from ai2048.engine.moves import move_down, move_left, move_right, move_up
 from ai2048.engine.rng import rand_below, rand_float
+from ai2048.rules import START_TILES
 
 _NIBBLES = np.uint64(0x1111111111111111)
+
+
+@njit(cache=True, inline="always")
+def empty_cells(b: np.uint64) -> np.uint64:
+    """Bit ``4*i`` set iff cell ``i`` is empty: the cells a spawn may fill, walked by :func:`next_spawn`."""
+    x = b | (b >> np.uint64(1))
+    return ~(x | (x >> np.uint64(2))) & _NIBBLES
+
+
+@njit(cache=True, inline="always")
+def next_spawn(b: np.uint64, cells: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """One step of the spawn-outcome walk: (``b`` with a 2, ``b`` with a 4 in the first cell of
+    ``cells``, the cells left). The one enumeration of chance every search uses::
+
+        cells = empty_cells(b)                   # n = count_empty(b) cells, each 1/n likely
+        while cells:
+            two, four, cells = next_spawn(b, cells)   # p_two and 1 - p_two (rules.P_TWO)
+
+    Cells come in row-major order, so sums over outcomes add up in one fixed order.
+    """
+    s = np.uint64(trailing_zeros(cells))  # type: ignore[call-arg]
+    return b | (np.uint64(1) << s), b | (np.uint64(2) << s), cells & (cells - np.uint64(1))
 
 
 @njit(cache=True, inline="always")
@@ -22,8 +45,7 @@ def _kth_empty_shift(b: np.uint64, k: np.int64, n: np.int64) -> np.uint64:
     """
     if n == 16:  # empty board: the count 16 would not fit in the last nibble
         return np.uint64(4 * k)
-    x = b | (b >> np.uint64(1))
-    empty = ~(x | (x >> np.uint64(2))) & _NIBBLES
+    empty = empty_cells(b)
     counts = empty * _NIBBLES
     y = counts ^ (np.uint64(k + 1) * _NIBBLES)
     y = y | (y >> np.uint64(1))
@@ -45,9 +67,11 @@ def spawn(b: np.uint64, state: np.ndarray, p_two: np.float64) -> np.uint64:
 
 @njit(cache=True)
 def new_board(state: np.ndarray, p_two: np.float64) -> np.uint64:
-    """An empty board with two spawned tiles."""
-    b = spawn(np.uint64(0), state, p_two)
-    return spawn(b, state, p_two)
+    """An empty board with ``rules.START_TILES`` (two) spawned tiles."""
+    b = np.uint64(0)
+    for _ in range(START_TILES):
+        b = spawn(b, state, p_two)
+    return b
 
 
 @njit(cache=True)
@@ -56,18 +80,17 @@ def spawn_outcomes(b: np.uint64, p_two: np.float64) -> tuple[np.ndarray, np.ndar
 
     Order: for each empty cell in row-major order, the 2 then the 4. Empty list for a full board.
     """
+    b = np.uint64(b)
     n = count_empty(b)
     boards = np.empty(2 * n, dtype=np.uint64)
     probs = np.empty(2 * n, dtype=np.float64)
     k = 0
-    for i in range(16):
-        s = np.uint64(4 * i)
-        if ((b >> s) & NIBBLE) == 0:
-            boards[k] = b | (np.uint64(1) << s)
-            probs[k] = p_two / n
-            boards[k + 1] = b | (np.uint64(2) << s)
-            probs[k + 1] = (1.0 - p_two) / n
-            k += 2
+    cells = empty_cells(b)
+    while cells:
+        boards[k], boards[k + 1], cells = next_spawn(b, cells)
+        probs[k] = p_two / n
+        probs[k + 1] = (1.0 - p_two) / n
+        k += 2
     return boards, probs
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import read_json
-from ai2048.ntuple.stats import wilson
+from ai2048.stats import wilson
 
 CARD_FORMAT = "ai2048.model-card/1"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

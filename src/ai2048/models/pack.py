@@ -30,7 +30,7 @@ from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluati
 from ai2048.models.store import models_dir
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, parse_patterns, pattern_name
-from ai2048.rules import MAX_EXPONENT, RULES_VERSION
+from ai2048.rules import MAX_EXPONENT, P_TWO, RULES_VERSION
 
 ATTEMPTS = 8
 """Fresh check sets tried: the disagreeing positions of each join the exact set, and the card
@@ -177,7 +177,7 @@ def pack(
     net, cfg, meta = read_run(run)
     nstages = len(net.stages) + 1
     fill = float(np.float32(float(cfg.get("init_value", 0.0)) / net.features))
-    p_two = float(cfg.get("p_two", 0.9))
+    p_two = float(cfg.get("p_two", P_TWO))
     out_dir = models_dir(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
     touched = int((net.w != np.float32(fill)).sum())

@@ -23,6 +23,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
+
+from ai2048.nets import SeedNet, build_net
+from ai2048.nets.device import resolve_device
 
 NDARRAY_TAG = "__ndarray__"
 
@@ -107,4 +111,64 @@ def load_torch_file(path: str | Path, what: str, map_location: Any = "cpu") -> A
     return from_plain(obj)
 
 
-__all__ = ["NDARRAY_TAG", "from_plain", "load_torch_file", "to_plain", "torch_bytes"]
+MODEL_FORMAT = 1
+"""``format`` of the ``model.pt`` files the torch trainers write (dqn, qnet, policy)."""
+
+
+def load_weights(
+    net: nn.Module, spec: dict[str, Any], saved_spec: dict[str, Any], state: dict[str, Any], where: str
+) -> None:
+    """Load ``state`` into ``net``; a checkpoint of another network raises naming what differs."""
+    if saved_spec != spec:
+        keys = sorted(set(spec) | set(saved_spec))
+        diff = ", ".join(
+            f"{k}: checkpoint {saved_spec.get(k)!r} vs config {spec.get(k)!r}"
+            for k in keys
+            if saved_spec.get(k) != spec.get(k)
+        )
+        raise ValueError(f"{where} holds a different network ({diff})")
+    own = net.state_dict()
+    missing = sorted(set(own) - set(state))
+    extra = sorted(set(state) - set(own))
+    shapes = [k for k in own if k in state and tuple(own[k].shape) != tuple(state[k].shape)]
+    if missing or extra or shapes:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing[:5])}")
+        if extra:
+            parts.append(f"unexpected {', '.join(extra[:5])}")
+        if shapes:
+            parts.append(
+                "shape of "
+                + ", ".join(f"{k} {tuple(state[k].shape)} != {tuple(own[k].shape)}" for k in shapes[:5])
+            )
+        raise ValueError(f"{where} does not fit network {spec.get('name')!r}: {'; '.join(parts)}")
+    net.load_state_dict(state)
+
+
+def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet, dict[str, Any]]:
+    """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode, payload)."""
+    run = Path(run)
+    path = run / "model.pt" if run.is_dir() else run
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: {run} holds no trained {kind} model yet")
+    payload = load_torch_file(path, "ai2048 model file")
+    if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT or "net" not in payload:
+        raise ValueError(f"{path} is not an ai2048 model file of format {MODEL_FORMAT}")
+    if payload.get("kind") != kind:
+        raise ValueError(f"{path} holds a {payload.get('kind')!r} model, not a {kind!r} model")
+    net = build_net(payload["net"])
+    load_weights(net, payload["net"], payload["net"], payload["state_dict"], str(path))
+    return net.to(resolve_device(device)).eval(), payload
+
+
+__all__ = [
+    "MODEL_FORMAT",
+    "NDARRAY_TAG",
+    "from_plain",
+    "load_model",
+    "load_torch_file",
+    "load_weights",
+    "to_plain",
+    "torch_bytes",
+]

@@ -28,7 +28,7 @@ from ai2048.engine.board import NIBBLE, flip, max_exponent, mirror, transpose
 from ai2048.engine.intrinsics import pext, prefetch  # noqa: F401 (pext: used by the generated feature code)
 from ai2048.engine.moves import move
 from ai2048.engine.rng import rand_below, rand_float
-from ai2048.engine.spawn import new_board, spawn
+from ai2048.engine.spawn import empty_cells, new_board, next_spawn, spawn
 
 _NEG = -1.0e300
 AFTER = 0
@@ -235,14 +235,12 @@ def _before_value(
     """Expected value of the board after the spawn that follows after-state ``nb`` (seed 004, eq. 4)."""
     total = np.float64(0.0)
     n = 0
-    for i in range(16):
-        s = np.uint64(4 * i)
-        if ((nb >> s) & NIBBLE) == 0:
-            b2 = nb | (np.uint64(1) << s)
-            b4 = nb | (np.uint64(2) << s)
-            total += p_two * value_at(b2, stage_of(b2, stages) * table, w, runs, nruns, tbase)
-            total += (1.0 - p_two) * value_at(b4, stage_of(b4, stages) * table, w, runs, nruns, tbase)
-            n += 1
+    cells = empty_cells(nb)
+    while cells:
+        b2, b4, cells = next_spawn(nb, cells)
+        total += p_two * value_at(b2, stage_of(b2, stages) * table, w, runs, nruns, tbase)
+        total += (1.0 - p_two) * value_at(b4, stage_of(b4, stages) * table, w, runs, nruns, tbase)
+        n += 1
     return total / n if n > 0 else 0.0
 
 

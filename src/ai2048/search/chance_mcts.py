@@ -37,8 +37,10 @@ from numba import njit
 
 from ai2048.board_io import check_boards
 from ai2048.engine import legal_bits, move, spawn_outcomes
-from ai2048.engine.board import NIBBLE, count_empty
-from ai2048.envs.torch_env import from_boards, resolve_device
+from ai2048.engine.board import count_empty
+from ai2048.engine.spawn import empty_cells, next_spawn
+from ai2048.envs.torch_env import from_boards
+from ai2048.nets.device import resolve_device
 from ai2048.rules import P_TWO
 
 Evaluator = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -127,14 +129,12 @@ def _select(puct: np.float64, p_two: np.float64, d_board: np.ndarray, d_legal: n
                 after, _ = move(d_board[g, d], np.int64(a))
                 e = count_empty(after)
                 j = 0
-                for i in range(16):
-                    s = np.uint64(4 * i)
-                    if ((after >> s) & NIBBLE) == 0:
-                        c_board[g, c, j] = after | (np.uint64(1) << s)
-                        c_prob[g, c, j] = p_two / e
-                        c_board[g, c, j + 1] = after | (np.uint64(2) << s)
-                        c_prob[g, c, j + 1] = (1.0 - p_two) / e
-                        j += 2
+                cells = empty_cells(after)
+                while cells:
+                    c_board[g, c, j], c_board[g, c, j + 1], cells = next_spawn(after, cells)
+                    c_prob[g, c, j] = p_two / e
+                    c_prob[g, c, j + 1] = (1.0 - p_two) / e
+                    j += 2
                 c_len[g, c] = j
                 d_child[g, d, a] = c
             total = 0.0

@@ -36,17 +36,15 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ai2048.engine.board import NIBBLE, ROW_MASK, count_empty, transpose
+from ai2048.engine.board import NIBBLE, count_empty
 from ai2048.engine.intrinsics import prefetch
-from ai2048.engine.moves import move
-from ai2048.engine.tables import DOWN_COL, LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW, UP_COL
+from ai2048.engine.moves import four_moves, move_reward
+from ai2048.engine.spawn import empty_cells, next_spawn
+from ai2048.rules import P_TWO
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
 
 EVALUATE: Callable[..., float] = unbound_evaluator
 """The leaf evaluator the kernel templates call; :func:`kernels` binds it per evaluator."""
-
-_S4, _S8, _S12 = np.uint64(4), np.uint64(8), np.uint64(12)
-_S16, _S32, _S48 = np.uint64(16), np.uint64(32), np.uint64(48)
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
 
@@ -106,25 +104,18 @@ def _chance(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE
     p_four = 1.0 - p_two
     total = 0.0
     leaves = 0
-    for i in range(16):
-        s = np.uint64(4 * i)
-        if ((b >> s) & NIBBLE) != 0:
-            continue
-        for tile in range(1, 3):
-            p = p_two if tile == 1 else p_four
+    cells = empty_cells(b)
+    while cells:
+        two, four, cells = next_spawn(b, cells)
+        for tile in range(2):
+            p = p_two if tile == 0 else p_four
             if p <= 0.0:
                 continue
-            child = b | (np.uint64(tile) << s)
+            child = two if tile == 0 else four
             cp = cprob * p / n
             leaf = k == 1 or cp < cutoff
-            tc = transpose(child)
-            r0, r1, r2, r3 = child & ROW_MASK, (child >> _S16) & ROW_MASK, (child >> _S32) & ROW_MASK, child >> _S48
-            c0, c1, c2, c3 = tc & ROW_MASK, (tc >> _S16) & ROW_MASK, (tc >> _S32) & ROW_MASK, tc >> _S48
+            m0, m1, m2, m3 = four_moves(child)
             stats[NODES] += 4
-            m0 = child ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
-            m1 = child ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
-            m2 = child ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
-            m3 = child ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
             if use_tt and not leaf:
                 # the children will probe the table: start loading their slots now
                 prefetch(tt, np.int64((m0 * _HASH_MUL) >> shift))
@@ -142,12 +133,7 @@ def _chance(  # kernel template: compiled per evaluator by ``kernels`` (EVALUATE
                 else:
                     v = _chance(data, nb, k - 1, cp, p_two, cutoff, rw, tt, tt_f, stats)
                 if rw != 0.0:
-                    if a == 0 or a == 3:
-                        v += rw * (np.float64(LEFT_REWARD[c0 if a == 0 else r0]) + LEFT_REWARD[c1 if a == 0 else r1]
-                                   + LEFT_REWARD[c2 if a == 0 else r2] + LEFT_REWARD[c3 if a == 0 else r3])
-                    else:
-                        v += rw * (np.float64(RIGHT_REWARD[c0 if a == 2 else r0]) + RIGHT_REWARD[c1 if a == 2 else r1]
-                                   + RIGHT_REWARD[c2 if a == 2 else r2] + RIGHT_REWARD[c3 if a == 2 else r3])
+                    v += rw * np.float64(move_reward(child, np.int64(a)))
                 if v > best:
                     best = v
             if best == -np.inf:
@@ -175,11 +161,12 @@ def root_values(
 ) -> np.ndarray:
     """[4] float64 value of each action at ``depth`` (``-inf`` where the action is illegal)."""
     out = np.full(4, -np.inf)  # kernel template, see ``kernels``
+    after = four_moves(b)
     for a in range(4):
-        nb, r = move(b, np.int64(a))
+        nb = after[a]
         stats[NODES] += 1
         if nb != b:
-            out[a] = rw * r + _chance(
+            out[a] = rw * move_reward(b, np.int64(a)) + _chance(
                 data, nb, depth - 1, 1.0, p_two, cutoff, rw, tt, tt_f, stats
             )
     return out
@@ -237,7 +224,7 @@ class Expectimax:
         evaluate: Callable[..., float],
         data: tuple,
         *,
-        p_two: float = 0.9,
+        p_two: float = P_TWO,
         prob_cutoff: float = 1e-4,
         reward_weight: float = 0.0,
         tt_bits: int = 20,

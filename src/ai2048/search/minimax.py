@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.engine.board import NIBBLE
-from ai2048.engine.moves import move
+from ai2048.engine.moves import four_moves
+from ai2048.engine.spawn import empty_cells, next_spawn
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
 
 EVALUATE: Callable[..., float] = unbound_evaluator
@@ -48,8 +48,9 @@ def _max_value(  # kernel template: compiled per evaluator by ``kernels`` (EVALU
         return 0.0
     best = -np.inf
     found = False
+    after = four_moves(b)
     for a in range(4):
-        nb, _ = move(b, np.int64(a))
+        nb = after[a]
         stats[NODES] += 1
         if nb == b:
             continue
@@ -65,12 +66,11 @@ def _max_value(  # kernel template: compiled per evaluator by ``kernels`` (EVALU
         lo = max(alpha, best) if prune else -np.inf
         worst = np.inf
         hi = beta
-        for i in range(16):
-            s = np.uint64(4 * i)
-            if ((nb >> s) & NIBBLE) != 0:
-                continue
+        cells = empty_cells(nb)
+        while cells:
+            two, four, cells = next_spawn(nb, cells)
             for tile in range(1, 3 if fours else 2):
-                v = _max_value(data, nb | (np.uint64(tile) << s), k - 1, lo, hi, prune, fours, stats)
+                v = _max_value(data, two if tile == 1 else four, k - 1, lo, hi, prune, fours, stats)
                 if v < worst:
                     worst = v
                 if prune:
@@ -100,8 +100,9 @@ def minimax_root(
     """[4] values of each action (``-inf`` if illegal); with pruning, non-best values are upper bounds."""
     out = np.full(4, -np.inf)
     best = -np.inf
+    after = four_moves(b)
     for a in range(4):
-        nb, _ = move(b, np.int64(a))
+        nb = after[a]
         stats[NODES] += 1
         if nb == b:
             continue
@@ -113,12 +114,11 @@ def minimax_root(
         lo = best if prune else -np.inf
         worst = np.inf
         hi = np.inf
-        for i in range(16):
-            s = np.uint64(4 * i)
-            if ((nb >> s) & NIBBLE) != 0:
-                continue
+        cells = empty_cells(nb)
+        while cells:
+            two, four, cells = next_spawn(nb, cells)
             for tile in range(1, 3 if fours else 2):
-                v = _max_value(data, nb | (np.uint64(tile) << s), depth - 1, lo, hi, prune, fours, stats)
+                v = _max_value(data, two if tile == 1 else four, depth - 1, lo, hi, prune, fours, stats)
                 if v < worst:
                     worst = v
                 if prune:
