@@ -44,7 +44,16 @@ def collect_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
         actions, _ = explorer.select(q, games.masks)
         st = games.step(actions)
         for i in range(cfg.num_envs):
-            for tr in nstep.push(i, int(prev[i]), int(actions[i]), 1.0, int(st.boards[i]), bool(st.terminal[i]), bool(st.done[i]), st.masks[i]):
+            for tr in nstep.push(
+                i,
+                int(prev[i]),
+                int(actions[i]),
+                1.0,
+                int(st.boards[i]),
+                bool(st.terminal[i]),
+                bool(st.done[i]),
+                st.masks[i],
+            ):
                 memory.push(*tr)
         games.restart(st.done)
         if t0 is None:
@@ -55,7 +64,8 @@ def collect_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
 
 
 def grad_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
-    """Gradient steps per second: sample, (augment,) encode, Huber + L2 loss, backward, clip, AdamW, soft update."""
+    """Gradient steps per second: sample, (augment,) encode, Huber + L2 loss, backward, clip, AdamW, soft
+    update."""
     policy = build_net(cfg.net_spec())
     target = copy.deepcopy(policy).eval()
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, amsgrad=True, foreach=True)
@@ -67,7 +77,15 @@ def grad_steps_per_s(cfg: DQNConfig, seconds: float) -> float:
         actions = np.argmax(games.masks * gen.random((256, 4)), axis=1)
         st = games.step(actions)
         for i in range(256):
-            memory.push(int(prev[i]), int(actions[i]), 1.0, int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
+            memory.push(
+                int(prev[i]),
+                int(actions[i]),
+                1.0,
+                int(st.boards[i]),
+                bool(st.terminal[i]),
+                cfg.gamma,
+                st.masks[i],
+            )
         games.restart(st.done)
     steps, t0 = 0, None
     while t0 is None or time.perf_counter() - t0 < seconds:
@@ -99,17 +117,40 @@ def main() -> None:
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.seconds:.0f} s per figure")
     base = None
     for n in args.envs:
-        rate = collect_steps_per_s(make_config(DQNConfig, exploration="entropy", num_envs=n, net="bigconv"), args.seconds)
+        rate = collect_steps_per_s(
+            make_config(DQNConfig, exploration="entropy", num_envs=n, net="bigconv"), args.seconds
+        )
         base = base or rate
-        print(f"collect  bigconv, entropy, {n:4d} games : {rate:10,.0f} env steps/s  ({rate / base:5.1f}x one game)")
+        print(
+            f"collect  bigconv, entropy, {n:4d} games : {rate:10,.0f} env steps/s  ({rate / base:5.1f}x one "
+            "game)"
+        )
     g_seed = grad_steps_per_s(seed, args.seconds)
-    print(f"learn    seed000 (bigconv/12, batch 384)  : {g_seed:10,.1f} grad steps/s  ({g_seed * 384:,.0f} samples/s, baseline)")
+    print(
+        f"learn    seed000 (bigconv/12, batch 384)  : {g_seed:10,.1f} grad steps/s  ({g_seed * 384:,.0f} "
+        "samples/s, baseline)"
+    )
     g_ours = grad_steps_per_s(ours, args.seconds)
-    print(f"learn    default (bigconv/16, batch 256, double, 3-step): {g_ours:10,.1f} grad steps/s  ({g_ours * 256:,.0f} samples/s, {g_ours * 256 / (g_seed * 384):.2f}x samples/s)")
+    print(
+        f"learn    default (bigconv/16, batch 256, double, 3-step): {g_ours:10,.1f} grad steps/s  "
+        f"({g_ours * 256:,.0f} samples/s, {g_ours * 256 / (g_seed * 384):.2f}x samples/s)"
+    )
     for augment in (False, True):
-        fc = make_config(DQNConfig, PRESETS, "seed000", net="fc", planes=16, fc_neurons=256, fc_output_relu=False, augment=augment)
+        fc = make_config(
+            DQNConfig,
+            PRESETS,
+            "seed000",
+            net="fc",
+            planes=16,
+            fc_neurons=256,
+            fc_output_relu=False,
+            augment=augment,
+        )
         g_fc = grad_steps_per_s(fc, args.seconds)
-        print(f"learn    seed000 with fc/16 (256 wide){', augment' if augment else ''}: {g_fc:10,.1f} grad steps/s  ({g_fc / g_seed:.1f}x seed000)")
+        print(
+            f"learn    seed000 with fc/16 (256 wide){', augment' if augment else ''}: {g_fc:10,.1f} grad "
+            f"steps/s  ({g_fc / g_seed:.1f}x seed000)"
+        )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,9 @@ from ai2048.bench.evaluation import fast_rate, loop_rate
 from ai2048.evaluate import evaluate
 
 
-def two_threads(agent: Any, games: int, seed: int, max_moves: int | None = None) -> tuple[float, float, float]:
+def two_threads(
+    agent: Any, games: int, seed: int, max_moves: int | None = None
+) -> tuple[float, float, float]:
     """(moves/s wall, wall seconds, cores got) of ``evaluate(workers=2)`` on the fast path."""
     evaluate(agent, games=2, seed=seed + 1, workers=2, progress=False, max_moves=5)
     c0 = time.process_time()
@@ -39,16 +41,23 @@ def report(name: str, fast: tuple[float, int, float], loop: tuple[float, int],
           f"{fast[2] / 1e6:.3f} M/s wall)")
     print(f"  Python loop, 1 thread {loop[0] / 1e6:8.3f} M moves/s per core  ({loop[1]:,} moves)")
     print(f"  ratio                 {fast[0] / loop[0]:8.1f}x")
-    print(f"  fast path, 2 threads  {wall[0] / 1e6:8.3f} M moves/s wall  ({wall[1]:.1f} s, {wall[2]:.2f} cores got)")
+    print(
+        f"  fast path, 2 threads  {wall[0] / 1e6:8.3f} M moves/s wall  ({wall[1]:.1f} s, {wall[2]:.2f} cores "
+        "got)"
+    )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run", required=True, help="run directory of `ai2048 train ntuple` (e.g. a 4x6 network)")
     p.add_argument("--games", type=int, default=2000, help="n-tuple games timed on the fast path")
-    p.add_argument("--expectimax-games", type=int, default=40, help="expectimax games timed (each to --max-moves)")
+    p.add_argument(
+        "--expectimax-games", type=int, default=40, help="expectimax games timed (each to --max-moves)"
+    )
     p.add_argument("--max-moves", type=int, default=2000, help="moves per expectimax game")
-    p.add_argument("--baseline-seconds", type=float, default=10.0, help="CPU seconds of each Python-loop baseline")
+    p.add_argument(
+        "--baseline-seconds", type=float, default=10.0, help="CPU seconds of each Python-loop baseline"
+    )
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     print(f"load {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")

@@ -55,8 +55,12 @@ def main() -> None:
                 path = Path(tmp) / f"n-{codec}-{k}.ntz"
                 enc = timed(lambda: compact.write(path, net, step=2.0**k, codec=codec))  # noqa: B023
                 dec = min((timed(lambda: compact.decode(path)) for _ in range(a.repeat)), key=lambda t: t[0])  # noqa: B023
-                print(f"{codec:4} step 2^{k:<3}: {os.path.getsize(path) / 2**20:7.2f} MiB, encode {enc[0]:6.1f} s, "
-                      f"decode {dec[0]:5.2f} s wall / {dec[1]:5.2f} s CPU  (x{dec[0] / base[0]:.2f} of the baseline's wall)")
+                print(
+                    f"{codec:4} step 2^{k:<3}: {os.path.getsize(path) / 2**20:7.2f} MiB, encode "
+                    f"{enc[0]:6.1f} s, "
+                    f"decode {dec[0]:5.2f} s wall / {dec[1]:5.2f} s CPU  (x{dec[0] / base[0]:.2f} of the "
+                    "baseline's wall)"
+                )
 
 
 if __name__ == "__main__":

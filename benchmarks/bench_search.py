@@ -120,10 +120,15 @@ def main() -> None:
     for b in boards[:2]:
         python_expectimax(b, 2, table, count)
     py_rate = count[0] / (time.process_time() - t0)
-    print(f"expectimax depth {args.depth}, TT 2^20, cutoff 1e-4: {rate / 1e6:.1f} M nodes/s per core ({n:,} nodes)")
+    print(
+        f"expectimax depth {args.depth}, TT 2^20, cutoff 1e-4: {rate / 1e6:.1f} M nodes/s per core ({n:,} "
+        "nodes)"
+    )
     print(f"  no transposition table:             {rate_no / 1e6:.1f} M nodes/s ({n_no:,} nodes, "
           f"TT saves {100 * (1 - n / n_no):.0f}% of nodes)")
-    print(f"  pure-Python expectimax (depth 2):   {py_rate / 1e3:.1f} k nodes/s -> numba x{rate / py_rate:,.0f}")
+    print(
+        f"  pure-Python expectimax (depth 2):   {py_rate / 1e3:.1f} k nodes/s -> numba x{rate / py_rate:,.0f}"
+    )
     print(f"  target 36 M nodes/s per core: {rate / 36e6:.2f}x of target")
 
     long_game, source = sampled_positions(args.every, args.game)

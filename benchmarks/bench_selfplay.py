@@ -113,8 +113,12 @@ def main() -> None:
     # warm-up: numba compiles (or loads its cache) before any timing
     evaluate(ChanceMCTSAgent(net, simulations=2, puct=1.25, games_in_flight=2, **kw), games=2, progress=False,
              max_moves=2)
-    evaluate(LazyZeroAgent(net, rollouts=2, depth=2, puct=1.0, temperature=0.0, games_in_flight=2, **kw), games=2,
-             progress=False, max_moves=2)
+    evaluate(
+        LazyZeroAgent(net, rollouts=2, depth=2, puct=1.0, temperature=0.0, games_in_flight=2, **kw),
+        games=2,
+        progress=False,
+        max_moves=2,
+    )
     for label, batched, present in (
         (f"chance MCTS, {args.simulations} simulations",
          ChanceMCTSAgent(net, simulations=args.simulations, puct=1.25, games_in_flight=g, **kw),
@@ -126,16 +130,31 @@ def main() -> None:
     ):
         new, new_moves, new_wall = _rate(batched, g, args.moves, args.seed)
         old, old_moves, old_wall = _rate(present, args.present_games, args.present_moves, args.seed)
-        rows.append({"search": label, "batched_moves_per_s": new, "batched_moves": new_moves, "batched_s": new_wall,
-                     "present_moves_per_s": old, "present_moves": old_moves, "present_s": old_wall,
-                     "ratio": new / old})
-        print(f"{label:<36} batched ({g} games in flight): {new:8.1f} moves/s ({new_moves} moves, {new_wall:.1f} s)"
-              f" | present (one game at a time): {old:6.1f} moves/s ({old_moves} moves, {old_wall:.1f} s)"
-              f" | {new / old:6.1f}x", flush=True)
+        rows.append(
+            {
+                "search": label,
+                "batched_moves_per_s": new,
+                "batched_moves": new_moves,
+                "batched_s": new_wall,
+                "present_moves_per_s": old,
+                "present_moves": old_moves,
+                "present_s": old_wall,
+                "ratio": new / old,
+            }
+        )
+        print(
+            f"{label:<36} batched ({g} games in flight): {new:8.1f} moves/s ({new_moves} moves, "
+            f"{new_wall:.1f} s)"
+            f" | present (one game at a time): {old:6.1f} moves/s ({old_moves} moves, {old_wall:.1f} s)"
+            f" | {new / old:6.1f}x",
+            flush=True,
+        )
     print(f"network: {which}; torch threads {args.threads}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"network": which, "threads": args.threads, "games_in_flight": g, "rows": rows}, f, indent=1)
+            json.dump(
+                {"network": which, "threads": args.threads, "games_in_flight": g, "rows": rows}, f, indent=1
+            )
 
 
 if __name__ == "__main__":

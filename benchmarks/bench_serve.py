@@ -53,7 +53,10 @@ def latencies(c: httpx.Client, path: str, stop: threading.Event | None, n: int =
 def summary(xs: list[float]) -> str:
     xs = sorted(xs)
     p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
-    return f"median {statistics.median(xs) * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, max {xs[-1] * 1e3:.1f} ms ({len(xs)} requests)"
+    return (
+        f"median {statistics.median(xs) * 1e3:.1f} ms, p99 {p99 * 1e3:.1f} ms, "
+        f"max {xs[-1] * 1e3:.1f} ms ({len(xs)} requests)"
+    )
 
 
 def main() -> None:
@@ -63,8 +66,21 @@ def main() -> None:
     ap.add_argument("--bodies", type=int, default=200)
     args = ap.parse_args()
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", "serve", "--port", str(port), "--agent", "random"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from ai2048.cli import main; sys.exit(main())",
+            "serve",
+            "--port",
+            str(port),
+            "--agent",
+            "random",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=url, timeout=60) as c:
@@ -84,16 +100,29 @@ def main() -> None:
             gid = c.post("/api/games", json={"seed": 4}).json()["id"]
             peak = rss0
             for i in range(args.hints):
-                agent, config = (("expectimax", {"depth": 2, "p_two": round(0.3 + i / 1000, 3), "tt_bits": 20}) if i % 10 == 0
-                                 else ("montecarlo", {"playouts": 1 + i}))
+                agent, config = (
+                    ("expectimax", {"depth": 2, "p_two": round(0.3 + i / 1000, 3), "tt_bits": 20})
+                    if i % 10 == 0
+                    else ("montecarlo", {"playouts": 1 + i})
+                )
                 r = c.post(f"/api/games/{gid}/hint", json={"agent": agent, "config": config})
                 assert r.status_code == 200, r.text
                 peak = max(peak, rss_mib(proc.pid))
             pad = json.dumps({"action": "left", "pad": "x" * (MAX_BODY - 64)}).encode()
             codes = set()
             for _ in range(args.bodies):
-                codes.add(c.post(f"/api/games/{gid}/move", content=pad, headers={"Content-Type": "application/json"}).status_code)
-                codes.add(c.post(f"/api/games/{gid}/move", content=pad * 2, headers={"Content-Type": "application/json"}).status_code)
+                codes.add(
+                    c.post(
+                        f"/api/games/{gid}/move", content=pad, headers={"Content-Type": "application/json"}
+                    ).status_code
+                )
+                codes.add(
+                    c.post(
+                        f"/api/games/{gid}/move",
+                        content=pad * 2,
+                        headers={"Content-Type": "application/json"},
+                    ).status_code
+                )
             load_s = time.perf_counter() - t0
             rss1 = rss_mib(proc.pid)
             t1 = time.perf_counter()
@@ -106,7 +135,10 @@ def main() -> None:
                 with httpx.Client(base_url=url, timeout=120) as h:
                     for seed in range(4):
                         g = h.post("/api/games", json={"seed": 100 + seed}).json()["id"]
-                        h.post(f"/api/games/{g}/ai", json={"agent": "montecarlo", "config": {"playouts": 2000}, "steps": 100})
+                        h.post(
+                            f"/api/games/{g}/ai",
+                            json={"agent": "montecarlo", "config": {"playouts": 2000}, "steps": 100},
+                        )
                         h.post(f"/api/games/{g}/hint", json={"agent": "expectimax", "config": {"depth": 6}})
                 stop.set()
 
@@ -116,12 +148,21 @@ def main() -> None:
             busy = latencies(c, f"/api/games/{gid}", stop)
             for w in workers:
                 w.join()
-        print(f"load: {args.games} games, {args.hints} hints ({args.hints // 10} expectimax tt_bits=20 configs, the rest "
-              f"montecarlo configs), {args.bodies} 16 KiB bodies + {args.bodies} oversized ({sorted(codes)}) in {load_s:.1f} s")
-        print(f"server RSS: {rss0:.0f} MiB before, peak {peak:.0f} MiB, {rss1:.0f} MiB after (+{rss1 - rss0:.0f} MiB)")
+        print(
+            f"load: {args.games} games, {args.hints} hints ({args.hints // 10} expectimax tt_bits=20 "
+            "configs, the rest "
+            f"montecarlo configs), {args.bodies} 16 KiB bodies + {args.bodies} oversized ({sorted(codes)}) "
+            f"in {load_s:.1f} s"
+        )
+        print(
+            f"server RSS: {rss0:.0f} MiB before, peak {peak:.0f} MiB, {rss1:.0f} MiB after "
+            f"(+{rss1 - rss0:.0f} MiB)"
+        )
         print(f"playouts=300000 hint: HTTP {refused[0]} in {refused[1] * 1e3:.1f} ms")
         print(f"plain GET, idle server (baseline): {summary(idle)}")
-        print(f"plain GET, 2 clients running montecarlo AI x100 and expectimax depth-6 hints: {summary(busy)}")
+        print(
+            f"plain GET, 2 clients running montecarlo AI x100 and expectimax depth-6 hints: {summary(busy)}"
+        )
         print(f"ratio busy/idle median: {statistics.median(busy) / statistics.median(idle):.1f}x, "
               f"max busy {max(busy) * 1e3:.0f} ms")
     finally:

@@ -5,7 +5,8 @@ searched in one batch per move. LazyZero with R rollouts of depth D costs R*D ev
 move; the chance-node MCTS gets S = R*D simulations (one evaluation each). The random-rollout
 LazyZero baseline (no network) runs with the same R and D.
 
-    python benchmarks/compare_lazyzero_search.py RUN_DIR [--games 32] [--rollouts 50] [--depth 2] [--out result.json]
+    python benchmarks/compare_lazyzero_search.py RUN_DIR [--games 32] [--rollouts 50] [--depth 2] [--out
+    result.json]
 """
 
 from __future__ import annotations
@@ -61,7 +62,9 @@ def main() -> None:
     p.add_argument("--depth", type=int, default=2)
     p.add_argument("--max-moves", type=int, default=100000)
     p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--agents", default="lazyzero,chance,random", help="comma list of lazyzero, chance, random")
+    p.add_argument(
+        "--agents", default="lazyzero,chance,random", help="comma list of lazyzero, chance, random"
+    )
     p.add_argument("--out", type=Path)
     args = p.parse_args()
     import numba
@@ -94,10 +97,16 @@ def main() -> None:
             v, lo, hi = r[key]
             return f"{100 * v:.0f}% [{100 * lo:.0f}, {100 * hi:.0f}]"
 
-        print(f"| {name} | {r['games']} | {r['moves_mean']:.0f} | {r['score_mean']:.0f} ± {r['score_sem']:.0f} | "
-              f"{pct('reach_512')} | {pct('reach_1024')} | {pct('reach_2048')} | {r['ms_per_move']:.1f} |", flush=True)
+        print(
+            f"| {name} | {r['games']} | {r['moves_mean']:.0f} | {r['score_mean']:.0f} ± {r['score_sem']:.0f} "
+            "| "
+            f"{pct('reach_512')} | {pct('reach_1024')} | {pct('reach_2048')} | {r['ms_per_move']:.1f} |",
+            flush=True,
+        )
     if args.out:
-        args.out.write_text(json.dumps({"args": vars(args) | {"out": str(args.out)}, "results": results}, indent=2))
+        args.out.write_text(
+            json.dumps({"args": vars(args) | {"out": str(args.out)}, "results": results}, indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,10 @@ def main() -> None:
         return int((agreement.greedy_moves(net, fresh, w) != want_f).sum())
 
     f16 = net.w.astype(np.float16).astype(np.float32)
-    print(f"{a.run}: {a.fresh:,} fresh positions; {hot.size:,} decision weights on {a.positions:,} calibration positions")
+    print(
+        f"{a.run}: {a.fresh:,} fresh positions; {hot.size:,} decision weights on {a.positions:,} calibration "
+        "positions"
+    )
     print(f"float16: {differ(f16)} differ")
     for k in (int(x) for x in a.steps.split(",")):
         base = compact.stored_weights(net.w, nstages, 0.0, 2.0**k)

@@ -1,4 +1,5 @@
-"""A slow deterministic agent for the eval kill-and-resume tests: greedy moves, a pause at each game's start."""
+"""A slow deterministic agent for the eval kill-and-resume tests: greedy moves, a pause at each game's
+start."""
 
 from __future__ import annotations
 

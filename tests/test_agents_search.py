@@ -112,7 +112,11 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("expectimax", {"heuristic": "magic"}, "unknown heuristic"),
         ("expectimax", {"weights": {"nope": 1.0}}, "weights"),
         ("expectimax", {"weights": "nope"}, "tuned, published"),
-        ("expectimax", {"heuristic": "seed003", "weights": "published"}, "named sets exist for 'nneonneo' only"),
+        (
+            "expectimax",
+            {"heuristic": "seed003", "weights": "published"},
+            "named sets exist for 'nneonneo' only",
+        ),
         ("expectimax", {"time_budget": -1.0}, "time_budget"),
         ("expectimax", {"deep": 3}, "valid keys"),
         ("minimax", {"depth": -2}, "depth"),

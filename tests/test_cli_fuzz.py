@@ -24,10 +24,44 @@ from ai2048.cli import build_parser, main
 from ai2048.evaluate import evaluate
 
 PARSE_ONLY = {"tune", "bench", "serve"}
-VALUES = ["", "0", "1", "2", "-1", "3", "nan", "inf", "-inf", "1e309", "0.5", "99999999999999999999", "x", "true",
-          "no", "=", "k=v", "depth", "depth=2", "bonus=1", "[1, 2]", "{}", "null", "greedy", "random", "nope",
-          "{tmp}", "{tmp}/file.txt", "{tmp}/file.txt/x.json", "{tmp}/new/out.json", "{tmp}/rec.json",
-          "{tmp}/res.json", "{tmp}/list.json", "{tmp}/bad.json", "{tmp}/run", "{tmp}/x.gif"]
+VALUES = [
+    "",
+    "0",
+    "1",
+    "2",
+    "-1",
+    "3",
+    "nan",
+    "inf",
+    "-inf",
+    "1e309",
+    "0.5",
+    "99999999999999999999",
+    "x",
+    "true",
+    "no",
+    "=",
+    "k=v",
+    "depth",
+    "depth=2",
+    "bonus=1",
+    "[1, 2]",
+    "{}",
+    "null",
+    "greedy",
+    "random",
+    "nope",
+    "{tmp}",
+    "{tmp}/file.txt",
+    "{tmp}/file.txt/x.json",
+    "{tmp}/new/out.json",
+    "{tmp}/rec.json",
+    "{tmp}/res.json",
+    "{tmp}/list.json",
+    "{tmp}/bad.json",
+    "{tmp}/run",
+    "{tmp}/x.gif",
+]
 
 
 def _flags(parser: argparse.ArgumentParser) -> dict[str, bool]:
@@ -40,13 +74,25 @@ PARSER = build_parser()
 SUBPARSERS = next(a for a in PARSER._actions if isinstance(a, argparse._SubParsersAction)).choices
 FLAGS = {name: _flags(p) for name, p in SUBPARSERS.items()}
 REAL_GET_TRAINER = cli_train.get_trainer
-TRAIN_FLAGS = {name: _flags(cli_train.trainer_parser(cli_train.get_trainer(name))) for name in cli_train.TRAINERS}
-POSITIONAL = ["greedy", "random", "nope", "", "{tmp}/rec.json", "{tmp}/res.json", "{tmp}/list.json", "{tmp}/run"]
+TRAIN_FLAGS = {
+    name: _flags(cli_train.trainer_parser(cli_train.get_trainer(name))) for name in cli_train.TRAINERS
+}
+POSITIONAL = [
+    "greedy",
+    "random",
+    "nope",
+    "",
+    "{tmp}/rec.json",
+    "{tmp}/res.json",
+    "{tmp}/list.json",
+    "{tmp}/run",
+]
 
 
 @st.composite
 def argvs(draw: st.DrawFn) -> list[str]:
-    """A subcommand, its positional argument, then up to five flags, nearly always with a value where one is due."""
+    """A subcommand, its positional argument, then up to five flags, nearly always with a value where one
+    is due."""
     command = draw(st.sampled_from(sorted(SUBPARSERS)))
     argv = [command]
     flags = FLAGS[command]
@@ -89,8 +135,14 @@ def _small_evaluate(agent: Any, games: Any = 100, seed: Any = 0, workers: Any = 
     kw["max_moves"] = 20 if kw.get("max_moves") is None or kw["max_moves"] > 20 else kw["max_moves"]
     if kw.get("backend") == "ray":
         kw["backend"] = "local"
-    return evaluate(agent, games=games, seed=seed, workers=1 if isinstance(workers, int) and workers > 1 else workers,
-                    progress=False, **kw)
+    return evaluate(
+        agent,
+        games=games,
+        seed=seed,
+        workers=1 if isinstance(workers, int) and workers > 1 else workers,
+        progress=False,
+        **kw,
+    )
 
 
 def _no_run(trainer: Any) -> Any:
@@ -100,7 +152,9 @@ def _no_run(trainer: Any) -> Any:
 @settings(max_examples=150, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(argv=argvs())
-def test_cli__random_arguments_give_a_clear_error_or_success(argv: list[str], files: Path, monkeypatch, capsys) -> None:
+def test_cli__random_arguments_give_a_clear_error_or_success(
+    argv: list[str], files: Path, monkeypatch, capsys
+) -> None:
     args = [a.replace("{tmp}", str(files)) for a in argv]
     monkeypatch.chdir(files)
     monkeypatch.setattr(cli_eval, "evaluate", _small_evaluate)

@@ -53,7 +53,9 @@ def test_play__game_over_and_quit_write_replayable_records(tmp_path, monkeypatch
     assert len(files) == 2, files  # the finished game, and the one quit after a few moves
     recs = [GameRecord.load(f) for f in files]
     full = next(r for r in recs if r.seed == 7)
-    assert full.agent == "ui-test-greedy" and full.agent_config == {"bonus": 1} and full.meta["source"] == "play"
+    assert (
+        full.agent == "ui-test-greedy" and full.agent_config == {"bonus": 1} and full.meta["source"] == "play"
+    )
     assert full.replay().scores[-1] == full.final_score
     short = next(r for r in recs if r.seed != 7)
     assert short.moves <= 2 and short.agent == "human"
@@ -87,8 +89,22 @@ def test_play__without_a_terminal_exits_with_a_message(tmp_path) -> None:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())",
-                           "play", "--hint-agent", "greedy", "--records", str(tmp_path)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from ai2048.cli import main; sys.exit(main())",
+            "play",
+            "--hint-agent",
+            "greedy",
+            "--records",
+            str(tmp_path),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "needs an interactive terminal, but stdin is not one" in proc.stderr
     assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())

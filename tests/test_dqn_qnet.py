@@ -15,11 +15,21 @@ from ai2048.train.config import make_config  # noqa: E402
 from ai2048.train.qnet import QNetConfig, centred_rewards, first_legal_by_rank, run, td_targets  # noqa: E402
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory  # noqa: E402
 
-TINY = {"episodes": 4, "num_envs": 4, "batch_size": 16, "replay_ratio": 0.2, "progress": False, "checkpoint_every": 2, "tensorboard": False}
+TINY = {
+    "episodes": 4,
+    "num_envs": 4,
+    "batch_size": 16,
+    "replay_ratio": 0.2,
+    "progress": False,
+    "checkpoint_every": 2,
+    "tensorboard": False,
+}
 
 
 def test_centred_rewards__mean_centred_over_legal_moves_and_scaled_to_fifty():
-    r = centred_rewards(np.array([[0, 8, 4, 0], [4, 4, 4, 4]]), np.array([[True, True, True, False], [True] * 4]), 50.0)
+    r = centred_rewards(
+        np.array([[0, 8, 4, 0], [4, 4, 4, 4]]), np.array([[True, True, True, False], [True] * 4]), 50.0
+    )
     # legal mean 4: [-4, 4, 0] scaled by 50/4; the illegal move gets 0; equal rewards give 0
     np.testing.assert_allclose(r, [[-50, 50, 0, 0], [0, 0, 0, 0]])
 
@@ -104,7 +114,9 @@ def test_qnet__cli_trains_the_v_reading(tmp_path):
     from ai2048.cli import main
 
     out = tmp_path / "cli"
-    sets = [f"--set={k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**TINY, "mode": "v"}.items()]
+    sets = [
+        f"--set={k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in {**TINY, "mode": "v"}.items()
+    ]
     assert main(["train", "qnet", *sets, "--out", str(out)]) == 0
     assert load_agent(out).config["mode"] == "v"
 
@@ -123,21 +135,29 @@ def test_greedy_mean_score__plays_a_fixed_game_set_by_the_best_legal_move():
         done, score = bool(st.done[0]), int(games.score[0])
     assert greedy_mean_score(prefer_up_then_right, 1, 7) == score
     three = greedy_mean_score(prefer_up_then_right, 3, 7)
-    assert three == greedy_mean_score(prefer_up_then_right, 3, 7) != greedy_mean_score(prefer_up_then_right, 3, 8)
+    assert (
+        three
+        == greedy_mean_score(prefer_up_then_right, 3, 7)
+        != greedy_mean_score(prefer_up_then_right, 3, 8)
+    )
 
 
 @pytest.mark.parametrize("mode", ["q", "v"])
 def test_qnet__validation_keeps_the_best_network_and_its_agent_plays_to_that_score(tmp_path, mode):
     from ai2048.train.torchrun import VALIDATION_SEED, greedy_mean_score
 
-    cfg = make_config(QNetConfig, **{**TINY, "mode": mode, "episodes": 12, "validate_every": 4, "validate_games": 6})
+    cfg = make_config(
+        QNetConfig, **{**TINY, "mode": mode, "episodes": 12, "validate_every": 4, "validate_games": 6}
+    )
     out = run(cfg, tmp_path / "run")
     vals = read_jsonl(out / "validation.jsonl")
     assert [v["episode"] for v in vals] == [4, 8, 12]
     assert [v["best"] for v in vals] == [max(v["score"] for v in vals[: i + 1]) for i in range(3)]
     agent = load_agent(out)
     assert agent.payload["validation"]["score"] == vals[-1]["best"]
-    assert greedy_mean_score(lambda b: agent.values(b)[0], 6, cfg.seed + VALIDATION_SEED) == pytest.approx(vals[-1]["best"])
+    assert greedy_mean_score(lambda b: agent.values(b)[0], 6, cfg.seed + VALIDATION_SEED) == pytest.approx(
+        vals[-1]["best"]
+    )
 
 
 def test_qnet__validation_resumes_exactly(tmp_path):
@@ -146,7 +166,9 @@ def test_qnet__validation_resumes_exactly(tmp_path):
     part = run(make_config(QNetConfig, **{**cfg, "episodes": 3}), tmp_path / "part")
     run(make_config(QNetConfig, **{**cfg, "episodes": 6}), part, resume=True)
     assert read_jsonl(full / "validation.jsonl") == read_jsonl(part / "validation.jsonl")
-    assert [(r["score"], r["length"]) for r in read_jsonl(full / "metrics.jsonl")] == [(r["score"], r["length"]) for r in read_jsonl(part / "metrics.jsonl")]
+    assert [(r["score"], r["length"]) for r in read_jsonl(full / "metrics.jsonl")] == [
+        (r["score"], r["length"]) for r in read_jsonl(part / "metrics.jsonl")
+    ]
 
 
 def test_qnet__best_cpu_q_preset_is_seed003_q_with_validation_selection():
@@ -160,7 +182,9 @@ def test_qnet__best_cpu_q_preset_is_seed003_q_with_validation_selection():
 
 def test_qnet__no_burst_of_gradient_steps_when_learning_starts(tmp_path):
     # Regression: gradient steps owed before learning started were all spent in one burst.
-    cfg = make_config(QNetConfig, **{**TINY, "learn_start": 300, "replay_ratio": 0.5, "checkpoint_every": 100})
+    cfg = make_config(
+        QNetConfig, **{**TINY, "learn_start": 300, "replay_ratio": 0.5, "checkpoint_every": 100}
+    )
     recs = read_jsonl(run(cfg, tmp_path / "run") / "metrics.jsonl")
     assert recs[-1]["grad_steps"] > 0
     for r in recs:

@@ -185,7 +185,9 @@ def test_env__bad_options_raise_clear_errors(kwargs, match):
         make(**kwargs)
 
 
-@pytest.mark.parametrize("action, exc", [(4, ValueError), (-1, ValueError), (1.0, TypeError), ("up", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "action, exc", [(4, ValueError), (-1, ValueError), (1.0, TypeError), ("up", TypeError), (True, TypeError)]
+)
 def test_env__bad_actions_raise(action, exc):
     env = make()
     env.reset(seed=0)
@@ -219,7 +221,9 @@ def _single_rollout(seed: int, actions: np.ndarray, **kw):
 
 
 @settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**31), n=st.integers(1, 5), reward_mode=st.sampled_from(["score", "log2", "moves"]))
+@given(
+    seed=st.integers(0, 2**31), n=st.integers(1, 5), reward_mode=st.sampled_from(["score", "log2", "moves"])
+)
 def test_vector__equals_single_envs_step_for_step(seed, n, reward_mode):
     rng = np.random.default_rng(seed)
     actions = rng.integers(0, 4, size=(300, n))

@@ -18,7 +18,10 @@ from ai2048.eval_stream import STREAM_FORMAT, stream_path
 from ai2048.evaluate import EvalResult, evaluate
 
 TESTS = Path(__file__).parent
-CLI = "import sys; sys.path.insert(0, sys.argv.pop(1)); import _eval_test_agents; from ai2048.cli import main; sys.exit(main())"
+CLI = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); import _eval_test_agents; "
+    "from ai2048.cli import main; sys.exit(main())"
+)
 
 
 def without_time(records: list[dict]) -> list[dict]:
@@ -51,7 +54,9 @@ def test_eval__kill_then_resume_equals_an_uninterrupted_run(tmp_path) -> None:
     assert without_time(resumed.records) == without_time(full.records)
     assert [r["index"] for r in resumed.records] == list(range(8))
     finished = {r["index"]: r for r in kept[1:]}
-    assert all(resumed.records[i]["seconds"] == r["seconds"] for i, r in finished.items())  # kept, not replayed
+    assert all(
+        resumed.records[i]["seconds"] == r["seconds"] for i, r in finished.items()
+    )  # kept, not replayed
     assert not games_file.exists()  # complete: the result holds every game
 
 
@@ -76,8 +81,12 @@ def test_eval__interrupted_run_keeps_its_stream_for_resume(tmp_path) -> None:
     evaluate("greedy", games=3, seed=2, progress=False, on_game=seen.append)
     assert [r["index"] for r in seen] == [0, 1, 2]
     part = evaluate("greedy", games=5, seed=2, progress=False, done={r["index"]: r for r in seen[:2]})
-    assert without_time(part.records) == without_time(evaluate("greedy", games=5, seed=2, progress=False).records)
-    assert main(["eval", "greedy", "--games", "2", "--out", str(out), "--no-progress", "--resume"]) == 2  # nothing to resume
+    assert without_time(part.records) == without_time(
+        evaluate("greedy", games=5, seed=2, progress=False).records
+    )
+    assert (
+        main(["eval", "greedy", "--games", "2", "--out", str(out), "--no-progress", "--resume"]) == 2
+    )  # nothing to resume
 
 
 @pytest.mark.parametrize("make_out", [
@@ -130,4 +139,7 @@ def test_cli__bad_output_or_range_fails_first(tmp_path, argv, match, capsys) -> 
     assert main(args) == 2
     err = capsys.readouterr().err
     assert match in err, err
-    assert not list(tmp_path.glob("*.gif")) and sorted(p.name for p in tmp_path.iterdir()) == ["afile", "rec.json"]
+    assert not list(tmp_path.glob("*.gif")) and sorted(p.name for p in tmp_path.iterdir()) == [
+        "afile",
+        "rec.json",
+    ]

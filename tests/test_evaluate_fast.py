@@ -37,7 +37,9 @@ def _python_loop(agent: Any, seed: int, games: int, max_moves: int | None) -> li
     return [_strip(play_game(agent, s, max_moves=max_moves)) for s in game_seeds(seed, games)]
 
 
-def _assert_same_games(agent: Any, games: int, max_moves: int | None = None, workers: int = 2, seed: int = 5) -> None:
+def _assert_same_games(
+    agent: Any, games: int, max_moves: int | None = None, workers: int = 2, seed: int = 5
+) -> None:
     assert kernel_of(agent) is not None
     fast = evaluate(agent, games=games, seed=seed, workers=workers, progress=False, max_moves=max_moves)
     assert [r["index"] for r in fast.records] == list(range(games))
@@ -84,7 +86,9 @@ def test_fast_path__before_state_ntuple_network(tmp_path: Path) -> None:
     _assert_same_games(make_agent("ntuple", weights=str(tmp_path / "w.npz")), 4)
 
 
-def test_fast_path__one_or_two_workers_and_long_games_split_over_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path__one_or_two_workers_and_long_games_split_over_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Games longer than the action buffer are continued (per-game kernels keep their RNG stream)."""
     monkeypatch.setattr(evaluate_fast, "_BUFFER", 7)
     for name in ("greedy", "random"):

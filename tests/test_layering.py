@@ -133,7 +133,8 @@ SAME_UNIT = {"evaluate_batch": "evaluate", "evaluate_fast": "evaluate"}
 
 
 def unit(module: str) -> str:
-    """The layer-map unit of a dotted module: ``ai2048.search.games`` -> ``search``; ``ai2048`` -> ``ai2048``."""
+    """The layer-map unit of a dotted module: ``ai2048.search.games`` -> ``search``; ``ai2048`` ->
+    ``ai2048``."""
     parts = module.split(".")
     name = parts[1] if len(parts) > 1 else parts[0]
     return SAME_UNIT.get(name, name)

@@ -1,4 +1,5 @@
-"""Batched search (issue 19): the array/numba searches against the per-game ones, games in flight, bad input."""
+"""Batched search (issue 19): the array/numba searches against the per-game ones, games in flight, bad
+input."""
 
 from __future__ import annotations
 
@@ -76,8 +77,12 @@ def test_lazy_search_boards__equals_the_torch_search_where_the_rollouts_are_dete
     boards = _positions(16, 0, max_moves=60)
     env = EngineBatch(len(boards), seed=0)
     env.set_boards(boards)
-    want, _ = lazy_search(env, _count_net, rollouts=30, depth=1, puct=1.0, generator=torch.Generator().manual_seed(0))
-    got = lazy_search_boards(boards, _count_net, np.arange(16, dtype=np.uint64), rollouts=30, depth=1, puct=1.0)
+    want, _ = lazy_search(
+        env, _count_net, rollouts=30, depth=1, puct=1.0, generator=torch.Generator().manual_seed(0)
+    )
+    got = lazy_search_boards(
+        boards, _count_net, np.arange(16, dtype=np.uint64), rollouts=30, depth=1, puct=1.0
+    )
     np.testing.assert_array_equal(got, want.numpy())
 
 
@@ -91,7 +96,9 @@ def test_lazy_search_boards__per_game_streams_make_a_game_independent_of_its_bat
     assert legal.any(1).sum() >= 3
     assert ((states != seeds) == legal.any(1)).all()  # the streams of unfinished games advanced in place
     for i in range(5):
-        alone = lazy_search_boards(boards[i:i + 1], evaluator, seeds[i:i + 1].copy(), rollouts=12, depth=2, puct=1.0)
+        alone = lazy_search_boards(
+            boards[i : i + 1], evaluator, seeds[i : i + 1].copy(), rollouts=12, depth=2, puct=1.0
+        )
         np.testing.assert_array_equal(alone[0], together[i])
     assert (together[~legal] == 0).all() and (together.sum(1) == np.where(legal.any(1), 12, 0)).all()
 
@@ -103,8 +110,9 @@ def test_lazy_search_boards__prefers_the_move_whose_leaves_score_higher():
         n = states.shape[0]
         return torch.zeros(n, 4), (states.reshape(n, 16) == 0).sum(1).float()
 
-    visits = lazy_search_boards(np.array([board], np.uint64), value, np.zeros(1, np.uint64), rollouts=60, depth=1,
-                                puct=0.1)
+    visits = lazy_search_boards(
+        np.array([board], np.uint64), value, np.zeros(1, np.uint64), rollouts=60, depth=1, puct=0.1
+    )
     assert visits[0, 0] == 0 and visits[0].argmax() in (1, 3)
 
 
@@ -177,7 +185,9 @@ def test_threads__the_agent_runs_torch_with_its_setting_and_restores_it():
         return _net(states)
 
     before = torch.get_num_threads()
-    agent = LazyZeroAgent(spy, rollouts=2, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, threads=1)
+    agent = LazyZeroAgent(
+        spy, rollouts=2, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, threads=1
+    )
     agent.act(int(Game(seed=0).board))
     assert set(seen) == {1} and torch.get_num_threads() == before
 
@@ -277,7 +287,9 @@ class _Illegal(LazyZeroAgent):
 def test_evaluate__an_illegal_move_in_flight_stops_with_an_error_naming_the_agent_and_board():
     from ai2048.evaluate import EvalError
 
-    agent = _Illegal(None, rollouts=1, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, games_in_flight=3)
+    agent = _Illegal(
+        None, rollouts=1, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, games_in_flight=3
+    )
     with pytest.raises(EvalError, match=r"agent 'lazyzero' chose .* on board 0x[0-9a-f]{16}"):
         evaluate(agent, games=3, seed=0, progress=False)
 
@@ -287,9 +299,30 @@ def test_cli_eval__games_in_flight_from_set_values(tmp_path, capsys):
 
     run, _ = _run_dir(tmp_path)
     out = tmp_path / "res.json"
-    assert main(["eval", "lazyzero-chance", "--set", f"weights={run}", "--set", "simulations=4", "--set",
-                 "games_in_flight=3", "--set", "threads=1", "--games", "4", "--max-moves", "6", "--no-progress",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "lazyzero-chance",
+                "--set",
+                f"weights={run}",
+                "--set",
+                "simulations=4",
+                "--set",
+                "games_in_flight=3",
+                "--set",
+                "threads=1",
+                "--games",
+                "4",
+                "--max-moves",
+                "6",
+                "--no-progress",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     saved = json.loads(out.read_text())
     assert saved["config"]["games_in_flight"] == 3
     assert [g["moves"] for g in saved["games"]] == [6] * 4

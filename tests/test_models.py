@@ -30,7 +30,9 @@ from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import RULES_VERSION
 from ai2048.train.ntuple import Config, run
 
-TINY = Config(patterns="0123,4567", games=300, chunk=100, checkpoint_every=100, seed=5, stages=(7,), tc=True, alpha=1.0)
+TINY = Config(
+    patterns="0123,4567", games=300, chunk=100, checkpoint_every=100, seed=5, stages=(7,), tc=True, alpha=1.0
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,19 +67,30 @@ def _sparse_network(seed: int, density: float, scale: float, fill: float = 0.0) 
     w[on] = (rng.standard_normal(int(on.sum())) * scale).astype(np.float32)
     half = net.table
     copy = rng.random(half) < 0.7  # a promoted stage: mostly the stage below, changed in places
-    w[half:][copy] = w[:half][copy] + (rng.standard_normal(int(copy.sum())) * scale / 50).astype(np.float32) * (w[:half][copy] != fill)
+    w[half:][copy] = w[:half][copy] + (rng.standard_normal(int(copy.sum())) * scale / 50).astype(
+        np.float32
+    ) * (w[:half][copy] != fill)
     net.w[:] = w
     return net
 
 
 @settings(max_examples=15, deadline=None)
 @given(
-    seed=st.integers(0, 2**31), density=st.sampled_from([0.0, 0.001, 0.2, 1.0]),
-    scale=st.sampled_from([0.5, 300.0, 60000.0]), k=st.integers(-8, 2), fill=st.sampled_from([0.0, 0.0, 125.25]),
+    seed=st.integers(0, 2**31),
+    density=st.sampled_from([0.0, 0.001, 0.2, 1.0]),
+    scale=st.sampled_from([0.5, 300.0, 60000.0]),
+    k=st.integers(-8, 2),
+    fill=st.sampled_from([0.0, 0.0, 125.25]),
     codec=st.sampled_from(["lzma", "zlib"]),
 )
 def test_compact__decodes_to_the_stored_weights_within_half_a_step(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, density: float, scale: float, k: int, fill: float, codec: str
+    tmp_path_factory: pytest.TempPathFactory,
+    seed: int,
+    density: float,
+    scale: float,
+    k: int,
+    fill: float,
+    codec: str,
 ) -> None:
     net = _sparse_network(seed, density, scale, fill)
     step = 2.0**k
@@ -91,7 +104,9 @@ def test_compact__decodes_to_the_stored_weights_within_half_a_step(
     assert np.all(np.abs(w.astype(np.float64) - net.w) <= step / 2 + np.abs(net.w) * 2**-23)
     assert np.array_equal(w[exact], net.w[exact])
     nonzero = touched & (np.rint((net.w.astype(np.float64) - np.float32(fill)) / step) != 0)
-    assert header["touched"] == int(nonzero.sum()) and boards.size == moves.size == 0  # codes of 0 are not stored
+    assert (
+        header["touched"] == int(nonzero.sum()) and boards.size == moves.size == 0
+    )  # codes of 0 are not stored
 
 
 def test_compact__step_must_be_a_power_of_two_and_weights_finite() -> None:
@@ -109,13 +124,19 @@ def test_agreement__feature_indices_sum_to_the_kernels_value(trained: dict[str, 
     assert len(set(boards.tolist())) > 150
     for b in boards:
         idx = agreement.feature_indices(net, int(b))
-        assert float(net.w[idx].astype(np.float64).sum()) == pytest.approx(net.value(int(b)), rel=1e-5, abs=1e-3)
-    assert np.array_equal(agreement.feature_indices_many(net, boards)[7], agreement.feature_indices(net, int(boards[7])))
+        assert float(net.w[idx].astype(np.float64).sum()) == pytest.approx(
+            net.value(int(b)), rel=1e-5, abs=1e-3
+        )
+    assert np.array_equal(
+        agreement.feature_indices_many(net, boards)[7], agreement.feature_indices(net, int(boards[7]))
+    )
     slow = np.unique(np.concatenate([agreement.decision_indices(net, int(b)) for b in boards]))
     assert np.array_equal(agreement.hot_indices(net, boards), slow)
 
 
-def test_pack__plays_the_float32_moves_on_1000_fresh_positions(trained: dict[str, Path], shipped: Path) -> None:
+def test_pack__plays_the_float32_moves_on_1000_fresh_positions(
+    trained: dict[str, Path], shipped: Path
+) -> None:
     net, _ = load_file(trained["run"] / "weights.npz")
     small = models.load("tiny")
     assert small.patterns == net.patterns and small.stages == net.stages == (7,)
@@ -132,14 +153,23 @@ def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped:
     assert card["network"]["patterns"] == "0123,4567" and card["network"]["stages"] == [7]
     assert card["rules"] == {"rules_version": RULES_VERSION, "p_two": 0.9, "max_tile": 32768}
     tr = card["training"]
-    assert tr["command"] == "ai2048 train ntuple (test)" and tr["seed"] == 5 and tr["games"] == 300 and tr["machine"]
+    assert (
+        tr["command"] == "ai2048 train ntuple (test)"
+        and tr["seed"] == 5
+        and tr["games"] == 300
+        and tr["machine"]
+    )
     ev1, ev2 = card["evaluation"]["1-ply"], card["evaluation"]["depth 2"]
     assert ev1["games"] == 20 and ev2["games"] == 3 and ev1["depth"] == 1 and ev2["depth"] == 2
     row = ev1["tiles"][-1]
     assert row["reach_lo"] <= row["reach"] <= row["reach_hi"] and ev1["moves_per_s"] > 0
     assert any("two 32768 tiles do not merge" in x for x in card["limits"])
     md = (shipped / "tiny.md").read_text()
-    assert md == models.markdown(card) and "two 32768 tiles do not merge" in md and f"{ev1['score_mean']:,.0f}" in md
+    assert (
+        md == models.markdown(card)
+        and "two 32768 tiles do not merge" in md
+        and f"{ev1['score_mean']:,.0f}" in md
+    )
 
 
 def test_models_api__names_make_and_the_default_agent(trained: dict[str, Path], shipped: Path) -> None:
@@ -152,17 +182,23 @@ def test_models_api__names_make_and_the_default_agent(trained: dict[str, Path], 
     assert models.make(directory=shipped).net is agent.net
 
 
-def test_models_api__nothing_shipped_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_models_api__nothing_shipped_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(store.ENV, str(tmp_path / "empty"))
     assert models.names() == []
-    with pytest.raises(models.NoShippedModelError, match="no trained n-tuple network is shipped in .*weights=runs/tc"):
+    with pytest.raises(
+        models.NoShippedModelError, match="no trained n-tuple network is shipped in .*weights=runs/tc"
+    ):
         ai2048.make_agent("ntuple")
     with pytest.raises(models.UnknownModelError, match="no shipped network named 'x'.*available: none"):
         models.load("x")
 
 
 def test_models_api__missing_name_lists_the_available_ones(shipped: Path) -> None:
-    with pytest.raises(models.UnknownModelError, match=r"no shipped network named '4x6' in .*available: tiny"):
+    with pytest.raises(
+        models.UnknownModelError, match=r"no shipped network named '4x6' in .*available: tiny"
+    ):
         models.make("4x6")
     with pytest.raises(ValueError, match="model name '../etc' is not valid"):
         models.card("../etc")
@@ -192,7 +228,9 @@ def test_bad_input__flipped_byte_is_a_hash_mismatch(shipped: Path, tmp_path: Pat
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    with pytest.raises(models.ModelFileError, match=f"{path} is corrupt: its SHA-256 is [0-9a-f]{{64}}, its card says"):
+    with pytest.raises(
+        models.ModelFileError, match=f"{path} is corrupt: its SHA-256 is [0-9a-f]{{64}}, its card says"
+    ):
         models.load("tiny", directory=tmp_path / "m")
     with pytest.raises(models.ModelFileError, match="corrupt"):
         compact.load(path)  # without the card, zip's CRC-32 of each section notices
@@ -211,33 +249,43 @@ def _rewrite_header(path: Path, **changes: object) -> None:
 def test_bad_input__other_rules_version_or_patterns_name_the_file(shipped: Path, tmp_path: Path) -> None:
     path = _copy_model(shipped, tmp_path / "m")
     _rewrite_header(path, rules_version=RULES_VERSION + 1)
-    with pytest.raises(models.ModelFileError, match=f"{path} holds a network trained under rules version {RULES_VERSION + 1}"):
+    with pytest.raises(
+        models.ModelFileError, match=f"{path} holds a network trained under rules version {RULES_VERSION + 1}"
+    ):
         compact.load(path)
     path = _copy_model(shipped, tmp_path / "n")
     card = json.loads((tmp_path / "n" / "tiny.json").read_text())
     card["network"]["patterns"] = "012345"  # a card from another pattern set beside this file
     (tmp_path / "n" / "tiny.json").write_text(json.dumps(card))
-    with pytest.raises(models.ModelFileError, match="holds patterns 0123,4567 with stages \\[7\\], but its card says 012345"):
+    with pytest.raises(
+        models.ModelFileError, match="holds patterns 0123,4567 with stages \\[7\\], but its card says 012345"
+    ):
         models.load("tiny", directory=tmp_path / "n")
     with pytest.raises(models.ModelFileError, match="holds patterns 0123,4567, not the requested 4567"):
         store.load_path(path, patterns="4567")
 
 
-def test_bad_input__run_directory_from_other_rules_or_patterns(trained: dict[str, Path], tmp_path: Path) -> None:
+def test_bad_input__run_directory_from_other_rules_or_patterns(
+    trained: dict[str, Path], tmp_path: Path
+) -> None:
     bad = tmp_path / "run"
     bad.mkdir()
     for f in ("config.json", "meta.json", "weights.npz"):
         (bad / f).write_bytes((trained["run"] / f).read_bytes())
     meta = json.loads((bad / "meta.json").read_text())
     (bad / "meta.json").write_text(json.dumps({**meta, "rules_version": RULES_VERSION + 1}))
-    with pytest.raises(ValueError, match=f"meta.json says rules version {RULES_VERSION + 1}; this ai2048 plays version"):
+    with pytest.raises(
+        ValueError, match=f"meta.json says rules version {RULES_VERSION + 1}; this ai2048 plays version"
+    ):
         pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
     (bad / "meta.json").write_text(json.dumps(meta))
     cfg = json.loads((bad / "config.json").read_text())
     (bad / "config.json").write_text(json.dumps({**cfg, "patterns": "4x6"}))
     with pytest.raises(ValueError, match="holds patterns 0123,4567, not the requested 012345"):
         pack(bad, "x", directory=tmp_path / "out", log=lambda s: None)
-    with pytest.raises(ValueError, match=f"evaluation result e1.json played weights {trained['run']}, not the run {bad}"):
+    with pytest.raises(
+        ValueError, match=f"evaluation result e1.json played weights {trained['run']}, not the run {bad}"
+    ):
         pack(bad, "x", eval_1ply=trained["e1"], directory=tmp_path / "out", log=lambda s: None)
     for bad_step in (float("nan"), 0.3, -1.0):
         with pytest.raises(ValueError, match="step must be a power of two"):
@@ -269,14 +317,33 @@ def test_cli__lists_shows_and_packs(trained: dict[str, Path], shipped: Path, tmp
     assert json.loads(capsys.readouterr().out)["name"] == "tiny"
     assert main(["models", "nope"]) == 2
     assert "available: tiny" in capsys.readouterr().err
-    args = ["models", "pack", str(trained["run"]), "--name", "again", "--dir", str(tmp_path), "--codec", "lzma",
-            "--positions", "500", "--checks", "200", "--eval-1ply", str(trained["e1"])]
+    args = [
+        "models",
+        "pack",
+        str(trained["run"]),
+        "--name",
+        "again",
+        "--dir",
+        str(tmp_path),
+        "--codec",
+        "lzma",
+        "--positions",
+        "500",
+        "--checks",
+        "200",
+        "--eval-1ply",
+        str(trained["e1"]),
+    ]
     assert main(args) == 0
     assert "packed again" in capsys.readouterr().out
-    assert models.names(tmp_path) == ["again"] and models.card("again", tmp_path)["network"]["codec"] == "lzma"
+    assert (
+        models.names(tmp_path) == ["again"] and models.card("again", tmp_path)["network"]["codec"] == "lzma"
+    )
 
 
-def test_train_init__starts_from_the_shipped_weights(trained: dict[str, Path], shipped: Path, tmp_path: Path) -> None:
+def test_train_init__starts_from_the_shipped_weights(
+    trained: dict[str, Path], shipped: Path, tmp_path: Path
+) -> None:
     ship = models.load("tiny")
     cfg = replace(TINY, games=1, chunk=1, checkpoint_every=1, init="shipped")
     w = load_file(run(cfg, tmp_path / "a") / "weights.npz")[0].w
@@ -290,7 +357,9 @@ def test_train_init__starts_from_the_shipped_weights(trained: dict[str, Path], s
 def test_train_init__mismatch_is_an_error_before_any_work(shipped: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"shipped network 'tiny' has \[7\], the config says \[\]"):
         run(replace(TINY, stages=(), init="tiny"), tmp_path / "a")
-    with pytest.raises(ValueError, match="patterns: shipped network 'tiny' has 0123,4567, the config says 012345"):
+    with pytest.raises(
+        ValueError, match="patterns: shipped network 'tiny' has 0123,4567, the config says 012345"
+    ):
         run(replace(TINY, patterns="012345", init="shipped"), tmp_path / "b")
     with pytest.raises(ValueError, match="neither 'shipped', a shipped network \\(available: tiny\\)"):
         run(replace(TINY, init="no-such"), tmp_path / "c")
@@ -306,13 +375,17 @@ def test_shipped_network__fits_64_mib_and_replays_its_checks() -> None:
     card = store.card(name, store.PACKAGE_DIR)
     assert card["file"]["bytes"] <= 64 * 2**20
     t0 = time.perf_counter()
-    header, w, boards, moves = compact.decode(store.PACKAGE_DIR / card["file"]["name"], card["file"]["sha256"], card["file"]["bytes"])
+    header, w, boards, moves = compact.decode(
+        store.PACKAGE_DIR / card["file"]["name"], card["file"]["sha256"], card["file"]["bytes"]
+    )
     print(f"decoded {name} in {time.perf_counter() - t0:.2f} s")
     net = Network(header["patterns"], stages=header["stages"], kind=header["kind"], weights=w)
     assert boards.size >= 1000 and np.array_equal(agreement.greedy_moves(net, boards), moves)
     assert card["evaluation"] and any("32768" in x for x in card["limits"])
 
 
-def test_cli_watch__depth_2_plays_the_default_shipped_network(shipped: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_watch__depth_2_plays_the_default_shipped_network(
+    shipped: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["watch", "ntuple", "--set", "depth=2", "--seed", "1", "--max-moves", "5"]) == 0
     assert "moves 5" in capsys.readouterr().out

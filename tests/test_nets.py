@@ -24,8 +24,14 @@ VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
         # the early fc variants (seed 000 history), input 12 * 16 one-hot: layer sizes from the seed's code
         ({"name": "small_qnet", "planes": 12, "n_neurons": 128}, 192 * 128 + 128 + 128 * 4 + 4),
         ({"name": "dqn_3ls_128", "planes": 12}, 41_732),
-        ({"name": "dqn_4ls_256_bn", "planes": 12}, 192 * 256 + 256 + 2 * (256 * 256 + 256) + 3 * 512 + 256 * 4 + 4),
-        ({"name": "dqn_5ls_bn", "planes": 12, "n_neurons": 256}, 192 * 256 + 256 + 3 * (256 * 256 + 256) + 4 * 512 + 1028),
+        (
+            {"name": "dqn_4ls_256_bn", "planes": 12},
+            192 * 256 + 256 + 2 * (256 * 256 + 256) + 3 * 512 + 256 * 4 + 4,
+        ),
+        (
+            {"name": "dqn_5ls_bn", "planes": 12, "n_neurons": 256},
+            192 * 256 + 256 + 3 * (256 * 256 + 256) + 4 * 512 + 1028,
+        ),
         ({"name": "seed003", "outputs": 1}, 6_577),
         ({"name": "seed003", "outputs": 4}, 6_604),
         ({"name": "policy", "hidden_j": 200, "hidden_k": 100}, 23_904),

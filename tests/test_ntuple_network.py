@@ -104,7 +104,12 @@ def test_features__kernel_images_equal_seed004_index_lists() -> None:
 
 
 def test_parse_patterns__presets_and_hex() -> None:
-    assert parse_patterns("4x6") == ((0, 1, 2, 3, 4, 5), (4, 5, 6, 7, 8, 9), (0, 1, 2, 4, 5, 6), (4, 5, 6, 8, 9, 10))
+    assert parse_patterns("4x6") == (
+        (0, 1, 2, 3, 4, 5),
+        (4, 5, 6, 7, 8, 9),
+        (0, 1, 2, 4, 5, 6),
+        (4, 5, 6, 8, 9, 10),
+    )
     assert parse_patterns("2x4+2x6")[:2] == ((0, 1, 2, 3), (4, 5, 6, 7))
     assert [len(t) for t in parse_patterns("8x6")] == [6] * 8
     assert [len(t) for t in parse_patterns("4x5")] == [5] * 4
@@ -137,7 +142,12 @@ def test_feature_source__pext_or_runs_give_the_reference_indices(use_pext: bool)
     net = Network(SMALL + ",012456")
     source = feature_source(net.tuples, use_pext=use_pext)
     assert ("pext(" in source) == use_pext
-    ns = {"np": np, "pext": pext, "_isos": generic._isos, "njit": lambda **kw: njit(inline=kw.get("inline", "never"))}
+    ns = {
+        "np": np,
+        "pext": pext,
+        "_isos": generic._isos,
+        "njit": lambda **kw: njit(inline=kw.get("inline", "never")),
+    }
     exec(source, ns)
     for b in random_boards(40, seed=3):
         got = ns["features"](np.uint64(b), np.int64(0), net.runs, net.nruns, net.tbase)
@@ -172,11 +182,26 @@ def test_update__one_td_step_by_hand() -> None:
     assert np.allclose(net.w[net.w != 0], 0.125)
     # an empty board: all 8 images hit one weight, which gets 8 steps of alpha/F * error
     net2 = Network("0123")
-    net2.k._td(np.uint64(0), 8.0, net2.stage_arr, net2.table, 0.5 / 8, False, net2.w, e, e, net2.runs, net2.nruns, net2.tbase)
+    net2.k._td(
+        np.uint64(0),
+        8.0,
+        net2.stage_arr,
+        net2.table,
+        0.5 / 8,
+        False,
+        net2.w,
+        e,
+        e,
+        net2.runs,
+        net2.nruns,
+        net2.tbase,
+    )
     assert net2.w[0] == pytest.approx(4.0) and net2.value(0) == pytest.approx(32.0)
 
 
-def _ref_train_game(net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool, alpha: float) -> int:
+def _ref_train_game(
+    net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool, alpha: float
+) -> int:
     """Slow reference of one self-play training game (see kernels.play_game_train)."""
     p = 0.9
     step = alpha / net.features
@@ -228,7 +253,8 @@ def _ref_train_game(net: Network, state: np.ndarray, kind: str, online: bool, qu
 
 
 @pytest.mark.parametrize(
-    "kind,online,quirk", [("after", True, False), ("after", False, False), ("before", True, False), ("before", False, True)]
+    "kind,online,quirk",
+    [("after", True, False), ("after", False, False), ("before", True, False), ("before", False, True)],
 )
 def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool) -> None:
     fast = Network("0123,4567", kind=kind)
@@ -241,9 +267,28 @@ def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool)
         buf_r = np.zeros(1 << 14, np.int64)
         pool = np.zeros(4, np.uint64)
         score, _, _ = fast.k.play_game_train(
-            b0, fast.w, e, e, np.ones(1, np.int64), fast.runs, fast.nruns, fast.tbase, fast.stage_arr,
-            0 if kind == "after" else 1, online, False, quirk, 0.1 / fast.features, 0.0, 0.9, s1, buf_b, buf_r,
-            pool, np.zeros(1, np.int64), 15,
+            b0,
+            fast.w,
+            e,
+            e,
+            np.ones(1, np.int64),
+            fast.runs,
+            fast.nruns,
+            fast.tbase,
+            fast.stage_arr,
+            0 if kind == "after" else 1,
+            online,
+            False,
+            quirk,
+            0.1 / fast.features,
+            0.0,
+            0.9,
+            s1,
+            buf_b,
+            buf_r,
+            pool,
+            np.zeros(1, np.int64),
+            15,
         )
         assert score == _ref_train_game(slow, s2, kind, online, quirk, 0.1)
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)

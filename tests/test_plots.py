@@ -37,8 +37,17 @@ def eval_result(agent: str, seeds: list[int]) -> dict:
     games = []
     for s in seeds:
         r = record_game(last_legal, seed=s)
-        games.append({"seed": s, "score": r.final_score, "moves": r.moves, "max_tile": r.max_tile,
-                      "final_board": f"0x{r.final_board:016x}", "seconds": 0.01, "actions": actions_to_str(r.actions)})
+        games.append(
+            {
+                "seed": s,
+                "score": r.final_score,
+                "moves": r.moves,
+                "max_tile": r.max_tile,
+                "final_board": f"0x{r.final_board:016x}",
+                "seconds": 0.01,
+                "actions": actions_to_str(r.actions),
+            }
+        )
     return {"format": "ai2048.eval-result", "version": 1, "agent": agent, "config": {"k": 1}, "p_two": 0.9,
             "games": games}
 
@@ -66,7 +75,9 @@ def test_training_curves__per_episode_logs_are_windowed() -> None:
     assert c["score_min"].tolist() == [100, 500] and c["score_max"].tolist() == [400, 800]
     # the tiles the run reached; 64..512 are reached by every game of every window, so only 1024 is drawn
     assert list(c["reach"]) == [1024] and c["reach"][1024].tolist() == [50, 50]
-    assert np.allclose(c["losses"]["loss"], [np.mean([1, 1 / 2, 1 / 3, 1 / 4]), np.mean([1 / 5, 1 / 6, 1 / 7, 1 / 8])])
+    assert np.allclose(
+        c["losses"]["loss"], [np.mean([1, 1 / 2, 1 / 3, 1 / 4]), np.mean([1 / 5, 1 / 6, 1 / 7, 1 / 8])]
+    )
     assert c["epsilon"].tolist() == [0.5, 0.5]
 
 
@@ -89,12 +100,20 @@ def test_training_curves__window_records_with_tile_tables() -> None:
 
 
 def test_plot_run__writes_pngs(tmp_path, capsys) -> None:
-    recs = [{"episode": i + 1, "score": i, "max_tile": 256, "loss": 0.1, "epsilon": 1 - i / 100} for i in range(100)]
+    recs = [
+        {"episode": i + 1, "score": i, "max_tile": 256, "loss": 0.1, "epsilon": 1 - i / 100}
+        for i in range(100)
+    ]
     run = write_run(tmp_path, recs)
     assert main(["plot", str(run), "--out", str(tmp_path / "fig"), "--window", "10"]) == 0
     names = sorted(p.name for p in (tmp_path / "fig").glob("*.png"))
-    assert names == ["training_episodes.png", "training_epsilon.png", "training_loss.png", "training_reach.png",
-                     "training_score.png"]
+    assert names == [
+        "training_episodes.png",
+        "training_epsilon.png",
+        "training_loss.png",
+        "training_reach.png",
+        "training_score.png",
+    ]
     assert all(p.read_bytes()[:8] == PNG for p in (tmp_path / "fig").glob("*.png"))
     assert "wrote" in capsys.readouterr().out
 
@@ -135,9 +154,16 @@ def test_mean_board__mean_exponent_per_cell() -> None:
 
 def test_plot_eval__writes_every_figure(result_file, tmp_path) -> None:
     paths = plot_paths([result_file], tmp_path / "ev")
-    assert sorted(p.name for p in paths) == ["action_share.png", "max_tile.png", "mean_board.png",
-                                            "milestones.png", "moves_hist.png", "runtime.png", "score_hist.png",
-                                            "score_vs_moves.png"]
+    assert sorted(p.name for p in paths) == [
+        "action_share.png",
+        "max_tile.png",
+        "mean_board.png",
+        "milestones.png",
+        "moves_hist.png",
+        "runtime.png",
+        "score_hist.png",
+        "score_vs_moves.png",
+    ]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
 
 

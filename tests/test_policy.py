@@ -28,7 +28,15 @@ from ai2048.train.policy import (  # noqa: E402
 )
 
 VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
-TINY = {"batch_size": 6, "forget_interval": 3, "cutoff": 30, "epochs": 4, "progress": False, "checkpoint_every": 2, "tensorboard": False}
+TINY = {
+    "batch_size": 6,
+    "forget_interval": 3,
+    "cutoff": 30,
+    "epochs": 4,
+    "progress": False,
+    "checkpoint_every": 2,
+    "tensorboard": False,
+}
 
 
 def _weighting():
@@ -59,14 +67,24 @@ def test_weighted_l1__matches_the_seed_texts_worked_example():
     bad = weighted_l1(yhat, torch.tensor([[1 / 3, 0.0, 1 / 3, 1 / 3]]), torch.tensor([1.0]))
     assert good.item() == pytest.approx(0.4)
     assert bad.item() == pytest.approx((0.1 - 1 / 3) * -1 / 4 * 2 + 0.2 / 4 + (0.6 - 1 / 3) / 4, abs=1e-6)
-    assert weighted_l1(yhat, torch.tensor([[0.0, 1.0, 0.0, 0.0]]), torch.tensor([0.5])).item() == pytest.approx(0.2)
+    assert weighted_l1(
+        yhat, torch.tensor([[0.0, 1.0, 0.0, 0.0]]), torch.tensor([0.5])
+    ).item() == pytest.approx(0.2)
 
 
 def test_policy__one_adam_step_decreases_the_weighted_l1_loss():
     torch.manual_seed(0)
     cfg = PolicyConfig(**TINY)
     net = build_net(cfg.net_spec())
-    games = play_games(net.eval(), 20, seed=1, cutoff=30, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu"))
+    games = play_games(
+        net.eval(),
+        20,
+        seed=1,
+        cutoff=30,
+        random_frac=0.0,
+        gen=np.random.default_rng(0),
+        device=torch.device("cpu"),
+    )
     x, y, w = training_set(cfg, [games])
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     net.train()
@@ -79,8 +97,12 @@ def test_policy__one_adam_step_decreases_the_weighted_l1_loss():
 
 
 def test_play_games__plays_legal_moves_up_to_the_cutoff_and_is_reproducible():
-    a = play_games(None, 8, seed=5, cutoff=12, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu"))
-    b = play_games(None, 8, seed=5, cutoff=12, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu"))
+    a = play_games(
+        None, 8, seed=5, cutoff=12, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu")
+    )
+    b = play_games(
+        None, 8, seed=5, cutoff=12, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu")
+    )
     assert (a["lengths"] <= 12).all() and len(a["moves"]) == a["lengths"].sum()
     np.testing.assert_array_equal(a["scores"], b["scores"])
     for lay, mv in zip(a["layouts"], a["moves"], strict=True):
@@ -89,7 +111,9 @@ def test_play_games__plays_legal_moves_up_to_the_cutoff_and_is_reproducible():
 
 def test_training_set__game_weight_and_move_weight_reach_every_move():
     cfg = PolicyConfig(**{**TINY, "move_weight": "linear_move_num"})
-    g = play_games(None, 5, seed=2, cutoff=10, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu"))
+    g = play_games(
+        None, 5, seed=2, cutoff=10, random_frac=0.0, gen=np.random.default_rng(0), device=torch.device("cpu")
+    )
     x, y, w = training_set(cfg, [g])
     j = game_weights(g["scores"].astype(float))
     order = np.argsort(g["game"], kind="stable")
@@ -101,7 +125,13 @@ def test_training_set__game_weight_and_move_weight_reach_every_move():
 
 def test_policy__poc_preset_is_the_seeds_proof_of_concept():
     cfg = make_config(PolicyConfig, PRESETS, "poc")
-    assert (cfg.batch_size, cfg.forget_interval, cfg.cutoff, cfg.game_weight, cfg.target_score) == (200, 40, 20, "scores", 87.0)
+    assert (cfg.batch_size, cfg.forget_interval, cfg.cutoff, cfg.game_weight, cfg.target_score) == (
+        200,
+        40,
+        20,
+        "scores",
+        87.0,
+    )
     assert (cfg.hidden_j, cfg.hidden_k) == (200, 100)
 
 
@@ -111,7 +141,9 @@ def test_policy__tiny_run_resume_and_agent(tmp_path):
     run(make_config(PolicyConfig, **{**TINY, "epochs": 4}), part, resume=True)
     a, b = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl")
     assert [r["epoch"] for r in a] == [1, 2, 3, 4]
-    assert [(r["score"], r["loss"]) for r in a] == [(r["score"], pytest.approx(r["loss"], rel=1e-5)) for r in b]
+    assert [(r["score"], r["loss"]) for r in a] == [
+        (r["score"], pytest.approx(r["loss"], rel=1e-5)) for r in b
+    ]
     agent = load_agent(full)
     b0 = encode([1, 1, 2] + [0] * 13)
     assert legal_mask(b0)[int(agent.act(b0))]
@@ -140,7 +172,20 @@ def test_policy__cli_trains_with_a_preset_and_overrides(tmp_path):
     from ai2048.cli import main
 
     out = tmp_path / "cli"
-    args = ["train", "policy", "--preset", "poc", "--set", "batch_size=8", "--set", "epochs=2", "--set", "progress=false", "--set", "tensorboard=false"]
+    args = [
+        "train",
+        "policy",
+        "--preset",
+        "poc",
+        "--set",
+        "batch_size=8",
+        "--set",
+        "epochs=2",
+        "--set",
+        "progress=false",
+        "--set",
+        "tensorboard=false",
+    ]
     assert main([*args, "--out", str(out)]) == 0
     assert [r["epoch"] for r in read_jsonl(out / "metrics.jsonl")] == [1, 2]
     assert main(["train", "policy", "--set", "no_such_key=1", "--out", str(tmp_path / "bad")]) == 2

@@ -77,7 +77,9 @@ def test_cli_replay__agent_markup_is_shown_as_text(tmp_path: Path, record: dict,
     ["serve", "--set", "depth"],
     ["play", "--set", "=3"],
 ])
-def test_cli__set_without_equals_is_a_usage_error(argv: list[str], capsys, tmp_path: Path, monkeypatch) -> None:
+def test_cli__set_without_equals_is_a_usage_error(
+    argv: list[str], capsys, tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit) as e:
         main(argv)

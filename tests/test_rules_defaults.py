@@ -39,7 +39,11 @@ def literal_p_two_defaults(path: Path) -> list[tuple[int, str]]:
             pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
             found += [(d.lineno, f"parameter {k.arg}={d.value!r}") for k, d in pairs
                       if "p_two" in k.arg and _number(d)]
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and "p_two" in node.target.id:
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and "p_two" in node.target.id
+        ):
             if node.value is not None and _number(node.value):
                 found.append((node.lineno, f"field {node.target.id} = {node.value.value!r}"))  # type: ignore[attr-defined]
         elif isinstance(node, ast.Call):
@@ -55,7 +59,11 @@ def literal_p_two_defaults(path: Path) -> list[tuple[int, str]]:
 
 
 def _number(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    )
 
 
 def _all_literals() -> dict[tuple[str, str], list[tuple[int, str]]]:
@@ -74,7 +82,9 @@ def test_agents__every_registered_agent_with_spawn_odds_defaults_to_the_rules():
         keys = config_keys(name)
         for key, default in keys.items():
             if "p_two" in key:
-                assert default == P_TWO, f"agent {name!r}: {key}={default!r} by default, rules.P_TWO is {P_TWO}"
+                assert default == P_TWO, (
+                    f"agent {name!r}: {key}={default!r} by default, rules.P_TWO is {P_TWO}"
+                )
                 with_option.append(name)
         required = [k for k, v in keys.items() if v is inspect.Parameter.empty]
         if not required and name != "ntuple":  # ntuple: a shipped network, checked by its option above

@@ -33,7 +33,17 @@ class Payload:
 
 
 def evil_file(path: Path, marker: Path, **plain: object) -> Path:
-    torch.save({"format": 1, "kind": "dqn", "net": {"name": "conv"}, "state_dict": {}, "x": Payload(marker), **plain}, path)
+    torch.save(
+        {
+            "format": 1,
+            "kind": "dqn",
+            "net": {"name": "conv"},
+            "state_dict": {},
+            "x": Payload(marker),
+            **plain,
+        },
+        path,
+    )
     return path
 
 
@@ -54,12 +64,16 @@ def test_the_payload_is_real__an_unsafe_load_runs_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize("agent", ["dqn", "qnet", "policy"])
 def test_load_agent__refuses_a_pickle_payload_without_running_it(tmp_path: Path, agent: str) -> None:
     run, marker = evil_run(tmp_path, agent)
-    with pytest.raises(ValueError, match=r"is not a safe ai2048 model file: it holds Python objects other than tensors"):
+    with pytest.raises(
+        ValueError, match=r"is not a safe ai2048 model file: it holds Python objects other than tensors"
+    ):
         load_agent(run)
     assert not marker.exists()
 
 
-def test_eval_cli__refuses_a_pickle_payload_without_running_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_eval_cli__refuses_a_pickle_payload_without_running_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     run, marker = evil_run(tmp_path, "dqn")
     assert main(["eval", str(run), "--games", "1"]) == 2
     err = capsys.readouterr().err
@@ -77,9 +91,23 @@ def test_checkpoint_and_lazyzero_loaders__refuse_the_payload(tmp_path: Path) -> 
         load_model(path, "dqn")
     run = tmp_path / "lz"
     run.mkdir()
-    (run / "config.json").write_text(json.dumps({k: 1 for k in ("channels", "blocks", "head_channels", "head_blocks",
-                                                                "kernel_size", "policy_fc", "value_fc")}
-                                                | {"value_activation": "none"}))
+    (run / "config.json").write_text(
+        json.dumps(
+            {
+                k: 1
+                for k in (
+                    "channels",
+                    "blocks",
+                    "head_channels",
+                    "head_blocks",
+                    "kernel_size",
+                    "policy_fc",
+                    "value_fc",
+                )
+            }
+            | {"value_activation": "none"}
+        )
+    )
     evil_file(run / "model.pt", marker)
     from ai2048.agents.lazyzero import load_lazyzero_network
 
@@ -92,10 +120,15 @@ def test_ntuple_weights__an_object_array_is_refused(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     arr = np.empty(1, dtype=object)
     arr[0] = Payload(marker)
-    np.savez(tmp_path / "weights.npz", **{k: arr for k in ("format", "rules_version", "patterns", "stages", "kind", "w")})
+    np.savez(
+        tmp_path / "weights.npz",
+        **{k: arr for k in ("format", "rules_version", "patterns", "stages", "kind", "w")},
+    )
     from ai2048.ntuple.network import load_file
 
-    with pytest.raises(ValueError, match="weights.npz holds pickled Python objects, which ai2048 never loads"):
+    with pytest.raises(
+        ValueError, match="weights.npz holds pickled Python objects, which ai2048 never loads"
+    ):
         load_file(tmp_path / "weights.npz")
     assert not marker.exists()
 

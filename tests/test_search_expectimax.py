@@ -103,7 +103,9 @@ def _heur(b: int) -> float:
 
 @settings(max_examples=25, deadline=None)
 @given(boards(6, 13), st.sampled_from([0.9, 1.0]), st.integers(1, 2))
-def test_expectimax__equals_brute_force_with_the_nneonneo_heuristic(board: int, p_two: float, depth: int) -> None:
+def test_expectimax__equals_brute_force_with_the_nneonneo_heuristic(
+    board: int, p_two: float, depth: int
+) -> None:
     search = Expectimax(nneonneo_eval, (TABLE,), p_two=p_two, prob_cutoff=0.0, tt_bits=10)
     got, _ = search.values(board, depth)
     want = brute_expectimax(board, depth, p_two, _heur, 0.0)

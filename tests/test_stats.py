@@ -15,7 +15,10 @@ def test_tile_table__counts_every_tile_from_the_smallest_to_the_largest():
     assert [r["tile"] for r in rows] == [128, 256, 512, 1024, 2048]
     assert [r["reached"] for r in rows] == [4, 3, 3, 2, 2]
     assert [r["ended"] for r in rows] == [1, 0, 1, 0, 2]
-    assert rows[1]["reach_ci"] == list(wilson(3, 4)) and rows[1]["end_ci"] == [0.0, pytest.approx(0.4899, abs=1e-4)]
+    assert rows[1]["reach_ci"] == list(wilson(3, 4)) and rows[1]["end_ci"] == [
+        0.0,
+        pytest.approx(0.4899, abs=1e-4),
+    ]
     assert tile_table([]) == []
 
 
@@ -36,7 +39,9 @@ def test_tile_table_percent__is_tile_table_in_percent(exps):
         f = full[r["tile"]]
         assert f["ended"] > 0
         assert r["reach"] == pytest.approx(100 * f["reach_rate"])
-        assert (r["reach_lo"], r["reach_hi"]) == pytest.approx((100 * f["reach_ci"][0], 100 * f["reach_ci"][1]))
+        assert (r["reach_lo"], r["reach_hi"]) == pytest.approx(
+            (100 * f["reach_ci"][0], 100 * f["reach_ci"][1])
+        )
         assert r["reach"] == pytest.approx(reach_rate(exps, r["tile"]))
     assert sum(r["end"] for r in tile_table_percent(exps)) == pytest.approx(100.0)
 

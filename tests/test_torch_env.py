@@ -1,4 +1,5 @@
-"""The tensor env (seed 001's design) against the numba engine: the one deliberate second copy of the rules."""
+"""The tensor env (seed 001's design) against the numba engine: the one deliberate second copy of the
+rules."""
 
 from __future__ import annotations
 
@@ -80,7 +81,9 @@ def test_push_actions__known_answer_vectors():
         want = pack(np.array([v["moves"][name]["board"] for v in data]))
         np.testing.assert_array_equal(to_boards(got), want)
         np.testing.assert_array_equal(rewards.numpy(), [v["moves"][name]["reward"] for v in data])
-        np.testing.assert_array_equal(legal_actions(states)[:, a].numpy(), [v["moves"][name]["legal"] for v in data])
+        np.testing.assert_array_equal(
+            legal_actions(states)[:, a].numpy(), [v["moves"][name]["legal"] for v in data]
+        )
 
 
 def test_push_actions__two_32768_tiles_do_not_merge():

@@ -46,6 +46,18 @@ def test_dqn__seed000_code_and_text_defaults_presets() -> None:
 
     code = make_config(DQNConfig, PRESETS, "seed000_code_defaults")
     text = make_config(DQNConfig, PRESETS, "seed000_text_defaults")
-    assert (code.gamma, code.eps_start, code.eps_end, code.tau, code.exploration) == (0.9995, 0.7, 0.02, 5e-5, "torch_version")
-    assert (text.gamma, text.eps_start, text.eps_end, text.tau, text.exploration) == (0.99, 1.0, 0.01, 1e-3, "lai_robbins")
+    assert (code.gamma, code.eps_start, code.eps_end, code.tau, code.exploration) == (
+        0.9995,
+        0.7,
+        0.02,
+        5e-5,
+        "torch_version",
+    )
+    assert (text.gamma, text.eps_start, text.eps_end, text.tau, text.exploration) == (
+        0.99,
+        1.0,
+        0.01,
+        1e-3,
+        "lai_robbins",
+    )
     assert code.batch_size == text.batch_size == 128 and code.net == text.net == "conv"

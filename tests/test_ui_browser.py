@@ -15,7 +15,9 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install selenium")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed: pip install selenium"
+)
 pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip install 'ai2048[ui]'")
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn comes with the 'ui' extra: pip install 'ai2048[ui]'")
 
@@ -23,7 +25,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 if not (CHROMIUM and CHROMEDRIVER):
     pytest.skip(
-        "headless browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver",
+        "headless browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium "
+        "chromium-driver",
         allow_module_level=True,
     )
 
@@ -42,7 +45,9 @@ def server_url():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(default_agent="random"), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(
+        create_app(default_agent="random"), host="127.0.0.1", port=port, log_level="warning"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -97,7 +102,12 @@ def test_browser__keys_hint_and_autoplay(server_url: str, browser) -> None:
 
     # keyboard: arrow, WASD and hjkl; the board and score follow the game
     body = browser.find_element(By.TAG_NAME, "body")
-    for key, action in [(Keys.ARROW_LEFT, Action.LEFT), ("s", Action.DOWN), ("l", Action.RIGHT), ("h", Action.LEFT)]:
+    for key, action in [
+        (Keys.ARROW_LEFT, Action.LEFT),
+        ("s", Action.DOWN),
+        ("l", Action.RIGHT),
+        ("h", Action.LEFT),
+    ]:
         if action not in g.legal_actions():
             continue
         g.step(action)

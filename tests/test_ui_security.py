@@ -77,15 +77,27 @@ def error(r: httpx.Response, status: int) -> str:
 # Host, Origin, content type
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST", "127.0.0.1"])
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:{port}", "localhost:{port}", "[::1]:{port}", "LOCALHOST", "127.0.0.1"]
+)
 def test_host__loopback_names_are_served(client: httpx.Client, server, host: str) -> None:
     port = server[0].rsplit(":", 1)[1]
     r = client.get("/api/agents", headers={"Host": host.format(port=port)})
     assert r.status_code == 200, r.text
 
 
-@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.evil.example", "localhost.evil:{port}",
-                                  "192.168.1.7:{port}", "", "[::2]:{port}"])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.example",
+        "evil.example:{port}",
+        "127.0.0.1.evil.example",
+        "localhost.evil:{port}",
+        "192.168.1.7:{port}",
+        "",
+        "[::2]:{port}",
+    ],
+)
 def test_host__dns_rebinding_names_get_421(client: httpx.Client, server, host: str) -> None:
     port = server[0].rsplit(":", 1)[1]
     message = error(client.get("/api/agents", headers={"Host": host.format(port=port)}), 421)
@@ -123,13 +135,17 @@ def test_origin__the_page_itself_is_served(client: httpx.Client, server) -> None
     assert r.status_code == 200, r.text
 
 
-@pytest.mark.parametrize("ctype", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
-                                   "application/jsonx"])
+@pytest.mark.parametrize(
+    "ctype",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx"],
+)
 def test_content_type__api_posts_need_json(client: httpx.Client, ctype: str | None) -> None:
     headers = {"Content-Type": ctype} if ctype else {}
     r = client.post("/api/games", content=b'{"seed": 1}', headers=headers)
     assert "Content-Type: application/json" in error(r, 415)
-    r = client.post("/api/games", content=b'{"seed": 1}', headers={"Content-Type": "application/json; charset=utf-8"})
+    r = client.post(
+        "/api/games", content=b'{"seed": 1}', headers={"Content-Type": "application/json; charset=utf-8"}
+    )
     assert r.status_code == 200
 
 
@@ -157,7 +173,9 @@ def test_models__a_path_in_the_config_is_refused(client: httpx.Client, models_di
         assert f"setting '{key}' is not accepted" in message and "never from a path" in message
 
 
-def test_models__unknown_names_get_one_message_whatever_exists_on_disk(client: httpx.Client, models_dir: Path) -> None:
+def test_models__unknown_names_get_one_message_whatever_exists_on_disk(
+    client: httpx.Client, models_dir: Path
+) -> None:
     gid = new_game(client)
     messages = set()
     for name in ("nope", str(models_dir / "tiny-dqn"), "../models/tiny-dqn", "/etc/passwd", "/no/such/file",
@@ -169,7 +187,9 @@ def test_models__unknown_names_get_one_message_whatever_exists_on_disk(client: h
 
     listed = sorted([*ai2048.models.names(), "evil", "tiny-dqn"])  # shipped networks are listed too
     assert messages == {"models on this server: " + ", ".join(f"model:{n}" for n in listed)}
-    message = error(client.post(f"/api/games/{gid}/hint", json={"agent": "dqn", "config": {"weights": "x"}}), 400)
+    message = error(
+        client.post(f"/api/games/{gid}/hint", json={"agent": "dqn", "config": {"weights": "x"}}), 400
+    )
     assert "unknown agent 'dqn'" in message and "model:NAME" in message
 
 
@@ -203,7 +223,9 @@ def test_models__a_models_folder_that_does_not_exist_is_an_error(tmp_path: Path)
     ("random", {"seed": -1}, "seed must be a whole number in 0..2**63-1"),
     ("random", {"sed": 1}, "agent 'random' has no web setting 'sed'; settings: seed"),
 ])
-def test_settings__out_of_range_is_400_before_any_work(client: httpx.Client, agent: str, config: dict, message: str) -> None:
+def test_settings__out_of_range_is_400_before_any_work(
+    client: httpx.Client, agent: str, config: dict, message: str
+) -> None:
     threads = torch.get_num_threads()
     gid = new_game(client)
     assert message in error(client.post(f"/api/games/{gid}/ai", json={"agent": agent, "config": config}), 400)
@@ -211,20 +233,27 @@ def test_settings__out_of_range_is_400_before_any_work(client: httpx.Client, age
     assert client.get(f"/api/games/{gid}").json()["moves"] == 0
 
 
-def test_json_bombs__clear_400_and_the_pipelined_request_behind_is_served(server, client: httpx.Client) -> None:
+def test_json_bombs__clear_400_and_the_pipelined_request_behind_is_served(
+    server, client: httpx.Client
+) -> None:
     url, _ = server
     huge = b'{"seed": ' + b"7" * 5001 + b"}"
     deep = b"[" * 8000 + b"]" * 8000
     assert "numbers may have at most 40" in error(client.post("/api/games", content=huge, headers=JSON), 400)
     assert "nested 8000 deep" in error(client.post("/api/games", content=deep, headers=JSON), 400)
-    assert "not a finite number" in error(client.post("/api/games", content=b'{"seed": 1e999}', headers=JSON), 400)
+    assert "not a finite number" in error(
+        client.post("/api/games", content=b'{"seed": 1e999}', headers=JSON), 400
+    )
     assert "NaN" in error(client.post("/api/games", content=b'{"seed": NaN}', headers=JSON), 400)
     host = url.removeprefix("http://")
     for body in (huge, deep):
         first = (f"POST /api/games HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body
         second = f"GET /api/agents HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
-        assert raw_exchange(url, first + second, responses=2) == [b"HTTP/1.1 400 Bad Request", b"HTTP/1.1 200 OK"]
+        assert raw_exchange(url, first + second, responses=2) == [
+            b"HTTP/1.1 400 Bad Request",
+            b"HTTP/1.1 200 OK",
+        ]
 
 
 def test_bodies__over_the_limit_get_413(client: httpx.Client) -> None:
@@ -242,8 +271,11 @@ def test_busy__a_full_queue_gets_503_and_a_busy_game_409(client: httpx.Client, s
 
     def slow(gid: str) -> None:
         with httpx.Client(base_url=url, timeout=30) as c:
-            results.append(c.post(f"/api/games/{gid}/hint", json={"agent": "ui-test-slow", "config": {"delay": 0.6}})
-                           .status_code)
+            results.append(
+                c.post(
+                    f"/api/games/{gid}/hint", json={"agent": "ui-test-slow", "config": {"delay": 0.6}}
+                ).status_code
+            )
 
     threads = [threading.Thread(target=slow, args=(g,)) for g in gids[:4]]
     for t in threads:
@@ -251,10 +283,14 @@ def test_busy__a_full_queue_gets_503_and_a_busy_game_409(client: httpx.Client, s
     deadline = time.monotonic() + 20
     while app.state.inflight() < 4 and time.monotonic() < deadline:
         time.sleep(0.01)
-    message = error(client.post(f"/api/games/{gids[4]}/hint", json={"agent": "ui-test-slow", "config": {"delay": 0.6}}),
-                    503)
+    message = error(
+        client.post(f"/api/games/{gids[4]}/hint", json={"agent": "ui-test-slow", "config": {"delay": 0.6}}),
+        503,
+    )
     assert "the server is busy (4 agent requests running or waiting)" in message
-    busy = [client.post(f"/api/games/{g}/undo", json={}) for g in gids[:4]]  # 409 either way: busy or nothing to undo
+    busy = [
+        client.post(f"/api/games/{g}/undo", json={}) for g in gids[:4]
+    ]  # 409 either way: busy or nothing to undo
     assert any("this game is busy" in error(r, 409) for r in busy)
     t0 = time.monotonic()
     assert client.get("/api/agents").status_code == 200 and time.monotonic() - t0 < 1.0
@@ -266,7 +302,9 @@ def test_busy__a_full_queue_gets_503_and_a_busy_game_409(client: httpx.Client, s
 
 def test_budget__ai_steps_stop_when_the_time_budget_is_spent(client: httpx.Client) -> None:
     gid = new_game(client, seed=5)
-    r = client.post(f"/api/games/{gid}/ai", json={"agent": "ui-test-slow", "config": {"delay": 0.1}, "steps": 100})
+    r = client.post(
+        f"/api/games/{gid}/ai", json={"agent": "ui-test-slow", "config": {"delay": 0.1}, "steps": 100}
+    )
     assert r.status_code == 200, r.text
     state = r.json()
     assert 2 <= state["moves"] < 20 and "time budget of 0.5 s per request reached" in state["stopped"]
@@ -276,7 +314,9 @@ def test_agents__the_shared_cache_is_bounded(client: httpx.Client, server) -> No
     _, app = server
     gid = new_game(client, seed=1)
     for playouts in range(1, 12):
-        r = client.post(f"/api/games/{gid}/hint", json={"agent": "montecarlo", "config": {"playouts": playouts}})
+        r = client.post(
+            f"/api/games/{gid}/hint", json={"agent": "montecarlo", "config": {"playouts": playouts}}
+        )
         assert r.status_code == 200, r.text
     assert len(app.state.cache) == 4
 
@@ -285,7 +325,9 @@ def test_hints__a_shared_agent_gives_each_game_its_own_reproducible_hint(client:
     a, b = new_game(client, seed=11), new_game(client, seed=11)
     body = {"agent": "montecarlo", "config": {"playouts": 7}}
     first = client.post(f"/api/games/{a}/hint", json=body).json()["hint"]
-    client.post(f"/api/games/{new_game(client, seed=12)}/hint", json=body)  # another game uses the same agent between
+    client.post(
+        f"/api/games/{new_game(client, seed=12)}/hint", json=body
+    )  # another game uses the same agent between
     assert client.post(f"/api/games/{b}/hint", json=body).json()["hint"] == first
 
 
@@ -324,15 +366,53 @@ def test_limits__bad_server_options_are_errors() -> None:
 
 # fuzz: every request body gets a clear answer
 
-_scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-                     st.text(max_size=12), st.sampled_from(["up", "left", "adaptive", "greedy", "model:tiny-dqn", "003"]))
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                                              max_size=3), max_leaves=8)
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.sampled_from(["up", "left", "adaptive", "greedy", "model:tiny-dqn", "003"]),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
 _keys = st.sampled_from(["seed", "agent", "config", "steps", "action", "x"])
-_agents = st.sampled_from(["random", "greedy", "montecarlo", "expectimax-seed003", "minimax", "model:tiny-dqn",
-                           "model:nope", "dqn", "ui-test-slow"])
-_settings = st.dictionaries(st.sampled_from(["seed", "playouts", "depth", "p_two", "order", "delay", "policy", "threads",
-                                             "weights", "tt_bits", "prune", "x"]), _values, max_size=3)
+_agents = st.sampled_from(
+    [
+        "random",
+        "greedy",
+        "montecarlo",
+        "expectimax-seed003",
+        "minimax",
+        "model:tiny-dqn",
+        "model:nope",
+        "dqn",
+        "ui-test-slow",
+    ]
+)
+_settings = st.dictionaries(
+    st.sampled_from(
+        [
+            "seed",
+            "playouts",
+            "depth",
+            "p_two",
+            "order",
+            "delay",
+            "policy",
+            "threads",
+            "weights",
+            "tt_bits",
+            "prune",
+            "x",
+        ]
+    ),
+    _values,
+    max_size=3,
+)
 _bodies = st.one_of(
     st.dictionaries(_keys, _values, max_size=4),
     st.fixed_dictionaries({"agent": _agents, "config": _settings}, optional={"steps": st.integers(-2, 102)}),
@@ -343,7 +423,9 @@ _bodies = st.one_of(
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(path=st.sampled_from(["games", "move", "undo", "hint", "ai"]), body=_bodies,
        raw=st.one_of(st.none(), st.binary(max_size=40)))
-def test_fuzz__every_body_gets_success_or_a_clear_4xx(client: httpx.Client, path: str, body, raw: bytes | None) -> None:
+def test_fuzz__every_body_gets_success_or_a_clear_4xx(
+    client: httpx.Client, path: str, body, raw: bytes | None
+) -> None:
     gid = new_game(client, seed=2)
     url = "/api/games" if path == "games" else f"/api/games/{gid}/{path}"
     if isinstance(body, dict) and "config" in body and isinstance(body["config"], dict):
@@ -374,11 +456,16 @@ def test_load__memory_stays_bounded_and_plain_requests_stay_fast(client: httpx.C
     gid = new_game(client, seed=4)  # the LRU store dropped the first one
     for i in range(16):
         config = {"depth": 2, "p_two": 0.5 + i / 100, "tt_bits": 20}
-        assert client.post(f"/api/games/{gid}/hint", json={"agent": "expectimax", "config": config}).status_code == 200
+        assert (
+            client.post(f"/api/games/{gid}/hint", json={"agent": "expectimax", "config": config}).status_code
+            == 200
+        )
     pad = json.dumps({"action": "left", "pad": "x" * (MAX_BODY_BYTES - 64)}).encode()
     for _ in range(40):
         assert client.post(f"/api/games/{gid}/move", content=pad, headers=JSON).status_code == 400
-        assert client.post(f"/api/games/{gid}/move", content=pad + b" " * 100, headers=JSON).status_code == 413
+        assert (
+            client.post(f"/api/games/{gid}/move", content=pad + b" " * 100, headers=JSON).status_code == 413
+        )
     grown = rss_bytes() - before
     assert len(app.state.store) <= 64 and len(app.state.cache) <= 4
     assert grown < 300 * 2**20, f"RSS grew by {grown / 2**20:.0f} MiB"
@@ -389,7 +476,10 @@ def test_load__memory_stays_bounded_and_plain_requests_stay_fast(client: httpx.C
         with httpx.Client(base_url=server[0], timeout=60) as c:
             g = c.post("/api/games", json={"seed": 8}).json()["id"]
             for _ in range(3):
-                c.post(f"/api/games/{g}/ai", json={"agent": "montecarlo", "config": {"playouts": 2000}, "steps": 100})
+                c.post(
+                    f"/api/games/{g}/ai",
+                    json={"agent": "montecarlo", "config": {"playouts": 2000}, "steps": 100},
+                )
         heavy_done.set()
 
     t = threading.Thread(target=heavy)
@@ -402,10 +492,14 @@ def test_load__memory_stays_bounded_and_plain_requests_stay_fast(client: httpx.C
         latencies.append(time.monotonic() - t0)
         time.sleep(0.02)
     t.join()
-    assert latencies and max(latencies) < 1.0, f"a plain request took {max(latencies):.2f} s during heavy work"
+    assert latencies and max(latencies) < 1.0, (
+        f"a plain request took {max(latencies):.2f} s during heavy work"
+    )
 
 
-def test_models__shipped_networks_are_listed_and_played_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_models__shipped_networks_are_listed_and_played_by_name(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     import types
 
     from fastapi.testclient import TestClient
@@ -426,11 +520,18 @@ def test_models__shipped_networks_are_listed_and_played_by_name(monkeypatch: pyt
     assert default_agent() == "model:net-a"  # `ai2048 serve` plays the shipped network by default
     c = TestClient(create_app(default_agent="model:net-a", default_config={"depth": 2}), base_url="http://localhost")
     agents = {a["name"]: a for a in c.get("/api/agents").json()["agents"]}
-    assert "model:net-a" in agents and "model:../evil" not in agents and "depth" in agents["model:net-a"]["ranges"]
+    assert (
+        "model:net-a" in agents
+        and "model:../evil" not in agents
+        and "depth" in agents["model:net-a"]["ranges"]
+    )
     gid = c.post("/api/games", json={"seed": 1}).json()["id"]
     r = c.post(f"/api/games/{gid}/ai", json={})
     assert r.status_code == 200 and r.json()["agent"] == "model:net-a" and made == [("net-a", {"depth": 2})]
-    assert "depth must be a whole number in 1..3" in c.post(f"/api/games/{gid}/hint", json={"config": {"depth": 9}}).json()["error"]
+    assert (
+        "depth must be a whole number in 1..3"
+        in c.post(f"/api/games/{gid}/hint", json={"config": {"depth": 9}}).json()["error"]
+    )
     fake.default_name = lambda: (_ for _ in ()).throw(FileNotFoundError("none shipped"))  # type: ignore[attr-defined]
     assert default_agent() == "expectimax"
     clash = tmp_path / "models"
@@ -439,14 +540,22 @@ def test_models__shipped_networks_are_listed_and_played_by_name(monkeypatch: pyt
         create_app(models_dir=clash)
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--models", "/no/such/models"], "--models /no/such/models: no such directory"),
-    (["--agent", "montecarlo", "--set", "playouts=300000"], "default agent: setting playouts=300000 is out of range"),
-    (["--agent", "dqn", "--set", "weights=/tmp/x"], "unknown agent 'dqn'; available agents:"),
-    (["--workers", "0"], "workers must be a whole number >= 1"),
-    (["--game-ttl", "nan"], "game_ttl must be a positive number of seconds"),
-])
-def test_serve_cli__bad_options_are_errors_before_serving(capsys: pytest.CaptureFixture, args: list[str], message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "/no/such/models"], "--models /no/such/models: no such directory"),
+        (
+            ["--agent", "montecarlo", "--set", "playouts=300000"],
+            "default agent: setting playouts=300000 is out of range",
+        ),
+        (["--agent", "dqn", "--set", "weights=/tmp/x"], "unknown agent 'dqn'; available agents:"),
+        (["--workers", "0"], "workers must be a whole number >= 1"),
+        (["--game-ttl", "nan"], "game_ttl must be a positive number of seconds"),
+    ],
+)
+def test_serve_cli__bad_options_are_errors_before_serving(
+    capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
     from ai2048.cli import main
 
     assert main(["serve", "--port", "1", *args]) == 2
@@ -462,14 +571,18 @@ def test_session__holds_one_agent_whatever_settings_it_went_through() -> None:
     assert s._agent_obj.playouts == 29 and not hasattr(s, "_agents")  # one agent, not one per setting
 
 
-def test_busy__clients_that_hang_up_do_not_free_slots_or_leave_games_locked(client: httpx.Client, server) -> None:
+def test_busy__clients_that_hang_up_do_not_free_slots_or_leave_games_locked(
+    client: httpx.Client, server
+) -> None:
     url, app = server
     gids = [new_game(client, seed=10) for _ in range(5)]
     slow = {"agent": "ui-test-slow", "config": {"delay": 0.3}}
     for gid in gids[:4]:
         with httpx.Client(base_url=url, timeout=0.05) as c, pytest.raises(httpx.TimeoutException):
             c.post(f"/api/games/{gid}/hint", json=slow)
-    assert app.state.inflight() <= 4  # work still running or waiting keeps its slot; work never started is dropped
+    assert (
+        app.state.inflight() <= 4
+    )  # work still running or waiting keeps its slot; work never started is dropped
     deadline = time.monotonic() + 20
     while app.state.inflight() and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -57,7 +57,9 @@ def test_move_and_undo__follow_the_game(client: TestClient) -> None:
     gid = new(client, seed=SEED)["id"]
     g = Game(seed=SEED)
     for a in (Action.LEFT, Action.DOWN, 2):
-        r = client.post(f"/api/games/{gid}/move", json={"action": a.name.lower() if isinstance(a, Action) else a})
+        r = client.post(
+            f"/api/games/{gid}/move", json={"action": a.name.lower() if isinstance(a, Action) else a}
+        )
         assert r.status_code == 200, r.text
         g.step(a)
         assert r.json()["board"] == to_tiles(g.board).tolist() and r.json()["score"] == g.score
@@ -76,8 +78,12 @@ def test_hint__gives_action_and_move_values(client: TestClient) -> None:
     hint = r.json()["hint"]
     board = Game(seed=SEED).board
     assert hint["agent"] == "ui-test-greedy"
-    assert hint["values"] == {a.name.lower(): move(board, a)[1] + 1.5 for a in (Action.RIGHT, Action.DOWN, Action.LEFT)}
-    assert hint["action"] == max(hint["values"], key=lambda k: (hint["values"][k], -["up", "right", "down", "left"].index(k)))
+    assert hint["values"] == {
+        a.name.lower(): move(board, a)[1] + 1.5 for a in (Action.RIGHT, Action.DOWN, Action.LEFT)
+    }
+    assert hint["action"] == max(
+        hint["values"], key=lambda k: (hint["values"][k], -["up", "right", "down", "left"].index(k))
+    )
     assert r.json()["moves"] == 0
 
 
@@ -102,16 +108,31 @@ def test_ai__plays_steps_until_over_and_record_replays(client: TestClient) -> No
     [
         ("move", b"{not json", 400, "not valid JSON"),
         ("move", b"[1, 2]", 400, "must be a JSON object"),
-        ("move", json.dumps({"action": "up"}).encode(), 409, "up does not move any tile; legal moves: right, down, left"),
+        (
+            "move",
+            json.dumps({"action": "up"}).encode(),
+            409,
+            "up does not move any tile; legal moves: right, down, left",
+        ),
         ("move", json.dumps({"action": "sideways"}).encode(), 400, "unknown action 'sideways'"),
         ("move", json.dumps({"action": 7}).encode(), 400, "out of range"),
         ("move", json.dumps({"action": True}).encode(), 400, "action must be"),
         ("move", json.dumps({}).encode(), 400, "missing 'action'"),
         ("move", json.dumps({"action": "left", "x": 1}).encode(), 400, "unknown field(s) x"),
         ("undo", b"", 409, "nothing to undo"),
-        ("hint", json.dumps({"agent": "alphago"}).encode(), 400, "unknown agent 'alphago'; available agents:"),
+        (
+            "hint",
+            json.dumps({"agent": "alphago"}).encode(),
+            400,
+            "unknown agent 'alphago'; available agents:",
+        ),
         ("hint", json.dumps({"agent": 3}).encode(), 400, "'agent' must be an agent name"),
-        ("hint", json.dumps({"config": {"depthh": 2}}).encode(), 400, "has no web setting 'depthh'; settings: bonus"),
+        (
+            "hint",
+            json.dumps({"config": {"depthh": 2}}).encode(),
+            400,
+            "has no web setting 'depthh'; settings: bonus",
+        ),
         ("hint", json.dumps({"config": [1]}).encode(), 400, "'config' must be an object"),
         ("ai", json.dumps({"steps": 0}).encode(), 400, "'steps' must be a whole number in 1..100"),
         ("ai", json.dumps({"steps": 1000}).encode(), 400, "'steps' must be"),
@@ -122,7 +143,9 @@ def test_bad_requests__4xx_with_message_and_server_stays_up(
     client: TestClient, path: str, body: bytes, status: int, message: str
 ) -> None:
     s = new(client, seed=SEED)
-    r = client.post(f"/api/games/{s['id']}/{path}", content=body, headers={"Content-Type": "application/json"})
+    r = client.post(
+        f"/api/games/{s['id']}/{path}", content=body, headers={"Content-Type": "application/json"}
+    )
     assert r.status_code == status, r.text
     assert message in r.json()["error"]
     after = client.get(f"/api/games/{s['id']}")

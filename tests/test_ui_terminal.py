@@ -120,4 +120,9 @@ def test_board_text__shows_tiles_in_rows() -> None:
 
 
 def test_format_value__readable_numbers() -> None:
-    assert [format_value(v) for v in (1585010.4, 4.5, -0.123456, None)] == ["1,585,010", "4.5", "-0.1235", "-"]
+    assert [format_value(v) for v in (1585010.4, 4.5, -0.123456, None)] == [
+        "1,585,010",
+        "4.5",
+        "-0.1235",
+        "-",
+    ]

@@ -88,7 +88,10 @@ def _as_cells(values: Any, what: str) -> np.ndarray:
     if arr.dtype == object and arr.shape in ((16,), (4, 4)):
         for i, v in enumerate(arr.reshape(16).tolist()):
             if isinstance(v, int) and not isinstance(v, bool) and not -_CELL_LIMIT <= v <= _CELL_LIMIT:
-                raise ValueError(f"{what}: value {v} at cell {i} is out of range (exponents are 0..15, tile values 0..32768)")
+                raise ValueError(
+                    f"{what}: value {v} at cell {i} is out of range (exponents are 0..15, tile values "
+                    "0..32768)"
+                )
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):
@@ -103,7 +106,10 @@ def _as_cells(values: Any, what: str) -> np.ndarray:
     far = (flat > _CELL_LIMIT) | (flat < -_CELL_LIMIT)
     if far.any():
         i = int(np.argmax(far))
-        raise ValueError(f"{what}: value {flat[i].item()} at cell {i} is out of range (exponents are 0..15, tile values 0..32768)")
+        raise ValueError(
+            f"{what}: value {flat[i].item()} at cell {i} is out of range (exponents are 0..15, tile values "
+            "0..32768)"
+        )
     return flat.astype(np.int64)
 
 

@@ -79,7 +79,8 @@ class Game:
 
     @board.setter
     def board(self, value: Any) -> None:
-        """Set the position; ``17.9``, ``-5`` or ``2**64 + 17`` raise here (they used to be truncated or crash later)."""
+        """Set the position; ``17.9``, ``-5`` or ``2**64 + 17`` raise here (they used to be truncated or
+        crash later)."""
         self._board = int(check_board(value))
 
     @property

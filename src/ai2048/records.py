@@ -62,7 +62,8 @@ def str_to_actions(text: str) -> np.ndarray:
     if bad.size:
         i = int(bad[0])
         raise ValueError(
-            f"action string has {text[i]!r} at position {i}; use the letters u, r, d, l (up, right, down, left)"
+            f"action string has {text[i]!r} at position {i}; use the letters u, r, d, l (up, right, down, "
+            "left)"
         )
     return out
 
@@ -303,7 +304,8 @@ class GameRecord:
             raise RecordError(at + f"it records score {self.scores[i]}, the rules give {int(scores[i + 1])}")
         if bad >= 0:
             raise RecordError(
-                f"{where} does not replay at move {int(bad) + 1}: {Action(int(acts[bad])).name} is illegal on board "
+                f"{where} does not replay at move {int(bad) + 1}: {Action(int(acts[bad])).name} is illegal "
+                "on board "
                 f"{_board_hex(int(boards[bad]))}"
             )
         if int(boards[-1]) != self.final_board:
@@ -396,7 +398,8 @@ class GameRecord:
 
 
 def read_record_json(path: Path) -> Any:
-    """The JSON in ``path``: missing -> FileNotFoundError, not JSON -> :class:`RecordError`, both naming it."""
+    """The JSON in ``path``: missing -> FileNotFoundError, not JSON -> :class:`RecordError`, both naming
+    it."""
     try:
         return read_json(path, "record")
     except ValueError as e:
@@ -528,7 +531,8 @@ def record_game(
             rec.step(a)
         except (ValueError, TypeError) as e:
             raise ValueError(
-                f"agent {name!r} chose {a!r} on board {_board_hex(rec.board)} (move {rec.game.moves + 1}): {e}"
+                f"agent {name!r} chose {a!r} on board {_board_hex(rec.board)} (move {rec.game.moves + 1}): "
+                f"{e}"
             ) from e
         if on_move is not None:
             on_move(rec)

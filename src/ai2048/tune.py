@@ -55,9 +55,11 @@ class TuneResult:
         v = self.validation
         if v:
             lines.append(
-                f"validation over {v['games']} other games: start {v['start_mean']:.0f} ± {v['start_se']:.0f}, "
+                f"validation over {v['games']} other games: start {v['start_mean']:.0f} ± "
+                f"{v['start_se']:.0f}, "
                 f"best {v['best_mean']:.0f} ± {v['best_se']:.0f} (paired difference "
-                f"{v['diff_mean']:+.0f} ± {v['diff_se']:.0f})")
+                f"{v['diff_mean']:+.0f} ± {v['diff_se']:.0f})"
+            )
         return "\n".join(lines)
 
 

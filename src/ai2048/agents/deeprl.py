@@ -80,7 +80,9 @@ class _NetAgent(BaseAgent):
         v, legal = self.values(b)
         over = ~legal.any(axis=1)
         if over.any():
-            raise ValueError(f"board {int(b[np.flatnonzero(over)[0]]):#x} has no legal move (the game is over)")
+            raise ValueError(
+                f"board {int(b[np.flatnonzero(over)[0]]):#x} has no legal move (the game is over)"
+            )
         return np.where(legal, v, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, board: int) -> Action:
@@ -98,7 +100,14 @@ class DQNAgent(_NetAgent):
 
     kind = "dqn"
 
-    def __init__(self, weights: str | Path, device: str = "cpu", threads: int = 1, policy: str = "greedy", seed: int | None = None) -> None:
+    def __init__(
+        self,
+        weights: str | Path,
+        device: str = "cpu",
+        threads: int = 1,
+        policy: str = "greedy",
+        seed: int | None = None,
+    ) -> None:
         if policy not in ("greedy", "entropy"):
             raise ValueError(f"policy={policy!r} is not one of 'greedy', 'entropy'")
         super().__init__(weights, device, threads)
@@ -122,7 +131,13 @@ class DQNAgent(_NetAgent):
         q, legal = self.values(b)
         if not legal.any(axis=1).all():
             raise ValueError("a board has no legal move (the game is over)")
-        return np.array([self.rng.choice(4, p=entropy_probabilities(q[i], legal[i], self.counts, self.alpha)) for i in range(len(b))], dtype=np.int64)
+        return np.array(
+            [
+                self.rng.choice(4, p=entropy_probabilities(q[i], legal[i], self.counts, self.alpha))
+                for i in range(len(b))
+            ],
+            dtype=np.int64,
+        )
 
 
 class QNetAgent(_NetAgent):

@@ -40,14 +40,20 @@ def network_config(config: dict[str, Any]) -> Any:
 
     missing = [k for k in NETWORK_KEYS if k not in config]
     if missing:
-        raise ValueError(f"run config lacks network keys {missing}; it was not written by `ai2048 train lazyzero`")
+        raise ValueError(
+            f"run config lacks network keys {missing}; it was not written by `ai2048 train lazyzero`"
+        )
     return ResNetConfig(**{k: config[k] for k in NETWORK_KEYS})
 
 
-def load_lazyzero_network(run_dir: str | Path, device: str | torch.device = "cpu") -> tuple[Any, dict[str, Any]]:
-    """(trained PolicyValueResNet in eval mode on ``device``, the run's config dict) from a LazyZero run directory.
+def load_lazyzero_network(
+    run_dir: str | Path, device: str | torch.device = "cpu"
+) -> tuple[Any, dict[str, Any]]:
+    """(trained PolicyValueResNet in eval mode on ``device``, the run's config dict) from a LazyZero run
+    directory.
 
-    The weights are read with ``weights_only=True`` (``load_torch_file``) onto the CPU first, so a checkpoint written on
+    The weights are read with ``weights_only=True`` (``load_torch_file``) onto the CPU first, so a
+    checkpoint written on
     a GPU loads on a CPU-only machine; a network whose shape differs from the run's config is a
     ValueError naming both.
     """
@@ -136,20 +142,39 @@ class BatchedSearchAgent(BaseAgent):
 
 
 class LazyZeroAgent(BatchedSearchAgent):
-    """Plays by LazyZero search with a trained network (or, with ``evaluate=None``, the random-rollout baseline)."""
+    """Plays by LazyZero search with a trained network (or, with ``evaluate=None``, the random-rollout
+    baseline)."""
 
     name = "lazyzero"
 
-    def __init__(self, evaluate: Evaluator | None, *, rollouts: int, depth: int, puct: float, temperature: float,
-                 device: str, seed: int | None, threads: int = 1, games_in_flight: int = 1,
-                 p_two: float = P_TWO) -> None:
+    def __init__(
+        self,
+        evaluate: Evaluator | None,
+        *,
+        rollouts: int,
+        depth: int,
+        puct: float,
+        temperature: float,
+        device: str,
+        seed: int | None,
+        threads: int = 1,
+        games_in_flight: int = 1,
+        p_two: float = P_TWO,
+    ) -> None:
         for key, v in (("rollouts", rollouts), ("depth", depth)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{key} must be a positive int, got {v!r}")
         if not (puct >= 0 and temperature >= 0) or not np.isfinite([puct, temperature]).all():
-            raise ValueError(f"puct and temperature must be finite and >= 0, got puct={puct}, temperature={temperature}")
+            raise ValueError(
+                f"puct and temperature must be finite and >= 0, got puct={puct}, temperature={temperature}"
+            )
         self.evaluate = evaluate
-        self.rollouts, self.depth, self.puct, self.temperature = rollouts, depth, float(puct), float(temperature)
+        self.rollouts, self.depth, self.puct, self.temperature = (
+            rollouts,
+            depth,
+            float(puct),
+            float(temperature),
+        )
         self.p_two = float(p_two)
         self._setup(device, seed, threads, games_in_flight)
 
@@ -158,10 +183,19 @@ class LazyZeroAgent(BatchedSearchAgent):
                                   puct=self.puct, p_two=self.p_two, device=self.device)
 
 
-def make_lazyzero(weights: str, rollouts: int | None = None, depth: int | None = None, puct: float | None = None,
-                  temperature: float = 0.0, device: str = "cpu", seed: int | None = None, threads: int = 1,
-                  games_in_flight: int = GAMES_IN_FLIGHT) -> LazyZeroAgent:
-    """LazyZero with the network of run directory ``weights``; search settings default to the run's test settings."""
+def make_lazyzero(
+    weights: str,
+    rollouts: int | None = None,
+    depth: int | None = None,
+    puct: float | None = None,
+    temperature: float = 0.0,
+    device: str = "cpu",
+    seed: int | None = None,
+    threads: int = 1,
+    games_in_flight: int = GAMES_IN_FLIGHT,
+) -> LazyZeroAgent:
+    """LazyZero with the network of run directory ``weights``; search settings default to the run's test
+    settings."""
     if weights is None:
         raise ValueError("lazyzero needs weights=RUN_DIR (a directory written by `ai2048 train lazyzero`)")
     from ai2048.nets.resnet import FusedPolicyValue
@@ -185,5 +219,14 @@ def make_random_rollout(rollouts: int = 100, depth: int = 2, puct: float = 1.0, 
                         device: str = "cpu", seed: int | None = None, threads: int = 1,
                         games_in_flight: int = GAMES_IN_FLIGHT) -> LazyZeroAgent:
     """Seed 001's random-rollout LazyZero baseline: no network, leaves scored by random playouts."""
-    return LazyZeroAgent(None, rollouts=rollouts, depth=depth, puct=puct, temperature=temperature, device=device,
-                         seed=seed, threads=threads, games_in_flight=games_in_flight)
+    return LazyZeroAgent(
+        None,
+        rollouts=rollouts,
+        depth=depth,
+        puct=puct,
+        temperature=temperature,
+        device=device,
+        seed=seed,
+        threads=threads,
+        games_in_flight=games_in_flight,
+    )

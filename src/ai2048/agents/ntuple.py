@@ -26,7 +26,8 @@ from ai2048.search.expectimax import Expectimax, check_depth, check_probability
 
 
 def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Network:
-    """The network in a run directory (its ``weights.npz``), a weights file or a compact ``.ntz`` file, checked.
+    """The network in a run directory (its ``weights.npz``), a weights file or a compact ``.ntz`` file,
+    checked.
 
     A run directory whose ``config.json`` names other patterns than its weights file is an error.
     """
@@ -85,12 +86,16 @@ class NTupleAgent(BaseAgent):
         self.p_two = check_probability("p_two", p_two)
         self.downgrade = bool(downgrade)
         if weights is not None and model is not None:
-            raise ValueError(f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, {model!r}")
+            raise ValueError(
+                f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, "
+                f"{model!r}"
+            )
         if weights is None:
             self.net = store.shared(model, models_dir)
             if patterns is not None and pattern_name(parse_patterns(patterns)) != self.net.patterns:
                 raise ValueError(
-                    f"shipped network {model or store.default_name(models_dir)!r} has patterns {self.net.patterns}, "
+                    f"shipped network {model or store.default_name(models_dir)!r} has patterns "
+                    f"{self.net.patterns}, "
                     f"not the requested {patterns}"
                 )
         else:
@@ -105,7 +110,12 @@ class NTupleAgent(BaseAgent):
             else:
                 ev = k.ntuple_value_downgraded if self.downgrade else k.ntuple_value
             self.search = Expectimax(
-                ev, self.net.data(), p_two=self.p_two, prob_cutoff=prob_cutoff, reward_weight=1.0, tt_bits=tt_bits
+                ev,
+                self.net.data(),
+                p_two=self.p_two,
+                prob_cutoff=prob_cutoff,
+                reward_weight=1.0,
+                tt_bits=tt_bits,
             )
 
     def values(self, board: int) -> np.ndarray:

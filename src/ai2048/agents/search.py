@@ -37,7 +37,9 @@ NNEONNEO_WEIGHT_SETS = {"tuned": NneonneoWeights(), "published": NNEONNEO_PUBLIS
 """Named weight sets of the nneonneo heuristic: this project's tuned defaults, nneonneo's constants."""
 
 
-def heuristic_evaluator(name: str, weights: dict[str, float] | str | None = None) -> tuple[Callable[..., float], tuple]:
+def heuristic_evaluator(
+    name: str, weights: dict[str, float] | str | None = None
+) -> tuple[Callable[..., float], tuple]:
     """(evaluate, data) of a built-in heuristic: "nneonneo" or "seed003".
 
     ``weights``: for "nneonneo" a dict of :class:`NneonneoWeights` fields (the rest keep the tuned
@@ -46,14 +48,18 @@ def heuristic_evaluator(name: str, weights: dict[str, float] | str | None = None
     """
     if isinstance(weights, str):
         if name != "nneonneo" or weights not in NNEONNEO_WEIGHT_SETS:
-            raise ValueError(f"unknown weight set {weights!r} for heuristic {name!r}; named sets exist for "
-                             f"'nneonneo' only: {', '.join(NNEONNEO_WEIGHT_SETS)} (or give a dict of weights)")
+            raise ValueError(
+                f"unknown weight set {weights!r} for heuristic {name!r}; named sets exist for "
+                f"'nneonneo' only: {', '.join(NNEONNEO_WEIGHT_SETS)} (or give a dict of weights)"
+            )
         weights = NNEONNEO_WEIGHT_SETS[weights].as_dict()
     if name == "nneonneo":
         try:
             w = NneonneoWeights(**(weights or {}))
         except TypeError as e:
-            raise ValueError(f"bad nneonneo weights {weights}: {e}; keys: {list(NneonneoWeights().as_dict())}") from e
+            raise ValueError(
+                f"bad nneonneo weights {weights}: {e}; keys: {list(NneonneoWeights().as_dict())}"
+            ) from e
         return nneonneo_eval, (nneonneo_table(w),)
     if name == "seed003":
         if weights:
@@ -165,7 +171,9 @@ class ExpectimaxAgent(BaseAgent):
         from ai2048.search.games import expectimax_kernel
 
         depth = 0 if self.depth == "adaptive" else int(self.depth)
-        return expectimax_kernel(self.search, depth, self.order, self.depth_offset, self.min_depth, self.max_depth)
+        return expectimax_kernel(
+            self.search, depth, self.order, self.depth_offset, self.min_depth, self.max_depth
+        )
 
     @property
     def nodes(self) -> int:
@@ -216,7 +224,9 @@ class MinimaxAgent(BaseAgent):
             raise ValueError("minimax needs a depth, a time_limit, or both")
         w = np.array(weights if weights is not None else SEED003_UTILITY_WEIGHTS, dtype=np.float64)
         if w.shape != (4,):
-            raise ValueError(f"weights must be 4 numbers (smoothness, monotonicity, ln-empty, max4tile), got {weights}")
+            raise ValueError(
+                f"weights must be 4 numbers (smoothness, monotonicity, ln-empty, max4tile), got {weights}"
+            )
         self.depth = depth
         self.time_limit = None if time_limit is None else float(time_limit)
         self.order = check_order(order)

@@ -17,7 +17,9 @@ def playable(board: int) -> np.uint64:
     """``board`` as a checked uint64 that still has a legal move, else a ValueError."""
     b = check_board(board)
     if engine.is_over(b):
-        raise ValueError(f"board {int(b):#018x} is already over: no move is legal, so there is nothing to choose")
+        raise ValueError(
+            f"board {int(b):#018x} is already over: no move is legal, so there is nothing to choose"
+        )
     return b
 
 

@@ -12,7 +12,9 @@ from ai2048.cli._common import parse_value
 def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
     """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
     if not spec.strip():
-        raise ValueError("the agent is empty: give a registered name (see `ai2048 agents`) or a run directory")
+        raise ValueError(
+            "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
+        )
     if spec not in available() and Path(spec).is_dir():
         agent = load_agent(spec, **sets)
         return agent, getattr(agent, "name", spec), {"weights": str(spec), **sets}

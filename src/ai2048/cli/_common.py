@@ -87,7 +87,8 @@ def check_out_file(path: Path | None, flag: str = "--out") -> Path | None:
 
 
 def check_out_dir(path: Path | None, flag: str = "--out") -> Path | None:
-    """Refuse an output folder that is an existing file or cannot be created, before any work; returns ``path``."""
+    """Refuse an output folder that is an existing file or cannot be created, before any work; returns
+    ``path``."""
     if path is None:
         return None
     if not str(path).strip():
@@ -104,7 +105,8 @@ def check_out_dir(path: Path | None, flag: str = "--out") -> Path | None:
 
 def check_range(flag: str, value: float | int | None, low: float | None = None, high: float | None = None,
                 low_open: bool = False) -> None:
-    """Raise ValueError unless ``value`` (when given) is finite and within [low, high] (``(low, high]`` if ``low_open``)."""
+    """Raise ValueError unless ``value`` (when given) is finite and within [low, high] (``(low, high]`` if
+    ``low_open``)."""
     if value is None:
         return
     if isinstance(value, float) and not math.isfinite(value):

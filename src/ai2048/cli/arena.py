@@ -55,7 +55,9 @@ def table(results: list[EvalResult]) -> str:
     first = max(len(r[0]) for r in rows)
     out = [" " * first + "  " + "  ".join(lab.rjust(w) for lab, w in zip(labels, width, strict=False))]
     for name, cells in rows:
-        out.append(name.ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, width, strict=False)))
+        out.append(
+            name.ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, width, strict=False))
+        )
     return "\n".join(out)
 
 

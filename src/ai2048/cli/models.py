@@ -35,10 +35,17 @@ def _list(directory: Path | None) -> int:
         h = models.headline(models.card(name, directory))
         d2, d1 = h.get("depth 2"), h.get("1-ply")
         t.add_row(
-            name + (" (default)" if h["default"] else ""), str(h["patterns"]), str(h["stages"]), f"{h['MiB']:.1f}",
-            str(d2["games"]) if d2 else "-", _fmt_pct(d2 and d2["16384"]), _fmt_pct(d2 and d2["32768"]),
-            f"{d2['score_mean']:,.0f}" if d2 else "-", f"{d2['moves_per_s']:,.0f}" if d2 else "-",
-            str(d1["games"]) if d1 else "-", f"{d1['score_mean']:,.0f}" if d1 else "-",
+            name + (" (default)" if h["default"] else ""),
+            str(h["patterns"]),
+            str(h["stages"]),
+            f"{h['MiB']:.1f}",
+            str(d2["games"]) if d2 else "-",
+            _fmt_pct(d2 and d2["16384"]),
+            _fmt_pct(d2 and d2["32768"]),
+            f"{d2['score_mean']:,.0f}" if d2 else "-",
+            f"{d2['moves_per_s']:,.0f}" if d2 else "-",
+            str(d1["games"]) if d1 else "-",
+            f"{d1['score_mean']:,.0f}" if d1 else "-",
         )
     console = Console()
     if not console.is_terminal:
@@ -65,21 +72,36 @@ def pack_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run", type=Path, help="run directory (config.json, meta.json, weights.npz)")
     p.add_argument("--name", required=True, help="model name (letters, digits, '.', '_', '-')")
-    p.add_argument("--eval-1ply", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 1")
-    p.add_argument("--eval-depth2", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 2")
-    p.add_argument("--command", default=None, help="the training command as run (default: written from config.json)")
+    p.add_argument(
+        "--eval-1ply", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 1"
+    )
+    p.add_argument(
+        "--eval-depth2", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 2"
+    )
+    p.add_argument(
+        "--command", default=None, help="the training command as run (default: written from config.json)"
+    )
     p.add_argument("--summary", default="", help="one line for the top of the card")
     p.add_argument("--default", action="store_true", help="make it the network `make_agent('ntuple')` plays")
-    p.add_argument("--dir", type=Path, default=None, help="models folder (default: $AI2048_MODELS or the package's)")
+    p.add_argument(
+        "--dir", type=Path, default=None, help="models folder (default: $AI2048_MODELS or the package's)"
+    )
     p.add_argument("--machine", default=None, help="the training machine in words (default: this one)")
     p.add_argument("--wall-seconds", type=float, default=None, help="wall time of the training run")
     p.add_argument("--max-mib", type=float, default=64.0, help="largest file allowed (default 64)")
-    p.add_argument("--step", type=float, default=None, help="fixed-point step, a power of two (default: finest that fits)")
+    p.add_argument(
+        "--step",
+        type=float,
+        default=None,
+        help="fixed-point step, a power of two (default: finest that fits)",
+    )
     p.add_argument("--codec", choices=("zlib", "lzma"), default="zlib",
                    help="section codec: zlib (default) decodes ~5x faster, lzma is ~5%% smaller")
     p.add_argument("--positions", type=int, default=100_000,
                    help="calibration positions: their decision weights are kept float32 (default 100000)")
-    p.add_argument("--checks", type=int, default=1000, help="fresh positions whose moves must agree (default 1000)")
+    p.add_argument(
+        "--checks", type=int, default=1000, help="fresh positions whose moves must agree (default 1000)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the games the positions come from")
     return p
 
@@ -114,9 +136,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "models",
         help="list the shipped networks, show a model card, or pack a run as one",
         description="`ai2048 models` lists the shipped n-tuple networks with their headline figures; "
-        "`ai2048 models NAME [--json]` prints its model card; `ai2048 models pack RUN --name NAME ...` packs a "
+        "`ai2048 models NAME [--json]` prints its model card; `ai2048 models pack RUN --name NAME ...` packs "
+        "a "
         "training run (see `ai2048 models pack --help`). --dir DIR uses another models folder "
         "(default: $AI2048_MODELS or the package's).",
     )
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ...")
+    p.add_argument(
+        "rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ..."
+    )
     p.set_defaults(func=_run)

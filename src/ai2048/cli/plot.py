@@ -13,8 +13,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="RUN_DIR: training curves from metrics.jsonl (score mean/min/max per window, reach rates "
         "of the tiles the run reaches, loss, epsilon; per-episode logs also get seed 000's five curves with "
         "their EWMA and the action distribution over training; LazyZero runs seed 001's learning curve). "
-        "result.json (ai2048 eval --out): max-tile bars, score and moves-per-game histograms, score vs moves, "
-        "action share, mean final board, moves to each milestone tile, runtime per game and wall time to each "
+        "result.json (ai2048 eval --out): max-tile bars, score and moves-per-game histograms, score vs "
+        "moves, "
+        "action share, mean final board, moves to each milestone tile, runtime per game and wall time to "
+        "each "
         "milestone (seed 003). Several result files or an arena file (ai2048 arena --out): the figures per "
         "agent, a side-by-side comparison and seed 000's overlaid score histograms.",
     )

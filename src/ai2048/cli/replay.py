@@ -26,7 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("record", type=Path, help="a game record .json, or an eval result .json with --game")
     p.add_argument("--game", type=int, default=None, help="with an eval result: index of the game to replay")
-    p.add_argument("--delay", type=float, default=0.15, help="seconds between moves in the terminal (default 0.15)")
+    p.add_argument(
+        "--delay", type=float, default=0.15, help="seconds between moves in the terminal (default 0.15)"
+    )
     p.add_argument("--gif", type=Path, default=None, help="write an animated GIF here instead")
     p.add_argument("--mp4", type=Path, default=None, help="write an MP4 here instead (needs imageio-ffmpeg)")
     p.add_argument("--fps", type=float, default=8.0, help="frames per second of --gif/--mp4 (default 8)")
@@ -54,7 +56,9 @@ def load_any(path: Path, game: int | None) -> GameRecord:
             raise ValueError(f"--game {game} is out of range: {path} holds games 0..{len(games) - 1}")
         g = games[game]
         if "actions" not in g:
-            raise RecordError(f"evaluation result {path}: game {game} has no action string, so it cannot be replayed")
+            raise RecordError(
+                f"evaluation result {path}: game {game} has no action string, so it cannot be replayed"
+            )
         agent, config = d.get("agent"), d.get("config") or {}
         try:
             if agent is not None and not isinstance(agent, str):
@@ -71,7 +75,8 @@ def load_any(path: Path, game: int | None) -> GameRecord:
             raise RecordError(f"evaluation result {path}: game {game} does not replay: {e}") from e
         if rec.final_score != scores[game]:
             raise RecordError(
-                f"evaluation result {path}: game {game} replays to score {rec.final_score}, but the file says {g['score']}"
+                f"evaluation result {path}: game {game} replays to score {rec.final_score}, but the file "
+                f"says {g['score']}"
             )
         rec.source = str(path)
         return rec
@@ -112,11 +117,15 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
     t = rec.replay()
     console = Console()
     who = rec.agent or "unknown"
-    title = Text(f"{rec.source or 'record'}: {who}, seed {rec.seed}")  # plain text: a record's fields are not markup
+    title = Text(
+        f"{rec.source or 'record'}: {who}, seed {rec.seed}"
+    )  # plain text: a record's fields are not markup
 
     def view(i: int) -> Group:
         last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"
-        return Group(title, status_text(int(t.scores[i]), i, int(t.max_tiles[i]), last), board_text(int(t.boards[i])))
+        return Group(
+            title, status_text(int(t.scores[i]), i, int(t.max_tiles[i]), last), board_text(int(t.boards[i]))
+        )
 
     n = len(t.actions)
     if not console.is_terminal:
@@ -127,4 +136,7 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
                 if delay:
                     time.sleep(delay)
                 live.update(view(i), refresh=True)
-    console.print(f"replayed {n} moves: score {rec.final_score}, max tile {rec.max_tile} (every spawn and score checked)")
+    console.print(
+        f"replayed {n} moves: score {rec.final_score}, max tile {rec.max_tile} (every spawn and score "
+        "checked)"
+    )

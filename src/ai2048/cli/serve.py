@@ -20,16 +20,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8048, help="port (default 8048)")
-    p.add_argument("--agent", default=None,
-                   help="agent preselected for hints and AI moves, or model:NAME (default: the shipped n-tuple "
-                   "network when one is shipped, else expectimax)")
+    p.add_argument(
+        "--agent",
+        default=None,
+        help="agent preselected for hints and AI moves, or model:NAME (default: the shipped n-tuple "
+        "network when one is shipped, else expectimax)",
+    )
     add_set_argument(p)
     p.add_argument("--models", type=Path, default=None, metavar="DIR",
                    help="folder of run directories offered as models (model:FOLDER), by name only")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); repeatable")
-    p.add_argument("--max-games", type=int, default=256, help="games kept in memory (least recently used dropped)")
-    p.add_argument("--game-ttl", type=float, default=3600.0, help="seconds an untouched game is kept (default 3600)")
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); repeatable",
+    )
+    p.add_argument(
+        "--max-games", type=int, default=256, help="games kept in memory (least recently used dropped)"
+    )
+    p.add_argument(
+        "--game-ttl", type=float, default=3600.0, help="seconds an untouched game is kept (default 3600)"
+    )
     p.add_argument("--max-agents", type=int, default=8, help="built agents kept in memory (default 8)")
     p.add_argument("--workers", type=int, default=2, help="threads running agents (default 2)")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of agent work per request (default 2)")

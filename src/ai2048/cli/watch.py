@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="AGENT (a registered name or a run directory) plays one game; the board is redrawn "
         "live (plain output without a terminal) and a summary is printed at the end.",
     )
-    p.add_argument("agent", nargs="?", default="expectimax", help="agent name or run directory (default expectimax)")
+    p.add_argument(
+        "agent", nargs="?", default="expectimax", help="agent name or run directory (default expectimax)"
+    )
     add_set_argument(p)
     p.add_argument("--seed", type=int, default=None, help="game seed (default: random)")
     p.add_argument("--delay", type=float, default=0.0, help="seconds to pause after each move (speed)")
@@ -49,7 +51,9 @@ def board_table(board: int) -> Table:
 
 
 def frame(g: Game, name: str, last: str, rate: float) -> Group:
-    head = Text(f"{name}  score {g.score}  moves {g.moves}  max {g.max_tile}  last {last}  {rate:.1f} moves/s")
+    head = Text(
+        f"{name}  score {g.score}  moves {g.moves}  max {g.max_tile}  last {last}  {rate:.1f} moves/s"
+    )
     return Group(head, board_table(g.board))
 
 

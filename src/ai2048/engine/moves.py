@@ -105,7 +105,8 @@ def four_moves(b: np.uint64) -> tuple[np.uint64, np.uint64, np.uint64, np.uint64
 
 @njit(cache=True, inline="always")
 def _row_table_sum(b: np.uint64, action: np.int64, left: np.ndarray, right: np.ndarray) -> np.int64:
-    """Sum over the four lines ``action`` slides of a per-line table (``left`` for up/left, ``right`` else)."""
+    """Sum over the four lines ``action`` slides of a per-line table (``left`` for up/left, ``right``
+    else)."""
     t = transpose(b) if action == 0 or action == 2 else b
     table = left if action == 0 or action == 3 else right
     return (

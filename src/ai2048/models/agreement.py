@@ -22,7 +22,9 @@ _SALT = 15
 """Salt of the position games' seeds (other salts: evaluation 1, training 0)."""
 
 
-def greedy_moves(net: Network, boards: np.ndarray, w: np.ndarray | None = None, p_two: float = P_TWO) -> np.ndarray:
+def greedy_moves(
+    net: Network, boards: np.ndarray, w: np.ndarray | None = None, p_two: float = P_TWO
+) -> np.ndarray:
     """[N] int8 1-ply moves of ``net`` (with weights ``w`` instead of ``net.w`` if given); -1 if over."""
     w = net.w if w is None else w
     kind = KINDS.index(net.kind)
@@ -51,7 +53,9 @@ def game_positions(net: Network, n: int, seed: int, p_two: float = P_TWO, min_ga
         b = np.uint64(engine.new_board(state, p_two))
         boards = []
         while True:
-            a, nb, _, _, _ = k.greedy_move(b, kind, p_two, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False)
+            a, nb, _, _, _ = k.greedy_move(
+                b, kind, p_two, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False
+            )
             if a < 0:
                 break
             boards.append(b)
@@ -77,7 +81,8 @@ def feature_indices(net: Network, board: int) -> np.ndarray:
 
 
 def feature_indices_many(net: Network, boards: np.ndarray) -> np.ndarray:
-    """[N, 8k] int64 weight indices of each board's features in its stage (:func:`feature_indices` for many)."""
+    """[N, 8k] int64 weight indices of each board's features in its stage (:func:`feature_indices` for
+    many)."""
     b = np.asarray(boards, dtype=np.uint64)
     cells = ((b[:, None] >> (np.uint64(4) * np.arange(16, dtype=np.uint64))) & np.uint64(15)).astype(np.int64)
     stage = (cells.max(1)[:, None] >= np.array(net.stages, dtype=np.int64)[None, :]).sum(1)
@@ -100,7 +105,9 @@ def hot_indices(net: Network, boards: np.ndarray, p_two: float = P_TWO) -> np.nd
     """
     boards = np.asarray(boards, dtype=np.uint64)
     if net.kind != "after":
-        return np.unique(np.concatenate([decision_indices(net, int(b), p_two) for b in boards] or [np.zeros(0, np.int64)]))
+        return np.unique(
+            np.concatenate([decision_indices(net, int(b), p_two) for b in boards] or [np.zeros(0, np.int64)])
+        )
     out = [np.zeros(0, np.int64)]
     for a in range(4):
         nb = np.array([engine.move(b, a)[0] for b in boards], dtype=np.uint64)

@@ -16,7 +16,8 @@ from ai2048.stats import wilson
 
 CARD_FORMAT = "ai2048.model-card/1"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-"""Model names: letters, digits, ``.``, ``_``, ``-`` (no path separators: names are looked up, never joined blindly)."""
+"""Model names: letters, digits, ``.``, ``_``, ``-`` (no path separators: names are looked up, never
+joined blindly)."""
 RESERVED = ("pack", "shipped")
 """Words the CLI and ``--init`` give a meaning of their own."""
 
@@ -38,7 +39,15 @@ def _rows_from_counts(counts: dict[int, int], games: int) -> list[dict[str, Any]
     for tile in sorted(counts):
         k = counts[tile]
         lo, hi = wilson(k, games)
-        rows.append({"tile": tile, "reached": k, "reach": 100.0 * k / games, "reach_lo": 100.0 * lo, "reach_hi": 100.0 * hi})
+        rows.append(
+            {
+                "tile": tile,
+                "reached": k,
+                "reach": 100.0 * k / games,
+                "reach_lo": 100.0 * lo,
+                "reach_hi": 100.0 * hi,
+            }
+        )
     return rows
 
 
@@ -56,7 +65,9 @@ def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
     try:
         if d.get("format") == _EVAL_FORMAT:
             if d.get("agent") not in (None, "ntuple"):
-                raise ValueError(f"evaluation result {path} is of agent {d.get('agent')!r}, not an n-tuple network")
+                raise ValueError(
+                    f"evaluation result {path} is of agent {d.get('agent')!r}, not an n-tuple network"
+                )
             found = int((d.get("config") or {}).get("depth", 1))
             s = d["summary"]
             games = int(s["games"])
@@ -75,10 +86,18 @@ def evaluation(path: str | Path, depth: int) -> dict[str, Any]:
             tiles = [1 << int(e) for e in d["max_exponents"]]
             counts = {int(r["tile"]): sum(t >= int(r["tile"]) for t in tiles) for r in d["tiles"]}
             out = {
-                "games": games, "seed": d.get("seed"), "p_two": None, "rules_version": None, "interrupted": False,
-                "score_mean": float(d["score_mean"]), "score_se": float(d["score_sem"]),
-                "score_median": float(d["score_median"]), "score_max": int(d["score_max"]),
-                "moves_per_s": float(d["moves_per_s"]), "workers": None, "weights": None,
+                "games": games,
+                "seed": d.get("seed"),
+                "p_two": None,
+                "rules_version": None,
+                "interrupted": False,
+                "score_mean": float(d["score_mean"]),
+                "score_se": float(d["score_sem"]),
+                "score_median": float(d["score_median"]),
+                "score_max": int(d["score_max"]),
+                "moves_per_s": float(d["moves_per_s"]),
+                "workers": None,
+                "weights": None,
             }
         else:
             raise ValueError(
@@ -108,7 +127,9 @@ def check_same_run(ev: dict[str, Any], run: str | Path) -> None:
     else:
         same = w.name in (r.name, "weights.npz") and (w.name != "weights.npz" or w.parent.name == r.name)
     if not same:
-        raise ValueError(f"evaluation result {ev['source']} played weights {weights}, not the run {run} being packed")
+        raise ValueError(
+            f"evaluation result {ev['source']} played weights {weights}, not the run {run} being packed"
+        )
 
 
 def reach(ev: dict[str, Any] | None, tile: int) -> float | None:
@@ -138,13 +159,16 @@ def headline(card: dict[str, Any]) -> dict[str, Any]:
 
 def _eval_md(title: str, ev: dict[str, Any]) -> list[str]:
     lines = [
-        f"### {title}: {ev['games']} games (seed {ev.get('seed')}{', interrupted' if ev.get('interrupted') else ''})",
+        f"### {title}: {ev['games']} games (seed "
+        f"{ev.get('seed')}{', interrupted' if ev.get('interrupted') else ''})",
         "",
         "| tile | reached | reach % | 95% Wilson interval |",
         "|---:|---:|---:|:---:|",
     ]
     for r in ev["tiles"]:
-        lines.append(f"| {r['tile']} | {r['reached']} | {r['reach']:.1f} | {r['reach_lo']:.1f} – {r['reach_hi']:.1f} |")
+        lines.append(
+            f"| {r['tile']} | {r['reached']} | {r['reach']:.1f} | {r['reach_lo']:.1f} – {r['reach_hi']:.1f} |"
+        )
     lines += [
         "",
         f"Mean score {ev['score_mean']:,.0f} ± {ev['score_se']:,.0f} (standard error), median "
@@ -170,22 +194,32 @@ def markdown(card: dict[str, Any]) -> str:
         f"| agent | `{card['agent']}` (n-tuple network, values of {net['kind']}-states) |",
         f"| patterns | {net.get('preset') or 'custom'}: `{net['patterns']}` |",
         f"| stages | {net['stages'] or 'one'} (tile exponents opening a new set of weights) |",
-        f"| weights | {net['entries']:,} entries, {net['touched']:,} touched ({100 * net['touched_fraction']:.2f}%) |",
-        f"| stored as | {net['values']}, {net['exact_entries']:,} entries kept as float32, sections {net['codec']}-compressed |",
-        f"| rules | version {rules['rules_version']}, a spawned tile is a 2 with probability {rules['p_two']} |",
+        f"| weights | {net['entries']:,} entries, {net['touched']:,} touched "
+        f"({100 * net['touched_fraction']:.2f}%) |",
+        f"| stored as | {net['values']}, {net['exact_entries']:,} entries kept as float32, sections "
+        f"{net['codec']}-compressed |",
+        f"| rules | version {rules['rules_version']}, a spawned tile is a 2 with probability "
+        f"{rules['p_two']} |",
         f"| training command | `{tr['command']}` |",
         f"| seed | {tr['seed']} |",
         f"| games | {tr['games']:,} |",
         f"| training time | {tr['train_seconds'] / 60:.1f} min in the kernels"
-        + (f", {tr['wall_seconds'] / 60:.1f} min wall" if tr.get("wall_seconds") else "") + " |",
+        + (f", {tr['wall_seconds'] / 60:.1f} min wall" if tr.get("wall_seconds") else "")
+        + " |",
         f"| machine | {tr['machine']} |",
     ]
     if ag:
         earlier = ", ".join(f"{t['agree']}/{ag['positions']}" for t in ag.get("attempts", [])[:-1])
         lines.append(
-            f"| moves vs float32 | same 1-ply move on {ag['agree']} of {ag['positions']} fresh positions from its own "
-            f"games (the weights of every choice on {ag['calibration_positions']:,} other positions kept as float32"
-            + (f"; earlier fresh sets, whose disagreeing positions then joined the exact weights: {earlier}" if earlier else "")
+            f"| moves vs float32 | same 1-ply move on {ag['agree']} of {ag['positions']} fresh positions "
+            "from its own "
+            f"games (the weights of every choice on {ag['calibration_positions']:,} other positions kept as "
+            "float32"
+            + (
+                f"; earlier fresh sets, whose disagreeing positions then joined the exact weights: {earlier}"
+                if earlier
+                else ""
+            )
             + ") |"
         )
     lines += ["", "## Evaluation", ""]
@@ -218,5 +252,7 @@ def check_card(card: Any, path: str | Path) -> dict[str, Any]:
     missing = [k for k in ("name", "file", "network", "rules", "training") if k not in card]
     missing += [f"file.{k}" for k in ("name", "bytes", "sha256") if k not in card.get("file", {})]
     if missing:
-        raise ValueError(f"model card {path} lacks {', '.join(missing)}; it is truncated or hand-edited: reinstall it")
+        raise ValueError(
+            f"model card {path} lacks {', '.join(missing)}; it is truncated or hand-edited: reinstall it"
+        )
     return card

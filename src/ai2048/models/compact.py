@@ -81,7 +81,9 @@ def stage_codes(w: np.ndarray, nstages: int, fill: float, step: float) -> list[t
         idx = np.flatnonzero(ws != np.float32(fill))
         c = np.rint((ws[idx].astype(np.float64) - fill) / step)
         if c.size and np.abs(c).max() >= 2**30:
-            raise ValueError(f"step {step} is too fine for weights up to {np.abs(ws[idx]).max():.0f}; use a coarser step")
+            raise ValueError(
+                f"step {step} is too fine for weights up to {np.abs(ws[idx]).max():.0f}; use a coarser step"
+            )
         keep = c != 0
         out.append((idx[keep], c[keep].astype(np.int64)))
     return out
@@ -159,7 +161,9 @@ def encode(
         raise ValueError(f"step must be a power of two such as 2**-6, got {step!r}")
     w = net.w
     if not np.isfinite(w).all():
-        raise ValueError(f"the network holds {int((~np.isfinite(w)).sum())} NaN or infinite weights; it cannot be packed")
+        raise ValueError(
+            f"the network holds {int((~np.isfinite(w)).sum())} NaN or infinite weights; it cannot be packed"
+        )
     fill = float(np.float32(fill))
     if not np.isfinite(fill):
         raise ValueError("fill must be a finite number")
@@ -172,7 +176,10 @@ def encode(
     boards = np.zeros(0, np.uint64) if check_boards is None else np.asarray(check_boards, dtype=np.uint64)
     moves = np.zeros(0, np.int8) if check_moves is None else np.asarray(check_moves, dtype=np.int8)
     if boards.shape != moves.shape or boards.ndim != 1:
-        raise ValueError(f"check_boards and check_moves must be [N] arrays of one length, got {boards.shape} and {moves.shape}")
+        raise ValueError(
+            f"check_boards and check_moves must be [N] arrays of one length, got {boards.shape} and "
+            f"{moves.shape}"
+        )
     x, d = stage_deltas(w, nstages, fill, step)
     max_code = [int(np.abs(c).max()) if c.size else 0 for _, c in stage_codes(w, nstages, fill, step)]
     z = ((d << 1) ^ (d >> 63)).view(np.uint64)
@@ -266,7 +273,9 @@ def read_sections(
     except ModelFileError:
         raise
     except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError, KeyError) as e:
-        raise ModelFileError(f"network file {path} is corrupt or truncated ({e}); fetch or reinstall it again") from e
+        raise ModelFileError(
+            f"network file {path} is corrupt or truncated ({e}); fetch or reinstall it again"
+        ) from e
     return header, sections
 
 
@@ -299,7 +308,9 @@ def decode(
         exact_f32 = [fill == 0 and int(m) < 2**24 for m in header["max_code"]]  # codes are w / step
     except (KeyError, TypeError, ValueError) as e:
         raise ModelFileError(f"{path} has an incomplete header ({e}); fetch or reinstall it again") from e
-    corrupt = ModelFileError(f"{path} has sections that disagree with its header; it is corrupt: fetch or reinstall it again")
+    corrupt = ModelFileError(
+        f"{path} has sections that disagree with its header; it is corrupt: fetch or reinstall it again"
+    )
     table = entries // nstages
     if entries % (8 * nstages) or not 1 <= nbytes <= 4 or len(exact_f32) != nstages:
         raise corrupt
@@ -312,7 +323,12 @@ def decode(
         raise corrupt
     ex_i = np.cumsum(gaps.reshape(4, n_exact).T.copy().view("<u4").ravel(), dtype=np.int64)
     ex_v = np.frombuffer(s["exact_values"], "<f4")
-    if nz.size != gidx.size or planes.size != nbytes * touched or ex_i.size != n_exact or ex_v.size != n_exact:
+    if (
+        nz.size != gidx.size
+        or planes.size != nbytes * touched
+        or ex_i.size != n_exact
+        or ex_v.size != n_exact
+    ):
         raise corrupt
     if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries):
         raise corrupt
@@ -361,7 +377,9 @@ def decode(
     return header, w, boards, moves
 
 
-def load(path: str | Path, sha256: str | None = None, size: int | None = None, patterns: str | None = None) -> Network:
+def load(
+    path: str | Path, sha256: str | None = None, size: int | None = None, patterns: str | None = None
+) -> Network:
     """The network in a compact file, checked against ``sha256``/``size`` (from its card) if given."""
     header, w, _, _ = decode(path, sha256, size, patterns)
     try:

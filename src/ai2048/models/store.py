@@ -66,10 +66,13 @@ def paths(name: str, directory: str | Path | None = None) -> tuple[Path, Path]:
     card_path, file_path = d / f"{name}.json", d / f"{name}{compact.SUFFIX}"
     if card_path.is_file() and not file_path.is_file():
         raise FileNotFoundError(
-            f"shipped network {name!r}: its card {card_path} is there but its file {file_path} is missing; reinstall it"
+            f"shipped network {name!r}: its card {card_path} is there but its file {file_path} is missing; "
+            "reinstall it"
         )
     if not card_path.is_file():
-        raise UnknownModelError(f"no shipped network named {name!r} in {d}; available: {_available(directory)}")
+        raise UnknownModelError(
+            f"no shipped network named {name!r} in {d}; available: {_available(directory)}"
+        )
     return card_path, file_path
 
 
@@ -94,13 +97,15 @@ def load(name: str, directory: str | Path | None = None) -> Network:
     if net.patterns != want.get("patterns") or list(net.stages) != list(want.get("stages", [])):
         raise compact.ModelFileError(
             f"{file_path} holds patterns {net.patterns} with stages {list(net.stages)}, but its card says "
-            f"{want.get('patterns')} with stages {want.get('stages')}; the file and card do not belong together"
+            f"{want.get('patterns')} with stages {want.get('stages')}; the file and card do not belong "
+            "together"
         )
     return net
 
 
 def default_name(directory: str | Path | None = None) -> str:
-    """The network ``make_agent("ntuple")`` plays: the one whose card says ``default``, else the first name."""
+    """The network ``make_agent("ntuple")`` plays: the one whose card says ``default``, else the first
+    name."""
     found = names(directory)
     if not found:
         raise NoShippedModelError(

@@ -20,7 +20,9 @@ def resolve_device(device: str | torch.device) -> torch.device:
     elif isinstance(device, str):
         spec = device.strip().lower()
     else:
-        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'auto', got {type(device).__name__}")
+        raise TypeError(
+            f"device must be a string such as 'cpu', 'cuda' or 'auto', got {type(device).__name__}"
+        )
     if spec == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:

@@ -34,7 +34,8 @@ _NUMERIC_DTYPES = "?bBhHiIlLqQefdgFD"
 
 
 def _numpy_array_globals() -> list[Any]:
-    """What numpy's ``ndarray.__reduce__`` names: ``_reconstruct``, ``ndarray``, ``dtype`` and the numeric dtype classes."""
+    """What numpy's ``ndarray.__reduce__`` names: ``_reconstruct``, ``ndarray``, ``dtype`` and the numeric
+    dtype classes."""
     from numpy._core.multiarray import _reconstruct
 
     classes = {type(np.dtype(c)) for c in _NUMERIC_DTYPES}
@@ -47,7 +48,9 @@ def to_plain(obj: Any) -> Any:
         return obj
     if isinstance(obj, np.ndarray):
         if obj.dtype.char not in _NUMERIC_DTYPES:
-            raise TypeError(f"cannot save a numpy array of dtype {obj.dtype} in a torch file (numbers and bools only)")
+            raise TypeError(
+                f"cannot save a numpy array of dtype {obj.dtype} in a torch file (numbers and bools only)"
+            )
         return {NDARRAY_TAG: torch.from_numpy(np.array(obj, copy=True, order="C"))}
     if isinstance(obj, np.generic):
         return obj.item()
@@ -86,7 +89,9 @@ def _refusal(e: BaseException) -> str:
     """The one line of torch's weights-only refusal that names what was refused."""
     text = str(e)
     found = re.search(r"(Unsupported [^\n]*|[^\n]*unsupported GLOBAL[^\n]*)", text)
-    return (found.group(1) if found else text.strip().splitlines()[-1] if text.strip() else type(e).__name__).strip()
+    return (
+        found.group(1) if found else text.strip().splitlines()[-1] if text.strip() else type(e).__name__
+    ).strip()
 
 
 def load_torch_file(path: str | Path, what: str, map_location: Any = "cpu") -> Any:
@@ -147,7 +152,8 @@ def load_weights(
 
 
 def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet, dict[str, Any]]:
-    """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode, payload)."""
+    """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode,
+    payload)."""
     run = Path(run)
     path = run / "model.pt" if run.is_dir() else run
     if not path.is_file():

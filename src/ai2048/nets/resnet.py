@@ -43,7 +43,9 @@ class ResNetConfig:
         if self.kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd (same padding), got {self.kernel_size}")
         if self.value_activation not in VALUE_ACTIVATIONS:
-            raise ValueError(f"value_activation {self.value_activation!r} unknown; use one of {VALUE_ACTIVATIONS}")
+            raise ValueError(
+                f"value_activation {self.value_activation!r} unknown; use one of {VALUE_ACTIVATIONS}"
+            )
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -58,7 +60,9 @@ class ResidualBlock(nn.Module):
 
     def __init__(self, channels: int, k: int) -> None:
         super().__init__()
-        self.body = nn.Sequential(*_conv_bn(channels, channels, k), nn.ReLU(), *_conv_bn(channels, channels, k))
+        self.body = nn.Sequential(
+            *_conv_bn(channels, channels, k), nn.ReLU(), *_conv_bn(channels, channels, k)
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.relu(x + self.body(x))
@@ -164,7 +168,9 @@ class FusedPolicyValue(nn.Module):
                 steps.append(("relu", ()))
             elif isinstance(m, nn.Linear):
                 w: torch.Tensor = m.weight.t()
-                bias: torch.Tensor = m.bias if m.bias is not None else torch.zeros(m.out_features, device=w.device)
+                bias: torch.Tensor = (
+                    m.bias if m.bias is not None else torch.zeros(m.out_features, device=w.device)
+                )
                 bn = mods[i + 1] if i + 1 < len(mods) else None
                 if isinstance(bn, nn.BatchNorm1d):
                     assert bn.running_var is not None and bn.running_mean is not None

@@ -95,7 +95,9 @@ class FcQNet(_OneHotNet):
     for a plain linear output.
     """
 
-    def __init__(self, planes: int = 16, n_layers: int = 3, n_neurons: int = 128, output_relu: bool = True) -> None:
+    def __init__(
+        self, planes: int = 16, n_layers: int = 3, n_neurons: int = 128, output_relu: bool = True
+    ) -> None:
         super().__init__()
         if n_layers < 2:
             raise ValueError(f"fc_QNet needs n_layers >= 2 (input and output layers), got {n_layers}")

@@ -22,9 +22,16 @@ from ai2048.nets.base import SeedNet
 
 
 class Seed003Net(SeedNet):
-    """16 → 128 → 32 → 8 → ``outputs`` with LeakyReLU(``slope``) and Dropout(``dropout``) after the first layer."""
+    """16 → 128 → 32 → 8 → ``outputs`` with LeakyReLU(``slope``) and Dropout(``dropout``) after the first
+    layer."""
 
-    def __init__(self, outputs: int = 4, hidden: tuple[int, ...] = (128, 32, 8), slope: float = 0.001, dropout: float = 0.125) -> None:
+    def __init__(
+        self,
+        outputs: int = 4,
+        hidden: tuple[int, ...] = (128, 32, 8),
+        slope: float = 0.001,
+        dropout: float = 0.125,
+    ) -> None:
         super().__init__()
         if outputs not in (1, 4):
             raise ValueError(f"outputs must be 4 (Q over moves) or 1 (after-state value), got {outputs}")

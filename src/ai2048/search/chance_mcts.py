@@ -96,11 +96,31 @@ def _init_roots(roots: np.ndarray, d_board: np.ndarray, d_legal: np.ndarray, d_c
 
 
 @njit(cache=True)
-def _select(puct: np.float64, p_two: np.float64, d_board: np.ndarray, d_legal: np.ndarray, d_expanded: np.ndarray,
-            d_prior: np.ndarray, d_n: np.ndarray, d_w: np.ndarray, d_child: np.ndarray, d_count: np.ndarray,
-            c_len: np.ndarray, c_board: np.ndarray, c_prob: np.ndarray, c_n: np.ndarray, c_child: np.ndarray,
-            c_count: np.ndarray, q_min: np.ndarray, q_max: np.ndarray, path: np.ndarray, path_len: np.ndarray,
-            leaf: np.ndarray, leaf_board: np.ndarray, leaf_legal: np.ndarray) -> None:
+def _select(
+    puct: np.float64,
+    p_two: np.float64,
+    d_board: np.ndarray,
+    d_legal: np.ndarray,
+    d_expanded: np.ndarray,
+    d_prior: np.ndarray,
+    d_n: np.ndarray,
+    d_w: np.ndarray,
+    d_child: np.ndarray,
+    d_count: np.ndarray,
+    c_len: np.ndarray,
+    c_board: np.ndarray,
+    c_prob: np.ndarray,
+    c_n: np.ndarray,
+    c_child: np.ndarray,
+    c_count: np.ndarray,
+    q_min: np.ndarray,
+    q_max: np.ndarray,
+    path: np.ndarray,
+    path_len: np.ndarray,
+    leaf: np.ndarray,
+    leaf_board: np.ndarray,
+    leaf_legal: np.ndarray,
+) -> None:
     """Walk every game's tree from its root to the node to evaluate, creating nodes on the way."""
     c32 = np.float32(puct)
     for g in range(d_board.shape[0]):
@@ -197,7 +217,9 @@ def legal_matrix(bits: np.ndarray) -> np.ndarray:
     return out
 
 
-def leaf_priors_and_values(logits: np.ndarray, values: np.ndarray, legal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def leaf_priors_and_values(
+    logits: np.ndarray, values: np.ndarray, legal: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Softmax of float32 logits [B, 4] over legal moves, and ``exp(v)`` moves left [B] (float32 math).
 
     The reference's per-row numpy expressions applied to the whole batch; rows without a legal
@@ -335,7 +357,9 @@ def chance_mcts_reference(boards: np.ndarray, evaluate: Evaluator, *, simulation
     dev = resolve_device(device)
     for sim in range(simulations + 1):
         picks = [t.select(puct) if sim else ([], 0) for t in trees]
-        leaves = np.array([t.d_board[leaf] for t, (_, leaf) in zip(trees, picks, strict=True)], dtype=np.uint64)
+        leaves = np.array(
+            [t.d_board[leaf] for t, (_, leaf) in zip(trees, picks, strict=True)], dtype=np.uint64
+        )
         logits, values = _network(evaluate, leaves, dev)
         for i, (t, (path, leaf)) in enumerate(zip(trees, picks, strict=True)):
             legal = t.d_legal[leaf]

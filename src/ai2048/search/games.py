@@ -185,7 +185,8 @@ def bind(template: Callable[..., Any], **names: Any) -> Any:
     if key in _BOUND:
         return _BOUND[key]
     ident = ";".join(
-        f"{k}={fn.py_func.__module__}.{fn.py_func.__qualname__}:{_source_hash(fn)}" for k, fn in sorted(names.items())
+        f"{k}={fn.py_func.__module__}.{fn.py_func.__qualname__}:{_source_hash(fn)}"
+        for k, fn in sorted(names.items())
     )
     tag = hashlib.sha1(ident.encode()).hexdigest()[:12]
     scope = dict(template.__globals__)

@@ -92,7 +92,11 @@ def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
         left += np.where(dec, p[:, i - 1] - p[:, i], 0.0)
         right += np.where(dec, 0.0, p[:, i] - p[:, i - 1])
     return (
-        w.lost + w.empty * empty + w.merges * merges - w.monotonicity * np.minimum(left, right) - w.sum * total
+        w.lost
+        + w.empty * empty
+        + w.merges * merges
+        - w.monotonicity * np.minimum(left, right)
+        - w.sum * total
     ).astype(np.float32)
 
 
@@ -272,7 +276,8 @@ def seed003_utility_components(b: np.uint64) -> np.ndarray:
 
 @njit(cache=True)
 def seed003_utility(b: np.uint64, data: tuple) -> float:
-    """Seed 003 minimax utility ``w0 smooth + (w1/e) mono + (w2/e) ln e + w3 max4tile``; ``data = (weights,)``."""
+    """Seed 003 minimax utility ``w0 smooth + (w1/e) mono + (w2/e) ln e + w3 max4tile``; ``data =
+    (weights,)``."""
     w = data[0]
     smooth, mono, empty, max4 = seed003_utility_parts(b)
     e = max(empty, 1.0)

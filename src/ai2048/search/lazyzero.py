@@ -101,7 +101,9 @@ def lazy_search(
     return visits, root_value
 
 
-def choose_actions(visits: torch.Tensor, legal: torch.Tensor, temperature: float, generator: torch.Generator) -> torch.Tensor:
+def choose_actions(
+    visits: torch.Tensor, legal: torch.Tensor, temperature: float, generator: torch.Generator
+) -> torch.Tensor:
     """Moves from visit counts [N, 4]: sample ``N^(1/T)`` if ``T > 0``, else argmax with random ties."""
     if temperature > 0:
         w = visits.clamp(min=0) ** (1.0 / temperature)
@@ -132,8 +134,18 @@ class RandomRolloutEvaluator:
 
 
 @njit(cache=True)
-def _pick_and_play(roots: np.ndarray, legal: np.ndarray, priors: np.ndarray, visits: np.ndarray, wsum: np.ndarray,
-                   puct: np.float64, p_two: np.float64, states: np.ndarray, cur: np.ndarray, act: np.ndarray) -> None:
+def _pick_and_play(
+    roots: np.ndarray,
+    legal: np.ndarray,
+    priors: np.ndarray,
+    visits: np.ndarray,
+    wsum: np.ndarray,
+    puct: np.float64,
+    p_two: np.float64,
+    states: np.ndarray,
+    cur: np.ndarray,
+    act: np.ndarray,
+) -> None:
     """Each game's PUCT root move (float32 arithmetic, as the torch search), played with a spawn."""
     c32 = np.float32(puct)
     one = np.float32(1.0)
@@ -198,7 +210,9 @@ def _random_values(cur: np.ndarray, p_two: np.float64, states: np.ndarray, out: 
 
 
 @njit(cache=True)
-def _backup(cur: np.ndarray, act: np.ndarray, values: np.ndarray, visits: np.ndarray, wsum: np.ndarray) -> None:
+def _backup(
+    cur: np.ndarray, act: np.ndarray, values: np.ndarray, visits: np.ndarray, wsum: np.ndarray
+) -> None:
     for g in range(cur.shape[0]):
         a = act[g]
         if a < 0:
@@ -218,7 +232,9 @@ def legal_bits_of(boards: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def choose_moves(visits: np.ndarray, legal: np.ndarray, temperature: np.float64, states: np.ndarray) -> np.ndarray:
+def choose_moves(
+    visits: np.ndarray, legal: np.ndarray, temperature: np.float64, states: np.ndarray
+) -> np.ndarray:
     """Moves from visit counts [B, 4] with each game's own stream: sample ``N^(1/T)`` if ``T > 0``
     (uniform over legal moves when no move was visited), else the most visited (``1e-3`` noise breaks ties).
     -1 where no move is legal."""
@@ -274,7 +290,9 @@ def lazy_search_boards(boards: np.ndarray, evaluate: Evaluator | None, states: n
     if isinstance(rollouts, bool) or isinstance(depth, bool) or rollouts < 1 or depth < 1:
         raise ValueError(f"rollouts and depth must be >= 1, got rollouts={rollouts}, depth={depth}")
     if states.dtype != np.uint64 or states.shape != boards.shape:
-        raise ValueError(f"states must be uint64 with the boards' shape {boards.shape}, got {states.dtype} {states.shape}")
+        raise ValueError(
+            f"states must be uint64 with the boards' shape {boards.shape}, got {states.dtype} {states.shape}"
+        )
     b = len(boards)
     legal = legal_bits_of(boards)
 

@@ -135,7 +135,9 @@ def minimax_root(
 
 def kernels(evaluate: Callable[..., float]) -> Any:
     """The compiled ``minimax_root(data, board, depth, prune, fours, stats)`` for ``evaluate``."""
-    return specialise("minimax", {"_max_value": _max_value, "minimax_root": minimax_root}, evaluate)["minimax_root"]
+    return specialise("minimax", {"_max_value": _max_value, "minimax_root": minimax_root}, evaluate)[
+        "minimax_root"
+    ]
 
 
 class Minimax:

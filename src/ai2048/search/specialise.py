@@ -10,7 +10,8 @@ Only evaluators that live in the ``ai2048`` package (or in an n-tuple kernels mo
 :mod:`ai2048.ntuple.codegen`, whose name carries a hash of its source) are cached on disk. Numba's
 cache notices changes to the search module's own file only, so the compiled copy's name carries a
 hash of the evaluator's source file: editing the evaluator (or anything in its file) compiles
-afresh. Helpers it imports from other files are not covered (the package's caveat: after editing such a kernel,
+afresh. Helpers it imports from other files are not covered (the package's caveat: after editing such a
+kernel,
 delete the ``__pycache__`` folders under ``src/ai2048``). A user's own evaluator is compiled
 fresh in each process.
 """
@@ -64,7 +65,9 @@ def specialise(family: str, templates: dict[str, Callable[..., Any]], evaluate: 
     scope = dict(first.__globals__)
     scope["EVALUATE"] = evaluate
     module = getattr(evaluate, "__module__", "") or ""
-    cache = module.startswith(("ai2048.", "ai2048_ntuple_kernels_"))  # generated n-tuple modules: keyed by hash
+    cache = module.startswith(
+        ("ai2048.", "ai2048_ntuple_kernels_")
+    )  # generated n-tuple modules: keyed by hash
     tag = f"{module}.{evaluate.__name__}".replace(".", "_") + "_" + _source_hash(evaluate)
     out: dict[str, Any] = {}
     for name, fn in templates.items():
