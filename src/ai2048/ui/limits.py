@@ -264,7 +264,8 @@ def build(agent: str, config: dict[str, Any], models: dict[str, Model]) -> Any:
 
 
 def listing(models: dict[str, Model], extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
-    """What ``GET /api/agents`` shows: every web agent and model with its settings and their ranges."""
+    """What ``GET /api/agents`` shows: every web agent and model with its settings, their ranges and
+    one line of help each (:mod:`ai2048.agents.option_help`, as ``ai2048 agents NAME`` prints)."""
     from ai2048.agents import config_keys
 
     descriptions = available()
@@ -278,11 +279,20 @@ def listing(models: dict[str, Model], extra_agents: dict[str, dict[str, Setting]
             continue  # an agent whose optional dependency is missing
         out.append({"name": name, "description": descriptions[name], "model": False,
                     "config": {k: _jsonable(defaults.get(k)) for k in rules},
-                    "ranges": {k: r.describe() for k, r in rules.items()}})
+                    "ranges": {k: r.describe() for k, r in rules.items()}, "help": _help(name, rules)})
     for name, m in sorted(models.items()):
         out.append({"name": MODEL_PREFIX + name, "description": m.description, "model": True,
-                    "config": {}, "ranges": {k: r.describe() for k, r in m.settings.items()}})
+                    "config": {}, "ranges": {k: r.describe() for k, r in m.settings.items()},
+                    "help": _help(m.agent, m.settings)})
     return out
+
+
+def _help(agent: str, keys: Any) -> dict[str, str]:
+    """Each web setting's help line: what it does and the seed it comes from."""
+    from ai2048.agents.option_help import OPTIONS
+
+    table = OPTIONS.get(agent, {})
+    return {k: f"{table[k].what} [from: {table[k].source}]" for k in keys if k in table}
 
 
 def _jsonable(v: Any) -> Any:

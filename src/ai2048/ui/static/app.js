@@ -12,7 +12,12 @@ let agents = {};       // name -> {description, config}
 let autoplay = false;
 let busy = false;
 
-function say(text) { $("message").textContent = text || ""; }
+// the message line: a notice in the text colour, or an error (kind "error") in red
+function say(text, kind) {
+  const m = $("message");
+  m.textContent = text || "";
+  m.classList.toggle("error", kind === "error");
+}
 
 async function api(path, body) {
   const opts = body === undefined ? {} : {
@@ -87,7 +92,7 @@ function drawHint(hint) {
 async function run(fn) {
   if (busy) return;
   busy = true;
-  try { await fn(); } catch (e) { say(e.message); stopAutoplay(); } finally { busy = false; }
+  try { await fn(); } catch (e) { say(e.message, "error"); stopAutoplay(); } finally { busy = false; }
 }
 
 function newGame() {
@@ -105,7 +110,10 @@ function newGame() {
 function move(action) {
   return run(async () => {
     if (!game) return;
-    if (!game.legal.includes(action)) { say(game.over ? "the game is over" : `${action} does not move any tile`); return; }
+    if (!game.legal.includes(action)) {
+      say(game.over ? "the game is over" : `${action} does not move any tile`, "error");
+      return;
+    }
     draw(await api(`/api/games/${game.id}/move`, { action }));
     say("");
   });
@@ -137,11 +145,28 @@ function toggleAutoplay() {
   autoplayLoop();
 }
 
+// the agent's description, then each setting: its default, what it may be, and what it does
+// (the same help lines as `ai2048 agents NAME`); a default of null reads as "none"
 function showAgentHelp() {
   const a = agents[$("agent").value];
+  const box = $("agent-help");
+  box.textContent = "";
   if (!a) return;
-  const keys = Object.entries(a.ranges).map(([k, r]) => (k in a.config ? `${k}=${JSON.stringify(a.config[k])}` : k) + ` (${r})`).join("; ");
-  $("agent-help").textContent = `${a.description}${keys ? ". Settings: " + keys : ""}`;
+  const head = document.createElement("div");
+  head.textContent = a.description;
+  box.appendChild(head);
+  const keys = Object.keys(a.ranges);
+  if (!keys.length) return;
+  const list = document.createElement("dl");
+  for (const k of keys) {
+    const dt = document.createElement("dt");
+    const v = a.config[k];
+    dt.textContent = k in a.config ? `${k} = ${v === null ? "none" : JSON.stringify(v)}  (${a.ranges[k]})` : `${k}  (${a.ranges[k]})`;
+    const dd = document.createElement("dd");
+    dd.textContent = (a.help && a.help[k]) || "";
+    list.append(dt, dd);
+  }
+  box.appendChild(list);
 }
 
 // agents by name, then trained models ("model:NAME", from the server's --models folder)
@@ -195,4 +220,4 @@ $("autoplay").addEventListener("click", toggleAutoplay);
 $("agent").addEventListener("change", showAgentHelp);
 $("delay").addEventListener("input", () => { $("delay-ms").textContent = $("delay").value; });
 
-loadAgents().then(newGame).catch((e) => say(e.message));
+loadAgents().then(newGame).catch((e) => say(e.message, "error"));
