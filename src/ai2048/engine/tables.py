@@ -7,58 +7,51 @@ moves need one transpose and no transpose back.
 
 ``[1 1 1 1] -> [2 2 0 0]`` (exponents, moving left), reward 8. ``[15 15 0 0]`` does not merge:
 32768 is the largest tile a nibble holds.
+
+The tables are built with numpy, all 65,536 rows at once, when this module is imported: a few
+milliseconds, where a numba builder first had to load its compiled code (most of the CPU time
+of ``import ai2048``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ai2048.rules import MAX_EXPONENT
 
-
-@njit(cache=True)
-def _slide_left(row: np.int64) -> tuple[np.int64, np.int64, np.int64]:
-    """Slide one 16-bit row towards column 0: (new row, reward, sum of merged exponents)."""
-    cells = np.zeros(4, dtype=np.int64)
-    n = 0
-    for c in range(4):
-        e = (row >> (4 * c)) & 0xF
-        if e:
-            cells[n] = e
-            n += 1
-    out = np.zeros(4, dtype=np.int64)
-    reward = np.int64(0)
-    log_reward = np.int64(0)
-    i = 0
-    k = 0
-    while i < n:
-        e = cells[i]
-        if i + 1 < n and cells[i + 1] == e and e < MAX_EXPONENT:
-            out[k] = e + 1
-            reward += np.int64(1) << (e + 1)
-            log_reward += e + 1
-            i += 2
-        else:
-            out[k] = e
-            i += 1
-        k += 1
-    res = np.int64(0)
-    for c in range(4):
-        res |= out[c] << (4 * c)
-    return res, reward, log_reward
+_ROWS = np.arange(65536, dtype=np.int64)
 
 
-@njit(cache=True)
-def _reverse_row(row: np.int64) -> np.int64:
-    return (
-        ((row & 0xF) << 12) | (((row >> 4) & 0xF) << 8) | (((row >> 8) & 0xF) << 4) | (row >> 12)
-    )
+def _slide_left(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slide every 16-bit row of ``rows`` towards column 0: (new rows, rewards, sums of the merged
+    tiles' exponents). The tiles are packed to the left, then each pair of equal neighbours below
+    32768 merges, left to right, each tile at most once (rules.py)."""
+    cells = (rows[:, None] >> (4 * np.arange(4))) & 0xF
+    packed = np.take_along_axis(cells, np.argsort(cells == 0, axis=1, kind="stable"), axis=1)
+    packed = np.concatenate([packed, np.zeros((rows.size, 4), np.int64)], axis=1)  # reads past the end see 0
+    at = np.arange(rows.size)
+    i = np.zeros(rows.size, np.int64)
+    out = np.zeros(rows.size, np.int64)
+    reward = np.zeros(rows.size, np.int64)
+    log_reward = np.zeros(rows.size, np.int64)
+    for k in range(4):
+        e = packed[at, i]
+        merge = (e != 0) & (packed[at, i + 1] == e) & (e < MAX_EXPONENT)
+        tile = np.where(merge, e + 1, e)
+        out |= tile << (4 * k)
+        reward += np.where(merge, np.int64(1) << tile, 0)
+        log_reward += np.where(merge, tile, 0)
+        i += np.where(merge, 2, 1)
+    return out, reward, log_reward
 
 
-@njit(cache=True)
-def _unpack_col(row: np.int64) -> np.uint64:
-    r = np.uint64(row)
+def _reverse_row(rows: np.ndarray) -> np.ndarray:
+    return ((rows & 0xF) << 12) | (((rows >> 4) & 0xF) << 8) | (((rows >> 8) & 0xF) << 4) | (rows >> 12)
+
+
+def _unpack_col(rows: np.ndarray) -> np.ndarray:
+    """Nibble r of each row moved to bit 16*r (a row laid down as a column)."""
+    r = rows.astype(np.uint64)
     return (
         (r & np.uint64(0xF))
         | ((r & np.uint64(0xF0)) << np.uint64(12))
@@ -67,32 +60,17 @@ def _unpack_col(row: np.int64) -> np.uint64:
     )
 
 
-@njit(cache=True)
 def build_tables() -> tuple[np.ndarray, ...]:
     """(left_row, right_row, up_col, down_col) XOR tables, (left, right) reward tables and
     (left, right) log-reward tables (sum of the merged tiles' exponents, seed 000's log reward)."""
-    left_row = np.zeros(65536, dtype=np.uint64)
-    right_row = np.zeros(65536, dtype=np.uint64)
-    up_col = np.zeros(65536, dtype=np.uint64)
-    down_col = np.zeros(65536, dtype=np.uint64)
-    left_rew = np.zeros(65536, dtype=np.uint32)
-    right_rew = np.zeros(65536, dtype=np.uint32)
-    left_log = np.zeros(65536, dtype=np.uint8)
-    right_log = np.zeros(65536, dtype=np.uint8)
-    for row in range(65536):
-        res, rew, lg = _slide_left(row)
-        rev = _reverse_row(row)
-        rres, rrew, rlg = _slide_left(rev)
-        rres = _reverse_row(rres)
-        left_row[row] = np.uint64(row ^ res)
-        right_row[row] = np.uint64(row ^ rres)
-        up_col[row] = _unpack_col(row ^ res)
-        down_col[row] = _unpack_col(row ^ rres)
-        left_rew[row] = rew
-        right_rew[row] = rrew
-        left_log[row] = lg
-        right_log[row] = rlg
-    return left_row, right_row, up_col, down_col, left_rew, right_rew, left_log, right_log
+    res, rew, lg = _slide_left(_ROWS)
+    rres, rrew, rlg = _slide_left(_reverse_row(_ROWS))
+    rres = _reverse_row(rres)
+    left, right = _ROWS ^ res, _ROWS ^ rres
+    return (
+        left.astype(np.uint64), right.astype(np.uint64), _unpack_col(left), _unpack_col(right),
+        rew.astype(np.uint32), rrew.astype(np.uint32), lg.astype(np.uint8), rlg.astype(np.uint8),
+    )
 
 
 (
