@@ -294,3 +294,17 @@ def test_unit_cycles__catches_a_loop_of_three_and_ignores_imports_inside_a_packa
     assert upward(found, LAYERS) == []  # all in layer 3 or from 4 down: only the loop is wrong
     assert unit_cycles(found) == [["envs", "nets", "ntuple"]]
     assert unit_cycles([a for a in found if a.source != "ai2048.envs"]) == []
+
+
+@pytest.mark.parametrize(("package", "left_out"), [("search", set()), ("ntuple", {"stats"})])
+def test_all__search_and_ntuple_name_every_public_module(package, left_out):
+    """``__all__`` of ``search`` and ``ntuple`` is their list of modules (``ntuple.stats``: deprecated)."""
+    init = SRC / "ai2048" / package / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
+    names = next(
+        ast.literal_eval(n.value)
+        for n in tree.body
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
+    )
+    modules = {p.stem for p in init.parent.glob("*.py") if not p.stem.startswith("_")}
+    assert sorted(names) == names and set(names) == modules - left_out

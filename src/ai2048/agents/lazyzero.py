@@ -22,7 +22,7 @@ from ai2048.agents.base import BaseAgent
 from ai2048.board_io import check_board, check_boards
 from ai2048.nets.device import resolve_device
 from ai2048.rules import ACTION_NAMES, P_TWO, Action
-from ai2048.search.lazyzero import Evaluator, choose_moves, lazy_search_boards, legal_bits_of
+from ai2048.search.lazyzero import Evaluator, batch_legal_bits, choose_moves, lazy_search_boards
 from ai2048.search.streams import GameStreams, check_threads, torch_threads
 
 WEIGHTS = "model.pt"
@@ -116,7 +116,7 @@ class BatchedSearchAgent(BaseAgent):
         agent's own streams, row ``i`` for board ``i``.
         """
         boards = check_boards(boards)
-        legal = legal_bits_of(boards)
+        legal = batch_legal_bits(boards)
         if (legal == 0).any():
             raise ValueError(f"act_batch got a board with no legal move (the game is over): "
                              f"{int(boards[np.argmax(legal == 0)]):#018x}")
@@ -136,7 +136,7 @@ class BatchedSearchAgent(BaseAgent):
         b = np.array([check_board(board)], dtype=np.uint64)
         with torch_threads(self.threads):
             visits = self._visits(b, self.streams.rows(1))[0]
-        bits = int(legal_bits_of(b)[0])
+        bits = int(batch_legal_bits(b)[0])
         total = float(visits.sum()) or 1.0
         return {ACTION_NAMES[a]: float(visits[a]) / total for a in range(4) if (bits >> a) & 1}
 

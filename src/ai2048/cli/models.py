@@ -96,7 +96,8 @@ def pack_parser() -> argparse.ArgumentParser:
         help="fixed-point step, a power of two (default: finest that fits)",
     )
     p.add_argument("--codec", choices=("zlib", "lzma"), default="zlib",
-                   help="section codec: zlib (default) decodes ~5x faster, lzma is ~5%% smaller")
+                   help="section codec: zlib (default, faster to decode) or lzma (smaller); "
+                   "figures in docs/ntuple.md")
     p.add_argument("--positions", type=int, default=100_000,
                    help="calibration positions: their decision weights are kept float32 (default 100000)")
     p.add_argument(

@@ -208,7 +208,7 @@ def _expand_backup(priors: np.ndarray, moves_left: np.ndarray, d_legal: np.ndarr
 
 
 @njit(cache=True)
-def legal_matrix(bits: np.ndarray) -> np.ndarray:
+def legal_masks_from_bits(bits: np.ndarray) -> np.ndarray:
     """Legal-move bits [B] -> bool [B, 4]."""
     out = np.zeros((bits.shape[0], 4), np.bool_)
     for g in range(bits.shape[0]):
@@ -257,7 +257,7 @@ def chance_mcts(boards: np.ndarray, evaluate: Evaluator, *, simulations: int, pu
                     t.d_child, t.d_count, t.c_len, t.c_board, t.c_prob, t.c_n, t.c_child, t.c_count, t.q_min,
                     t.q_max, t.path, t.path_len, t.leaf, t.leaf_board, t.leaf_legal)
         logits, values = _network(evaluate, t.leaf_board, dev)
-        priors, moves_left = leaf_priors_and_values(logits, values, legal_matrix(t.leaf_legal))
+        priors, moves_left = leaf_priors_and_values(logits, values, legal_masks_from_bits(t.leaf_legal))
         _expand_backup(priors, moves_left, t.d_legal, t.d_expanded, t.d_prior, t.d_n, t.d_w, t.c_n, t.q_min,
                        t.q_max, t.path, t.path_len, t.leaf)
     return t.d_n[:, 0, :].copy()

@@ -223,7 +223,7 @@ def _backup(
 
 
 @njit(cache=True)
-def legal_bits_of(boards: np.ndarray) -> np.ndarray:
+def batch_legal_bits(boards: np.ndarray) -> np.ndarray:
     """Legal-move bits of every board, int64 [B]."""
     out = np.empty(boards.shape[0], np.int64)
     for g in range(boards.shape[0]):
@@ -294,7 +294,7 @@ def lazy_search_boards(boards: np.ndarray, evaluate: Evaluator | None, states: n
             f"states must be uint64 with the boards' shape {boards.shape}, got {states.dtype} {states.shape}"
         )
     b = len(boards)
-    legal = legal_bits_of(boards)
+    legal = batch_legal_bits(boards)
 
     def net(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         assert evaluate is not None
