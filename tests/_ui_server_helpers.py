@@ -68,14 +68,15 @@ def dqn_model_run(path: Path) -> Path:
 
     from ai2048.nets import build_net
     from ai2048.train.dqn import DQNConfig
-    from ai2048.train.torchrun import save_model, write_meta
+    from ai2048.train.run import write_meta
+    from ai2048.train.torchrun import save_model
 
     cfg = DQNConfig(net="conv")
     spec = cfg.net_spec()
     torch.manual_seed(0)
     path.mkdir(parents=True)
     save_model(path, "dqn", spec, build_net(spec), {"config": dataclasses.asdict(cfg), "explore_counts": [1.0] * 4})
-    write_meta(path, "dqn", "dqn", {}, "finished")
+    write_meta(path, "dqn", "dqn", "completed", {"step": 0, "games": 0, "time": 0.0})
     return path
 
 

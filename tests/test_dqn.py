@@ -289,7 +289,7 @@ def test_dqn__resume_continues_exactly_as_an_uninterrupted_run(tmp_path):
 
 def test_dqn__resume_refuses_other_settings_and_missing_runs(tmp_path):
     out = run(make_config(DQNConfig, **TINY), tmp_path / "run")
-    with pytest.raises(ValueError, match="different settings \\(net\\)"):
+    with pytest.raises(ValueError, match="different settings: net \\(saved 'conv', now 'fc'\\)"):
         run(make_config(DQNConfig, **{**TINY, "net": "fc"}), out, resume=True)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         run(make_config(DQNConfig, **TINY), tmp_path / "nothing", resume=True)
@@ -376,7 +376,7 @@ def test_dqn__ctrl_c_or_sigterm_saves_a_checkpoint_and_resume_continues(tmp_path
         proc.kill()
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted"
-    done = meta["progress"]["episodes"]
+    done = meta["progress"]["games"]
     assert done == len(read_jsonl(out / "metrics.jsonl")) >= 2
     run(make_config(DQNConfig, **{**cfg, "episodes": done + 2}), out, resume=True)
     assert [r["episode"] for r in read_jsonl(out / "metrics.jsonl")][: done + 2] == list(range(1, done + 3))

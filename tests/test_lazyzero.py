@@ -178,10 +178,10 @@ def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
     for key in ("moves_mean", "high_tile_mean", "loss", "policy_loss", "value_loss", "policy_accuracy"):
         assert math.isfinite(lines[0][key])
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["agent"] == "lazyzero" and meta["finished"]
+    assert meta["agent"] == "lazyzero" and meta["status"] == "completed"
     with pytest.raises(ValueError, match="already holds a run"):
         run(Config(**TINY_RUN), out)
-    with pytest.raises(ValueError, match="another network"):
+    with pytest.raises(ValueError, match="different settings: channels"):
         run(Config(**{**TINY_RUN, "channels": 16, "epochs": 2}), out, resume=True)
     run(Config(**{**TINY_RUN, "epochs": 2}), out, resume=True)
     lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
@@ -270,9 +270,9 @@ def test_cli__sigterm_saves_and_the_run_resumes(tmp_path):
     text, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-2000:]
     assert "stopped by a signal; saved" in text + err
-    epochs = json.loads((out / "meta.json").read_text())["epochs_done"]
+    epochs = json.loads((out / "meta.json").read_text())["progress"]["step"]
     assert epochs >= 1
     resumed = subprocess.run([*cmd[:3], "--out", str(out), "--resume", "--set", f"epochs={epochs + 1}"],
                              capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert json.loads((out / "meta.json").read_text())["epochs_done"] == epochs + 1
+    assert json.loads((out / "meta.json").read_text())["progress"]["step"] == epochs + 1

@@ -36,7 +36,7 @@ def test_run__writes_run_directory(tmp_path: Path) -> None:
     out = run(TINY, tmp_path / "r")
     assert {p.name for p in out.iterdir()} >= {"config.json", "meta.json", "metrics.jsonl", "weights.npz"}
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["agent"] == "ntuple" and meta["games_done"] == 60
+    assert meta["agent"] == "ntuple" and meta["progress"]["games"] == 60
     recs = read_jsonl(out / "metrics.jsonl")
     assert [r["games"] for r in recs] == [20, 40, 60]
     assert recs[0]["tiles"][-1]["reach"] > 0 and {"reach_lo", "reach_hi", "end"} <= set(recs[0]["tiles"][0])
@@ -56,8 +56,8 @@ def test_resume__equals_uninterrupted_run(tmp_path: Path) -> None:
     part = run(replace(TINY, games=40), tmp_path / "part")
     run(TINY, part, resume=True)
     assert np.array_equal(weights(full), weights(part))
-    strip = [{k: v for k, v in r.items() if "per_s" not in k and k != "seconds"} for r in read_jsonl(full / "metrics.jsonl")]
-    again = [{k: v for k, v in r.items() if "per_s" not in k and k != "seconds"} for r in read_jsonl(part / "metrics.jsonl")]
+    strip = [{k: v for k, v in r.items() if "per_s" not in k and k != "time"} for r in read_jsonl(full / "metrics.jsonl")]
+    again = [{k: v for k, v in r.items() if "per_s" not in k and k != "time"} for r in read_jsonl(part / "metrics.jsonl")]
     assert strip == again
 
 
@@ -133,13 +133,13 @@ def test_cli__train_resume_and_play(tmp_path: Path, capsys: pytest.CaptureFixtur
             "--chunk", "20", "--checkpoint-every", "20", "--out", str(out)]
     assert main(args) == 0
     assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "40"]) == 0
-    assert json.loads((out / "meta.json").read_text())["games_done"] == 40
+    assert json.loads((out / "meta.json").read_text())["progress"]["games"] == 40
     assert main(["train", "ntuple", "--out", str(tmp_path / "nope"), "--resume"]) == 2
     assert "cannot resume" in capsys.readouterr().err
     with hold_run(out):  # as if another process were still training this run
         assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "60"]) == 2
     assert "is being trained by another process (pid " in capsys.readouterr().err
-    assert json.loads((out / "meta.json").read_text())["games_done"] == 40
+    assert json.loads((out / "meta.json").read_text())["progress"]["games"] == 40
     assert main(["train", "ntuple", "--preset", "tc", "--out", str(out), "--resume"]) == 2
     err = capsys.readouterr().err
     assert "not made with --preset tc" in err and "patterns: run '0123,4567' vs preset '4x6'" in err
@@ -169,14 +169,14 @@ def test_sigkill_and_ctrl_c__lose_at_most_games_since_checkpoint(tmp_path: Path)
         deadline = time.time() + 300
         while time.time() < deadline:
             meta = out / "meta.json"
-            if meta.is_file() and json.loads(meta.read_text())["games_done"] >= done + 80:
+            if meta.is_file() and json.loads(meta.read_text())["progress"]["games"] >= done + 80:
                 break
             time.sleep(0.1)
         proc.send_signal(sig)
         stdout, _ = proc.communicate(timeout=120)
         if sig == signal.SIGINT:
             assert proc.returncode == 0 and b"interrupted" in stdout
-        done = json.loads((out / "meta.json").read_text())["games_done"]
+        done = json.loads((out / "meta.json").read_text())["progress"]["games"]
         assert 80 <= done < 4000
     run(cfg, out, resume=True)
     full = run(cfg, tmp_path / "full")
@@ -200,7 +200,7 @@ def test_sigkill_during_checkpoint_write__last_checkpoint_loads_and_resumes(tmp_
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
         meta = out / "meta.json"
-        if meta.is_file() and json.loads(meta.read_text())["games_done"] >= 40 and list(out.glob(".weights.npz.*")):
+        if meta.is_file() and json.loads(meta.read_text())["progress"]["games"] >= 40 and list(out.glob(".weights.npz.*")):
             proc.send_signal(signal.SIGKILL)
             killed = True
             break
@@ -210,7 +210,7 @@ def test_sigkill_during_checkpoint_write__last_checkpoint_loads_and_resumes(tmp_
     assert list(out.glob(".weights.npz.*"))  # the write was cut short
     _, arrays = load_file(out / "weights.npz", extra=("train_done",))
     done = int(arrays["train_done"])
-    assert 40 <= done < 400 and done == json.loads((out / "meta.json").read_text())["games_done"]
+    assert 40 <= done < 400 and done == json.loads((out / "meta.json").read_text())["progress"]["games"]
     run(cfg, out, resume=True)
     full = run(cfg, tmp_path / "full")
     assert np.array_equal(weights(out), weights(full))
@@ -234,6 +234,6 @@ def test_resume__run_written_by_the_previous_trainer_continues_exactly(tmp_path:
 
 
 def test_run__time_budget_stops_after_a_chunk_and_saves(tmp_path: Path) -> None:
-    out = run(replace(TINY, seconds=1e-6), tmp_path / "t")
+    out = run(replace(TINY, duration=1e-6), tmp_path / "t")
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["games_done"] == 20 and len(read_jsonl(out / "metrics.jsonl")) == 1
+    assert meta["progress"]["games"] == 20 and len(read_jsonl(out / "metrics.jsonl")) == 1

@@ -20,12 +20,12 @@ from ai2048.train.policy import run as run_policy  # noqa: E402
 from ai2048.train.qnet import QNetConfig  # noqa: E402
 from ai2048.train.qnet import run as run_qnet  # noqa: E402
 
-GAME_TAGS = {"score", "length", "max_tile", "loss", "epsilon", "env_steps", "grad_steps", "time"}
+GAME_TAGS = {"episode", "games", "score", "length", "max_tile", "loss", "epsilon", "env_steps", "grad_steps", "time"}
 TRAINERS = {
     "dqn": (DQNConfig, run_dqn, {"episodes": 5, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "checkpoint_every": 2}, "episode", GAME_TAGS | {"reward"}),
     "qnet": (QNetConfig, run_qnet, {"episodes": 5, "num_envs": 4, "batch_size": 16, "replay_ratio": 0.2, "checkpoint_every": 2}, "episode", GAME_TAGS),
     "policy": (PolicyConfig, run_policy, {"epochs": 5, "batch_size": 6, "forget_interval": 3, "cutoff": 30, "checkpoint_every": 2}, "epoch",
-               {"score", "score_avg", "score_max", "length", "max_tile", "loss", "epsilon", "train_moves", "games", "time"}),
+               {"epoch", "score", "score_avg", "score_max", "length", "max_tile", "loss", "epsilon", "train_moves", "games", "time"}),
 }
 
 
@@ -54,7 +54,7 @@ def test_tensorboard__off_or_not_installed_writes_no_tb_dir(tmp_path, monkeypatc
     cls, run, tiny, _, _ = TRAINERS["dqn"]
     out = run(make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": False}), tmp_path / "off")
     assert not (out / "tb").exists() and (out / "metrics.jsonl").exists()
-    monkeypatch.setattr("ai2048.train.torchrun.tensorboard_available", lambda: False)
+    monkeypatch.setattr("ai2048.train.run.tensorboard_available", lambda: False)
     out = run(make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": True}), tmp_path / "missing")
     assert not (out / "tb").exists() and len(read_jsonl(out / "metrics.jsonl")) >= 2
 

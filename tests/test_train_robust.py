@@ -171,7 +171,7 @@ def test_ntuple__sigterm_saves_like_ctrl_c(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "interrupted: saved after" in stdout
-    done = json.loads((out / "meta.json").read_text())["games_done"]
+    done = json.loads((out / "meta.json").read_text())["progress"]["games"]
     assert done == read_jsonl(out / "metrics.jsonl")[-1]["games"] and 40 <= done < 1000  # saved at the stop, not at 1000
 
 
@@ -207,7 +207,7 @@ def test_policy__sigterm_in_a_long_epoch_stops_within_seconds(tmp_path: Path) ->
     proc.communicate(timeout=60)
     assert time.monotonic() - t0 < 15 and proc.returncode == 0
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["status"] == "interrupted" and meta["progress"]["epoch"] == 0
+    assert meta["status"] == "interrupted" and meta["progress"]["step"] == 0
 
 
 def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -238,12 +238,12 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, mon
     [first] = read_jsonl(out / "metrics.jsonl")
     assert first["epoch"] == 1 and first["test_stopped"] and "test_moves_mean" not in first
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["epochs_done"] == 1 and not meta["finished"]
+    assert meta["progress"]["step"] == 1 and meta["status"] == "interrupted"
     monkeypatch.setattr(lazyzero._Trainer, "play_test", real)
     lazyzero.run(cfg, out, resume=True)
     second = read_jsonl(out / "metrics.jsonl")[-1]
     assert second["epoch"] == 2 and "test_moves_mean" in second
-    assert json.loads((out / "meta.json").read_text())["finished"]
+    assert json.loads((out / "meta.json").read_text())["status"] == "completed"
 
 
 def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path: Path, capsys) -> None:
@@ -260,7 +260,7 @@ def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path:
     assert main([*argv, "--resume"]) == 2
     assert "holds no checkpoint yet (weights.npz" in capsys.readouterr().err
     assert main(argv) == 0
-    assert json.loads((out / "meta.json").read_text())["games_done"] == 20
+    assert json.loads((out / "meta.json").read_text())["progress"]["games"] == 20
     assert main(argv) == 2 and "already holds a run" in capsys.readouterr().err
 
 
@@ -283,7 +283,7 @@ def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resume
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "interrupted: saved after" in stdout
-    done = json.loads((out / "meta.json").read_text())["games_done"]
+    done = json.loads((out / "meta.json").read_text())["progress"]["games"]
     assert done % STOP_GAMES == 0 and 0 < done < 20_000, done
     assert [r["games"] for r in read_jsonl(out / "metrics.jsonl")] == [done]
     run(cfg, out, resume=True)

@@ -1,9 +1,13 @@
 """Run directories and atomic writes: nothing is lost if a process dies mid-write.
 
 A run directory holds ``config.json`` (the frozen config), ``meta.json`` (agent name, rules
-version, format, progress), ``metrics.jsonl`` (one JSON object a line) and weights files.
+version, format, status, progress), ``metrics.jsonl`` (one JSON object a line) and weights files.
 Every file is written to a temporary name in the same folder and renamed into place, and one
 training process at a time holds a run directory (:func:`hold_run`).
+
+The tolerant readers :func:`read_run_meta`, :func:`read_run_config` and :func:`run_record` give
+every run directory, old ones included, the one shape that :mod:`ai2048.train.run` writes (the
+layouts before it are described in ``tests/data/runs_v1/README.md``).
 """
 
 from __future__ import annotations
@@ -167,3 +171,102 @@ def _json_default(o: Any) -> Any:
     if isinstance(o, Path):
         return str(o)
     raise TypeError(f"cannot write {type(o).__name__} to JSON")
+
+
+RUN_META_FORMAT = "ai2048.run/2"
+"""``meta.json``'s ``format`` since every trainer writes it through :mod:`ai2048.train.run`."""
+
+RENAMED_CONFIG_KEYS: dict[str, tuple[str, float]] = {"seconds": ("duration", 1.0), "max_minutes": ("duration", 60.0)}
+"""Old config keys -> (the one name, factor): the wall-clock budget was ``seconds`` in ``train ntuple``
+and ``max_minutes`` in ``train lazyzero`` before every trainer called it ``duration`` (seconds)."""
+
+
+def read_run_meta(out: str | Path) -> dict[str, Any]:
+    """``out/meta.json`` in the one schema, whichever trainer version wrote it.
+
+    The schema: ``format``, ``agent``, ``trainer``, ``rules_version``, ``status`` (running,
+    completed or interrupted), ``progress`` (``step`` in the trainer's unit, ``games`` finished,
+    ``time`` seconds of training, plus the trainer's own counters) and ``info`` (what the trainer
+    records about its network). Older layouts are mapped: the torch trainers' ``progress.episodes``
+    / ``epoch`` / ``elapsed``, the n-tuple trainer's ``games_done`` / ``train_seconds`` /
+    ``patterns``, LazyZero's ``epochs_done`` / ``episodes`` / ``finished``.
+    """
+    meta = read_json(Path(out) / "meta.json", "run metadata")
+    if meta.get("format") == RUN_META_FORMAT:
+        return meta
+    known = {"agent", "trainer", "rules_version", "format", "status", "progress"}
+    new: dict[str, Any] = {
+        "format": RUN_META_FORMAT, "agent": meta.get("agent"), "trainer": meta.get("trainer"),
+        "rules_version": meta.get("rules_version"), "status": meta.get("status", "running"), "progress": {}, "info": {},
+    }
+    old = meta.get("progress") if isinstance(meta.get("progress"), dict) else {}
+    if old:  # dqn, qnet, policy (format 1)
+        step = old.get("episodes", old.get("epoch", 0))
+        new["progress"] = {
+            "step": step, "games": old.get("games", step), "time": old.get("elapsed", 0.0),
+            **{k: v for k, v in old.items() if k not in ("episodes", "epoch", "games", "elapsed")},
+        }
+    elif "games_done" in meta:  # ntuple ("ai2048.ntuple/1")
+        done = meta["games_done"]
+        new["progress"] = {"step": done, "games": done, "time": meta.get("train_seconds", 0.0)}
+        new["status"] = "completed" if done >= meta.get("games", done + 1) else "running"
+        known |= {"games_done", "train_seconds", "games"}
+    elif "epochs_done" in meta:  # lazyzero (format 1)
+        new["progress"] = {"step": meta["epochs_done"], "games": meta.get("episodes", 0), "time": 0.0}
+        new["status"] = "completed" if meta.get("finished") else "running"
+        known |= {"epochs_done", "episodes", "finished"}
+    new["info"] = {k: v for k, v in meta.items() if k not in known}
+    return new
+
+
+def read_run_config(out: str | Path) -> dict[str, Any]:
+    """``out/config.json`` as a flat dict of today's field names (a ``{"config": {...}}`` wrapper is
+    unwrapped; old budget names are renamed by :data:`RENAMED_CONFIG_KEYS`)."""
+    saved = read_json(Path(out) / "config.json", "run config")
+    if isinstance(saved.get("config"), dict):
+        saved = saved["config"]
+    return rename_config_keys(saved)
+
+
+def rename_config_keys(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with :data:`RENAMED_CONFIG_KEYS` mapped to today's names (an old key whose new name
+    is present too is dropped)."""
+    out = dict(values)
+    for old, (new, factor) in RENAMED_CONFIG_KEYS.items():
+        if old in out:
+            v = out.pop(old)
+            if new not in out:
+                out[new] = v * factor if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    return out
+
+
+def run_record(record: dict[str, Any]) -> dict[str, Any]:
+    """One ``metrics.jsonl`` record in the one shape: ``step``, ``games`` (finished so far) and ``time``
+    (seconds of training so far) first, then the trainer's own fields.
+
+    Records written before the shape are mapped: a game a line (``episode``, ``time``), an epoch a
+    line (``epoch`` with ``games`` in total, or LazyZero's ``episodes`` in total with ``games`` and
+    ``seconds`` of that epoch, renamed ``epoch_games`` and ``epoch_seconds``), a chunk a line
+    (``games`` and ``seconds`` in total). ``time`` is None where an old record did not keep it.
+    """
+    if "step" in record:
+        return record
+    r = dict(record)
+    if "episode" in r:  # dqn, qnet: a game a line
+        step, games, time = r["episode"], r["episode"], r.pop("time", None)
+    elif "epoch" in r and "episodes" in r:  # lazyzero: an epoch a line
+        r["epoch_games"], r["epoch_seconds"] = r.pop("games", None), r.pop("seconds", None)
+        step, games, time = r["epoch"], r.pop("episodes"), None
+    elif "epoch" in r:  # policy: an epoch a line
+        step, games, time = r["epoch"], r.pop("games", None), r.pop("time", None)
+    elif "games" in r:  # ntuple: a chunk a line
+        step = games = r.pop("games")
+        time = r.pop("seconds", None)
+    else:
+        return r
+    return {"step": step, "games": games, "time": time, **r}
+
+
+def read_run_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """Every record of a ``metrics.jsonl`` in the one shape (:func:`run_record`)."""
+    return [run_record(r) if isinstance(r, dict) else r for r in read_jsonl(path)]

@@ -11,9 +11,10 @@
 - :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side, with
   seed 000's overlaid score histograms.
 
-Trainers log in two shapes, both understood: one line per episode (``episode``, ``score``,
-``max_tile``...; grouped into windows here) or one line per window (``score_mean``/``score_min``/
-``score_max``, ``reach_2048`` fractions or a ``tiles`` table in percent).
+Every record is read in the one shape of :mod:`ai2048.train.run` (``step``, ``games``, ``time``, then
+the trainer's fields; older logs are mapped by :func:`ai2048.checkpoint.run_record`). A record is
+one game (``episode``, ``score``, ``max_tile``...; grouped into windows here) or one window
+(``score_mean``/``score_min``/``score_max``, ``reach_2048`` fractions or a ``tiles`` table in percent).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import read_json, read_jsonl
+from ai2048.checkpoint import read_json, read_run_metrics
 from ai2048.records import ACTION_CHARS, max_tiles, replay_actions
 
 EVAL_FORMAT = "ai2048.eval-result"
@@ -71,7 +72,8 @@ def _save(fig: Any, out: Path, name: str) -> Path:
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of ``run_dir/metrics.jsonl``; a missing or empty log raises, naming the folder."""
+    """The records of ``run_dir/metrics.jsonl`` in the one shape (old logs too); a missing or empty log raises,
+    naming the folder."""
     run = Path(run_dir)
     path = run / "metrics.jsonl"
     if not run.is_dir():
@@ -79,7 +81,7 @@ def load_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise PlotInputError(f"{run} has no metrics.jsonl, so it is not a training run directory")
     try:
-        recs = [r for r in read_jsonl(path) if isinstance(r, dict)]
+        recs = [r for r in read_run_metrics(path) if isinstance(r, dict)]
     except (UnicodeDecodeError, ValueError) as e:
         raise PlotInputError(f"{path} is corrupt: {e}") from e
     if not recs:
@@ -287,7 +289,7 @@ def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path |
         return None
     plt = _plt()
     epoch = [r["epoch"] for r in rows]
-    minutes = sum(float(r.get("seconds", 0.0)) for r in rows) / 60
+    minutes = sum(float(r.get("epoch_seconds") or 0.0) for r in rows) / 60
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     ax1.plot(epoch, [r["moves_mean"] for r in rows], "o-", ms=3, label="mean")
     ax1.plot(epoch, [r["moves_max"] for r in rows], "s--", ms=3, alpha=0.6, label="max")
@@ -298,7 +300,7 @@ def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path |
     ax2.set_yscale("log", base=2)
     ax2.set(xlabel="epoch", ylabel="high tile", title="self-play high tile")
     ax2.legend()
-    games = rows[-1].get("episodes", "?")
+    games = rows[-1].get("games", "?")
     fig.suptitle(f"LazyZero {title}: {games} games, {minutes:.0f} min of training")
     return _save(fig, out, "lazyzero_curve.png")
 

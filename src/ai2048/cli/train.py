@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import shutil
-import sys
 import typing
 from pathlib import Path
 from typing import Any
 
-from ai2048.checkpoint import hold_run, read_json
+from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
+from ai2048.train.run import check_fresh, restart_without_checkpoint, saved_config
 
 
 def _bool(text: str) -> bool:
@@ -36,6 +36,15 @@ def _converter(tp: Any) -> Any:
     return parse_value
 
 
+def _scaled(factor: float) -> Any:
+    """An argparse type: the number times ``factor`` (an old flag in other units)."""
+    return lambda text: float(text) * factor
+
+
+OLD_FLAGS = {"seconds": "ntuple", "max_minutes": "lazyzero"}
+"""Old config names -> the trainer whose command line had them (before every budget was ``duration``)."""
+
+
 def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     """The parser of ``ai2048 train NAME``, one flag per config field."""
     epilog = None
@@ -53,6 +62,12 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
         p.add_argument("--preset", choices=sorted(trainer.presets), help="start from a named configuration")
     add_set_argument(p)
     hints = typing.get_type_hints(trainer.config_cls)
+    names = {f.name for f in dataclasses.fields(trainer.config_cls)}
+    for old, (new, factor) in RENAMED_CONFIG_KEYS.items():  # the budget's old flag still works where it was
+        if OLD_FLAGS.get(old) == trainer.name and new in names:
+            p.add_argument("--" + old.replace("_", "-"), dest=f"field_{new}", default=None, metavar=old.upper(),
+                           type=_scaled(factor),
+                           help=f"old name of --{new.replace('_', '-')}" + (f" (in units of {factor:g} s)" if factor != 1 else ""))
     for f in dataclasses.fields(trainer.config_cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -91,7 +106,7 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
                 f"the run in {args.out} was not made with --preset {preset} ({'; '.join(differ)}); "
                 "drop --preset to continue it with its own settings, or start a new --out"
             )
-    values.update(parse_sets(args.sets))
+    values.update(rename_config_keys(parse_sets(args.sets)))
     for f in dataclasses.fields(trainer.config_cls):
         v = getattr(args, f"field_{f.name}")
         if v is not None:
@@ -105,88 +120,18 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     return trainer.config_cls(**values)
 
 
-RUN_FILES = ("config.json", "meta.json", "metrics.jsonl", "model.pt", "eval.json", "tb")
-"""What trainers write besides their checkpoint; removed when a run without a checkpoint is restarted."""
-CHECKPOINTS = ("checkpoint.pt", "weights.npz")
-"""Every trainer's checkpoint file: a directory holding one holds progress that a fresh run must not replace."""
-
-
-def _check_fresh(trainer: Trainer, out: Path) -> bool:
-    """For a run without ``--resume``: refuse a directory that holds progress or another trainer's run.
-
-    Returns True when ``out`` holds only the start of a run of this trainer that was killed before
-    its first checkpoint (``config.json`` but no checkpoint): such a directory used to be a dead end
-    (a rerun said it already holds a run, ``--resume`` found nothing to resume); now it restarts.
-    """
-    if not out.is_dir():
-        return False
-    meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").is_file() else {}
-    other = meta.get("trainer")
-    if other and other != trainer.name:
-        raise ValueError(f"{out} holds a run of trainer {other!r}; choose another --out")
-    if any((out / name).exists() for name in {trainer.checkpoint, *CHECKPOINTS}):
-        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    if not (out / "config.json").is_file():
-        return False
-    saved = read_json(out / "config.json", "run config")
-    foreign = sorted(set(saved) - {f.name for f in dataclasses.fields(trainer.config_cls)})
-    if foreign:
-        raise ValueError(
-            f"{out} holds another program's run (its config.json has keys {', '.join(foreign[:5])} that trainer "
-            f"{trainer.name!r} lacks); choose another --out"
-        )
-    return True
-
-
-def _restart_without_checkpoint(out: Path) -> None:
-    """Clear the files of a run that stopped before its first checkpoint (see :func:`_check_fresh`).
-
-    Called while holding the run, so no trainer is writing the directory.
-    """
-    print(f"{out} holds no checkpoint yet (its run stopped before the first save): starting it afresh",
-          file=sys.stderr)
-    for name in RUN_FILES:
-        path = out / name
-        if path.is_dir():
-            shutil.rmtree(path)
-        elif path.exists():
-            path.unlink()
-
-
 def _run(args: argparse.Namespace) -> int:
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
-    base = None
-    if targs.resume:
-        cfg_path = targs.out / "config.json"
-        if not cfg_path.is_file():
-            raise FileNotFoundError(
-                f"cannot resume: {targs.out} has no config.json (is it a run directory of `ai2048 train {trainer.name}`?)"
-            )
-        meta_path = targs.out / "meta.json"
-        meta = read_json(meta_path, "run metadata") if meta_path.is_file() else {}
-        found = meta.get("trainer") if isinstance(meta, dict) else None
-        if found and found != trainer.name:
-            raise ValueError(
-                f"cannot resume: {targs.out} is a run of trainer {found!r}, not {trainer.name!r}; "
-                f"continue it with `ai2048 train {found} --out {targs.out} --resume`"
-            )
-        if not (targs.out / trainer.checkpoint).exists():
-            raise FileNotFoundError(
-                f"cannot resume: {targs.out} holds no checkpoint yet ({trainer.checkpoint}; the run stopped before "
-                "its first save); run the same command without --resume to start it afresh"
-            )
-        base = read_json(cfg_path, "run config")
-        if "config" in base and isinstance(base["config"], dict):
-            base = base["config"]
-    restart = not targs.resume and _check_fresh(trainer, targs.out)
+    base = saved_config(targs.out, trainer.name, trainer.checkpoint) if targs.resume else None
+    restart = not targs.resume and check_fresh(targs.out, trainer.name, trainer.checkpoint, trainer.config_cls)
     config = build_config(trainer, targs, base)  # every setting checked before the directory is made
     created = not targs.out.exists()
     try:
         with hold_run(targs.out):
-            if restart and _check_fresh(trainer, targs.out):  # checked again now that no one else can write it
-                _restart_without_checkpoint(targs.out)
+            if restart and check_fresh(targs.out, trainer.name, trainer.checkpoint, trainer.config_cls):
+                restart_without_checkpoint(targs.out)  # checked again now that no one else can write it
             out = trainer.run(config, targs.out, resume=targs.resume)
     except BaseException:
         if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write, read_json, write_json
+from ai2048.checkpoint import atomic_write, read_run_config, read_run_meta, write_json
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
 from ai2048.models.store import models_dir
@@ -70,9 +70,8 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
     for f in ("config.json", "meta.json", "weights.npz"):
         if not (run / f).is_file():
             raise FileNotFoundError(f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory")
-    cfg = read_json(run / "config.json", "run config")
-    cfg = cfg.get("config", cfg) if isinstance(cfg, dict) else cfg
-    meta = read_json(run / "meta.json", "run meta")
+    cfg = read_run_config(run)  # the tolerant readers: every layout `train ntuple` has written
+    meta = read_run_meta(run)
     if not isinstance(cfg, dict) or not isinstance(meta, dict):
         raise ValueError(f"{run}/config.json and meta.json must be JSON objects")
     if meta.get("trainer") != "ntuple":
@@ -262,7 +261,7 @@ def pack(
         "default": bool(default),
         "summary": summary or (
             f"{preset or 'custom'} n-tuple network, {len(net.stages) + 1} weight stage(s), "
-            f"{int(meta.get('games_done', 0)):,} training games."
+            f"{int(meta['progress'].get('games', 0)):,} training games."
         ),
         "agent": "ntuple",
         "file": {"name": path.name, "bytes": nbytes, "sha256": sha},
@@ -275,7 +274,7 @@ def pack(
         "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_EXPONENT},
         "training": {
             "command": command or command_of(cfg), "seed": cfg.get("seed"),
-            "games": int(meta.get("games_done", 0)), "train_seconds": float(meta.get("train_seconds", 0.0)),
+            "games": int(meta["progress"].get("games", 0)), "train_seconds": float(meta["progress"].get("time", 0.0)),
             "wall_seconds": wall_seconds, "machine": machine_text or machine(), "config": cfg,
         },
         "evaluation": evals,

@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from tqdm import tqdm
 
 from ai2048.engine.board import flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
@@ -34,21 +33,17 @@ from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
 from ai2048.train.kernels import exponents
 from ai2048.train.replay import NStep, ReplayMemory
+from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
-    Deadline,
-    GracefulStop,
-    Metrics,
-    finish_run,
     flushed_denormals,
+    load_checkpoint,
     load_weights,
     resolve_device,
     rng_state,
     save_model,
     set_rng_state,
     soft_update,
-    start_run,
     torch_save,
-    write_meta,
 )
 
 EXPLORATIONS = ("entropy", "lai_robbins", "torch_version", "greedy")
@@ -62,7 +57,7 @@ class DQNConfig:
     """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
 
     episodes: int = field(default=3000, metadata={"help": "training games to finish"})
-    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none); training stops at whichever budget ends first"})
+    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP + "; training stops at whichever budget ends first"})
     seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay sampling and network init"})
     num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels (seed 000: 1)"})
     replay_ratio: float = field(default=0.125, metadata={"help": "gradient steps per collected transition (seed 000: 1)"})
@@ -394,10 +389,15 @@ def td_loss(cfg: DQNConfig, policy: SeedNet, target: SeedNet, batch: dict[str, n
     return huber + 0.5 * cfg.l2_reg * l2, huber
 
 
+RESUMABLE = ("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads")
+"""Fields a resumed run may change; every other field must match the saved config."""
+
+
 def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
     out = Path(out)
-    cfg, ckpt = start_run(out, config, "dqn", resume, budget=("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
+    cfg, resumed = start(out, config, "dqn", resume, RESUMABLE)
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -414,9 +414,9 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     ep_actions = np.zeros((cfg.num_envs, 4), dtype=np.int64)
     ep_loss = np.zeros((cfg.num_envs, 2))  # sum, count
     ep_eps = np.zeros((cfg.num_envs, 2))
-    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
-    metrics = Metrics(out, cfg.tensorboard)
-    if ckpt is not None:
+    c: dict[str, Any] = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
+    if resumed:
+        ckpt = load_checkpoint(out / "checkpoint.pt", "dqn")
         load_weights(policy, spec, ckpt["net"], ckpt["policy"], str(out / "checkpoint.pt"))
         target.load_state_dict(ckpt["target"])
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -427,12 +427,14 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
         ep_reward, ep_actions, ep_loss, ep_eps = (ckpt["episode_acc"][k] for k in ("reward", "actions", "loss", "eps"))
         c = ckpt["counters"]
         set_rng_state(gen, ckpt["rng"])
-        metrics.truncate("episode", c["episodes"])
-    deadline = Deadline(cfg.duration, c["elapsed"])
+    loop = Loop(out, "dqn", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
+                tensorboard=cfg.tensorboard, progress=cfg.progress)
+    if resumed:
+        loop.metrics.truncate(c["episodes"])
     learn_start = max(cfg.learn_start, cfg.batch_size)
 
-    def checkpoint(status: str) -> None:
-        c["elapsed"] = deadline.elapsed
+    def save(status: str) -> None:
+        c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
             "format": 1, "trainer": "dqn", "net": spec, "policy": policy.state_dict(), "target": target.state_dict(),
             "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "nstep": nstep.pending,
@@ -440,20 +442,12 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},
         })
         save_model(out, "dqn", spec, policy, {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()})
-        metrics.flush()
-        write_meta(out, "dqn", "dqn", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
+        loop.write_meta(status, {"step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
+                                 "env_steps": c["env_steps"], "grad_steps": c["grad_steps"]}, {"net": spec})
 
     recent: list[int] = []
-    bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
-    last_ckpt = c["episodes"]
-    status = "completed"
-    with GracefulStop() as stop, flushed_denormals():
-        while c["episodes"] < cfg.episodes:
-            if stop.requested:
-                status = "interrupted"
-                break
-            if deadline.passed():
-                break
+    with loop, flushed_denormals():
+        while loop.running(c["episodes"]):
             prev = games.boards.copy()
             with torch.no_grad():
                 policy.eval()
@@ -491,24 +485,21 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             for i, game in zip(np.flatnonzero(st.done).tolist(), games.restart(st.done), strict=True):
                 c["episodes"] += 1
                 recent = (recent + [game["score"]])[-100:]
-                rec = {
+                loop.log({
                     "episode": c["episodes"], **game, "reward": float(ep_reward[i]),
                     "loss": float(ep_loss[i, 0] / ep_loss[i, 1]) if ep_loss[i, 1] else None,
                     "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)), "actions": ep_actions[i].tolist(),
-                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
-                }
-                metrics.log(rec, int(c["episodes"]), "episode")
+                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+                }, step=c["episodes"], games=c["episodes"])
                 ep_reward[i] = 0
                 ep_actions[i] = 0
                 ep_loss[i] = 0
                 ep_eps[i] = 0
-                bar.update(1)
+                loop.bar.update(1)
             if recent:
-                bar.set_postfix(mean100=f"{np.mean(recent):.0f}", steps=c["env_steps"], refresh=False)
-            if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
-                checkpoint("running")
-                last_ckpt = c["episodes"]
-    return finish_run(out, status, bar, checkpoint, metrics)
+                loop.bar.set_postfix(mean100=f"{np.mean(recent):.0f}", steps=c["env_steps"], refresh=False)
+            loop.checkpoint_every(c["episodes"], cfg.checkpoint_every, save)
+    return loop.finish(save, c["episodes"])
 
 
 TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS,

@@ -10,10 +10,10 @@ quarter turn with its policy target turned to match. Loss = ``policy_factor`` x 
 finished games; after it the learning rate decays by ``lr_decay_gamma``, optional greedy test
 games run, a metrics line is written and the run directory is checkpointed atomically.
 
-Run directory: ``config.json``, ``meta.json`` (agent "lazyzero"), ``metrics.jsonl`` (one line
-per epoch), ``model.pt`` (weights), ``checkpoint.pt`` (weights, optimiser, scheduler, replay,
-RNG). ``--resume`` continues from the last checkpoint; games in flight at that moment are
-replayed from fresh starts.
+Run directory (:mod:`ai2048.train.run`): ``config.json``, ``meta.json`` (agent "lazyzero"),
+``metrics.jsonl`` (one line per epoch) and ``tb/``, ``model.pt`` (weights), ``checkpoint.pt``
+(weights, optimiser, scheduler, replay, RNG, training time). ``--resume`` continues from the last
+checkpoint; games in flight at that moment are replayed from fresh starts.
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
-from ai2048.checkpoint import append_jsonl, atomic_write, read_json, truncate_jsonl, write_json
+from ai2048.checkpoint import atomic_write
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env, resolve_device
 from ai2048.nets.files import load_torch_file
 from ai2048.nets.resnet import (
@@ -43,14 +42,12 @@ from ai2048.nets.resnet import (
     ResNetConfig,
     count_parameters,
 )
-from ai2048.rules import RULES_VERSION
 from ai2048.search.lazyzero import choose_actions, lazy_search
 from ai2048.train import Trainer
 from ai2048.train.config import check_field_types
-from ai2048.train.torchrun import GracefulStop
+from ai2048.train.run import BUDGET_HELP, Loop, start
 
 CHECKPOINT = "checkpoint.pt"
-FORMAT = 1
 
 
 def _f(default: Any, help: str) -> Any:
@@ -92,20 +89,24 @@ class Config:
     env_backend: str = _f("auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)")
     threads: int = _f(1, "CPU threads for torch and numba")
     seed: int = _f(0, "seed of the games, the network's initialisation and all sampling")
-    max_minutes: float = _f(0.0, "stop (after saving) after this many minutes of this session; 0 = no limit")
+    duration: float = _f(0.0, BUDGET_HELP)
+    checkpoint_every: int = _f(1, "save a checkpoint every this many epochs (and at a stop)")
+    tensorboard: bool = _f(True, "also write TensorBoard logs when tensorboard is installed")
+    progress: bool = _f(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         check_field_types(self)
         self.network()
         positive = ("rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
-                    "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads")
+                    "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads",
+                    "checkpoint_every")
         for name in positive:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if isinstance(self.test_games, bool) or not isinstance(self.test_games, int) or self.test_games < 0:
             raise ValueError(f"test_games must be an int >= 0, got {self.test_games!r}")
-        for name in ("puct", "temperature", "lr", "momentum", "weight_decay", "policy_factor", "max_minutes"):
+        for name in ("puct", "temperature", "lr", "momentum", "weight_decay", "policy_factor", "duration"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {v!r}")
@@ -228,10 +229,14 @@ def _epoch_summary(games: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
+RESUMABLE = tuple(f.name for f in fields(Config) if f.name not in NETWORK_KEYS)
+"""Fields a resumed run may change: all but the network's sizes (the checkpoint holds its weights)."""
+
+
 class _Trainer:
     """State of one training session (kept in one object so the loop reads top to bottom)."""
 
-    def __init__(self, config: Config, out: Path, resume: bool) -> None:
+    def __init__(self, config: Config, out: Path, resumed: bool) -> None:
         self.cfg = config
         self.out = out
         self.device = resolve_device(config.device)
@@ -254,38 +259,21 @@ class _Trainer:
         self.epoch = 0
         self.episodes_in_epoch = 0
         self.episodes_total = 0
+        self.elapsed = 0.0
         self.games: list[dict[str, float]] = []
         self.losses: list[tuple[float, float, float, float]] = []
-        if resume:
+        if resumed:
             self._load()
+        self.loop = Loop(out, "lazyzero", total=config.epochs, done=self.epoch, elapsed=self.elapsed,
+                         duration=config.duration, unit="epoch", tensorboard=config.tensorboard,
+                         progress=config.progress)
+        if resumed:
+            self.loop.metrics.truncate(self.epoch)
         else:
-            self._start()
-
-    def _start(self) -> None:
-        if (self.out / CHECKPOINT).exists() or (self.out / "metrics.jsonl").exists():
-            raise ValueError(f"{self.out} already holds a run; pass --resume to continue it or choose another --out")
-        self.out.mkdir(parents=True, exist_ok=True)
-        write_json(self.out / "config.json", asdict(self.cfg))
-        self._write_meta()
+            self._write_meta("running")
 
     def _load(self) -> None:
-        ckpt_path = self.out / CHECKPOINT
-        if not ckpt_path.is_file():
-            raise FileNotFoundError(f"cannot resume: {ckpt_path} does not exist (start without --resume)")
-        saved = read_json(self.out / "config.json", "run config")
-        meta = read_json(self.out / "meta.json", "run meta")
-        if meta.get("agent") != "lazyzero":
-            raise ValueError(f"{self.out} holds a {meta.get('agent')!r} run, not a lazyzero run; choose another --out")
-        if meta.get("rules_version") != RULES_VERSION:
-            raise ValueError(f"{self.out} was trained under rules version {meta.get('rules_version')}, this is {RULES_VERSION}")
-        diff = [f"{k}: checkpoint {saved.get(k)!r} vs config {getattr(self.cfg, k)!r}"
-                for k in NETWORK_KEYS if saved.get(k) != getattr(self.cfg, k)]
-        if diff:
-            raise ValueError(
-                f"the checkpoint in {self.out} has another network than this config ({'; '.join(diff)}); "
-                "resume with the run's own preset/--set values or start a new --out"
-            )
-        ckpt = load_torch_file(ckpt_path, "LazyZero checkpoint (it may be truncated or corrupt)", self.device)
+        ckpt = load_torch_file(self.out / CHECKPOINT, "LazyZero checkpoint (it may be truncated or corrupt)", self.device)
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["optimizer"])
         self.sched.load_state_dict(ckpt["scheduler"])
@@ -294,33 +282,31 @@ class _Trainer:
         self.epoch = int(ckpt["epoch"])
         self.episodes_in_epoch = int(ckpt["episodes_in_epoch"])
         self.episodes_total = int(ckpt["episodes_total"])
+        self.elapsed = float(ckpt.get("elapsed", 0.0))  # checkpoints before train/run.py did not count time
         self.np_rng = np.random.default_rng([self.cfg.seed, self.episodes_total])
-        write_json(self.out / "config.json", asdict(self.cfg))
-        truncate_jsonl(self.out / "metrics.jsonl", lambda r: r.get("epoch", 0) <= self.epoch)
 
-    def _write_meta(self, finished: bool = False) -> None:
-        write_json(self.out / "meta.json", {
-            "agent": "lazyzero", "trainer": "lazyzero", "format": FORMAT, "rules_version": RULES_VERSION,
-            "parameters": count_parameters(self.model), "epochs_done": self.epoch,
-            "episodes": self.episodes_total, "finished": finished,
-        })
+    def _write_meta(self, status: str) -> None:
+        self.loop.write_meta(status, {"step": self.epoch, "games": self.episodes_total, "time": self.elapsed,
+                                      "episodes_in_epoch": self.episodes_in_epoch},
+                             {"parameters": count_parameters(self.model)})
 
-    def save(self, finished: bool = False) -> None:
+    def save(self, status: str) -> None:
         """Atomically write the weights, the full checkpoint and meta.json."""
         def dump(obj: Any) -> bytes:
             buf = io.BytesIO()
             torch.save(obj, buf)
             return buf.getvalue()
 
+        self.elapsed = self.loop.elapsed
         weights = dump(self.model.state_dict())
         ckpt = dump({
             "model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict(),
             "replay": self.replay.to_tensors(), "generator": self.generator.get_state(), "epoch": self.epoch,
-            "episodes_in_epoch": self.episodes_in_epoch, "episodes_total": self.episodes_total,
+            "episodes_in_epoch": self.episodes_in_epoch, "episodes_total": self.episodes_total, "elapsed": self.elapsed,
         })
         atomic_write(self.out / WEIGHTS, lambda f: f.write(weights))
         atomic_write(self.out / CHECKPOINT, lambda f: f.write(ckpt))
-        self._write_meta(finished)
+        self._write_meta(status)
 
     def train_step(self) -> None:
         """One gradient step on a rotated minibatch from the replay of games."""
@@ -364,15 +350,15 @@ class _Trainer:
     def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int,
                   stop: Callable[[], bool] | None = None) -> None:
         cfg = self.cfg
-        record: dict[str, Any] = {"epoch": self.epoch + 1, "episodes": self.episodes_total,
-                                  "lr": self.opt.param_groups[0]["lr"]}
-        record.update(_epoch_summary(self.games))
+        record: dict[str, Any] = {"epoch": self.epoch + 1, "lr": self.opt.param_groups[0]["lr"]}
+        summary = _epoch_summary(self.games)
+        record.update(epoch_games=summary.pop("games"), **summary)
         if self.losses:
             arr = np.array(self.losses)
             record.update(loss=float(arr[:, 0].mean()), policy_loss=float(arr[:, 1].mean()),
                           value_loss=float(arr[:, 2].mean()), policy_accuracy=float(arr[:, 3].mean()),
                           gradient_steps=len(self.losses))
-        record.update(seconds=seconds, moves_per_s=moves / max(seconds, 1e-9))
+        record.update(epoch_seconds=seconds, moves_per_s=moves / max(seconds, 1e-9))
         if cfg.test_games:
             try:
                 record.update(self.play_test(fused, stop))
@@ -384,30 +370,23 @@ class _Trainer:
         self.epoch += 1
         self.episodes_in_epoch = 0
         self.games, self.losses = [], []
-        append_jsonl(self.out / "metrics.jsonl", record)
-        self.save()
+        self.loop.log(record, step=self.epoch, games=self.episodes_total)
+        self.loop.checkpoint_every(self.epoch, cfg.checkpoint_every, self.save)
 
     def run(self) -> Path:
-        cfg = self.cfg
-        if self.epoch >= cfg.epochs:
-            return self.out
+        cfg, loop = self.cfg, self.loop
         env = make_batch_env(cfg.env_backend, cfg.num_envs, self.device, seed=cfg.seed + 7919 * self.episodes_total)
         n = cfg.num_envs
         ep_boards: list[list[int]] = [[] for _ in range(n)]
         ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
         fused = FusedPolicyValue(self.model)
-        start = time.monotonic()
-        epoch_start, epoch_moves = start, 0
-        total = cfg.epochs * cfg.episodes_per_epoch
-        bar = tqdm(total=total, initial=self.epoch * cfg.episodes_per_epoch + self.episodes_in_epoch,
-                   unit="game", desc="lazyzero", dynamic_ncols=True)
-        with GracefulStop() as stop:  # Ctrl-C or SIGTERM: save at the next move and stop
+        epoch_start, epoch_moves = time.monotonic(), 0
+        loop.bar.reset(total=cfg.epochs * cfg.episodes_per_epoch)  # a bar of games; the loop counts epochs
+        loop.bar.update(self.epoch * cfg.episodes_per_epoch + self.episodes_in_epoch)
+        loop.bar.unit = "game"
+        with loop:  # Ctrl-C or SIGTERM: save at the next move and stop
             try:
-                while self.epoch < cfg.epochs:
-                    if stop.requested:
-                        bar.write("lazyzero: stopped by a signal; saved, resume with --resume")
-                        self.save()
-                        break
+                while loop.running(self.epoch):
                     legal = env.legal_actions()
                     visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
                                             puct=cfg.puct, generator=self.generator)
@@ -427,34 +406,25 @@ class _Trainer:
                             self.games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
                             self.episodes_in_epoch += 1
                             self.episodes_total += 1
-                            bar.update(1)
+                            loop.bar.update(1)
                             if len(self.replay) >= cfg.replay_min_games:
                                 for _ in range(cfg.minibatches_per_update):
                                     self.train_step()
                                 trained = True
                         env.reset_terminated()
                         last = self.games[-20:]
-                        bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
-                                        tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
-                                        loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
+                        loop.bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
+                                             tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
+                                             loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
                     if trained:
                         fused = FusedPolicyValue(self.model)
                     if self.episodes_in_epoch >= cfg.episodes_per_epoch:
                         now = time.monotonic()
-                        self.end_epoch(fused, now - epoch_start, epoch_moves, stop=lambda: stop.requested)
+                        self.end_epoch(fused, now - epoch_start, epoch_moves, stop=lambda: loop.stopping)
                         epoch_start, epoch_moves = now, 0
-                    if cfg.max_minutes and time.monotonic() - start > 60 * cfg.max_minutes:
-                        bar.write(f"lazyzero: time limit of {cfg.max_minutes} min reached; saved, resume with --resume")
-                        self.save()
-                        break
-                else:
-                    self.save(finished=True)
-            except KeyboardInterrupt:
-                bar.write("lazyzero: interrupted; saving the last completed state (resume with --resume)")
-                self.save()
-            finally:
-                bar.close()
-        return self.out
+            except KeyboardInterrupt:  # a second Ctrl-C: save the last completed state all the same
+                loop.status = "interrupted"
+        return loop.finish(self.save, self.epoch)
 
 
 class StoppedInTestGames(Exception):
@@ -466,8 +436,10 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
     if not isinstance(config, Config):
         raise TypeError(f"config must be a lazyzero Config, got {type(config).__name__}")
     out = Path(out)
+    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
+    cfg, resumed = start(out, config, "lazyzero", resume, RESUMABLE)
     try:
-        return _Trainer(config, out, resume).run()
+        return _Trainer(cfg, out, resumed).run()
     except torch.OutOfMemoryError as e:
         raise ValueError(
             f"the batch does not fit in {config.device} memory (num_envs={config.num_envs}, "

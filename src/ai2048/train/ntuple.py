@@ -2,9 +2,10 @@
 
 One readable loop: build the network, then train in chunks of ``chunk`` games. Each chunk is one
 call of the Hogwild kernel (``workers`` threads playing their own games on shared weights);
-after it the loop logs seed 004's table to ``metrics.jsonl``, updates the progress bar and, every
-``checkpoint_every`` games, writes ``weights.npz`` (weights plus everything needed to continue:
-RNG states, restart pools, TC accumulators, games done) and ``meta.json`` atomically.
+after it the loop (:class:`ai2048.train.run.Loop`) logs seed 004's table to ``metrics.jsonl``,
+updates the progress bar and, every ``checkpoint_every`` games, writes ``weights.npz`` (weights plus
+everything needed to continue: RNG states, restart pools, TC accumulators, games done) and
+``meta.json`` atomically.
 ``--resume`` continues from the last checkpoint; with ``workers=1`` it reproduces the
 uninterrupted run exactly. Ctrl-C or SIGTERM stops within ``STOP_GAMES`` games, saves, and exits.
 
@@ -15,28 +16,27 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
-import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
-from ai2048.checkpoint import append_jsonl, read_json, truncate_jsonl, write_json
+from ai2048.checkpoint import write_json
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.hogwild import train_chunk
-from ai2048.ntuple.network import FORMAT, KINDS, Network, load_file
+from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.ntuple.stats import format_table, reach_rate, tile_table
-from ai2048.rules import RULES_VERSION
+from ai2048.rules import P_TWO
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
+from ai2048.train.run import BUDGET_HELP, Loop, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -49,7 +49,7 @@ STOP_GAMES = 200
 for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
 stopped chunk is logged and saved with the games it played."""
 
-_RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "seconds")
+RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
 """Fields a resumed run may change; every other field must match the saved config."""
 
 
@@ -103,10 +103,10 @@ class Config:
     restart_tile: int = field(
         default=13, metadata={"help": "exponent whose first appearance saves the board for restarts"}
     )
-    seconds: float = field(
-        default=0.0, metadata={"help": "stop after this much training time (0 = train all games)"}
+    duration: float = field(
+        default=0.0, metadata={"help": BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels"}
     )
-    p_two: float = field(default=0.9, metadata={"help": "probability a spawned tile is a 2"})
+    p_two: float = field(default=P_TWO, metadata={"help": "probability a spawned tile is a 2"})
     chunk: int = field(default=1000, metadata={"help": "games per metrics record (and per kernel call)"})
     checkpoint_every: int = field(default=10_000, metadata={"help": "games between checkpoints"})
     eval_games: int = field(
@@ -135,7 +135,7 @@ class Config:
         check_number("init_value", self.init_value)
         check_number("restart_prob", self.restart_prob, 0.0, 1.0)
         check_number("restart_tile", self.restart_tile, 1, 15, integer=True)
-        check_number("seconds", self.seconds, 0.0)
+        check_number("duration", self.duration, 0.0)
         check_number("p_two", self.p_two, 0.0, 1.0, low_open=True)
         check_number("chunk", self.chunk, 1, integer=True)
         check_number("checkpoint_every", self.checkpoint_every, 1, integer=True)
@@ -219,41 +219,6 @@ class _State:
         self.elapsed = float(arrays["train_elapsed"])
 
 
-def _save(out: Path, cfg: Config, st: _State) -> None:
-    """Checkpoint: weights and run state in one file (atomic), then meta.json."""
-    st.net.save(out / "weights.npz", **st.arrays())
-    write_json(
-        out / "meta.json",
-        {
-            "agent": "ntuple", "trainer": "ntuple", "format": FORMAT, "rules_version": RULES_VERSION,
-            "patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages),
-            "games_done": st.done, "games": cfg.games, "train_seconds": st.elapsed,
-        },
-    )
-
-
-def _check_resume(out: Path, cfg: Config) -> None:
-    if not out.is_dir():
-        raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
-    meta_path = out / "meta.json"
-    if not meta_path.is_file() or not (out / "config.json").is_file():
-        raise FileNotFoundError(f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory")
-    meta = read_json(meta_path, "run meta")
-    if meta.get("trainer") != "ntuple":
-        raise ValueError(f"cannot resume: {out} is a run of trainer {meta.get('trainer')!r}, not 'ntuple'")
-    saved = read_json(out / "config.json", "run config")
-    saved = saved.get("config", saved)
-    saved["stages"] = tuple(saved.get("stages", ()))
-    defaults = {f.name: f.default for f in dataclasses.fields(Config)}  # runs saved before a field existed
-    differ = [
-        f"{k} (saved {saved.get(k, defaults[k])!r}, now {v!r})"
-        for k, v in dataclasses.asdict(cfg).items()
-        if k not in _RESUMABLE and saved.get(k, defaults[k]) != v
-    ]
-    if differ:
-        raise ValueError(f"cannot resume {out} with different settings: {'; '.join(differ)}")
-
-
 def _init_network(cfg: Config) -> Network:
     """``--init``: the trained network a new run starts from, checked against the run's config.
 
@@ -310,15 +275,11 @@ def compile_kernels(cfg: Config) -> ModuleType:
 
 def run(config: Config, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
-    cfg = config
     out = Path(out)
-    if resume:
-        _check_resume(out, cfg)
-    elif (out / "config.json").exists() or (out / "weights.npz").exists():
-        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before compiling
+    src = _init_network(config) if config.init and not resume else None  # a wrong --init fails before any write
+    cfg, resumed = start(out, config, "ntuple", resume, RESUMABLE, checkpoint="weights.npz")
     compile_kernels(cfg)  # Network(...) below gets the same module, compiled
-    if resume:
+    if resumed:
         keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_e", "train_a", "train_done", "train_elapsed")
         net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
         if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
@@ -328,9 +289,7 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
         st = _State(cfg, net)
         st.restore(arrays, out / "weights.npz")
         del arrays
-        truncate_jsonl(out / "metrics.jsonl", lambda r: r.get("games", 0) <= st.done)
     else:
-        out.mkdir(parents=True, exist_ok=True)
         net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value)
         st = _State(cfg, net)
         if src is not None:  # a stage that already holds weights is not promoted over again
@@ -338,11 +297,20 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
             np.copyto(net.w, src.w)
             del src
             st.ready[1:] = [int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill)) for s in range(1, len(st.ready))]
-    write_json(out / "config.json", dataclasses.asdict(cfg))
-    if not resume:
-        _save(out, cfg, st)
-    _train(cfg, out, st)
-    if cfg.eval_games and (st.done >= cfg.games or 0 < cfg.seconds <= st.elapsed):
+    loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration, smoothing=0.1)
+    if resumed:
+        loop.metrics.truncate(st.done)
+
+    def save(status: str) -> None:
+        """Checkpoint: weights and run state in one file (atomic), then meta.json."""
+        st.net.save(out / "weights.npz", **st.arrays())
+        loop.write_meta(status, {"step": st.done, "games": st.done, "time": st.elapsed},
+                        {"patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages)})
+
+    if not resumed:
+        save("running")
+    _train(cfg, loop, st, save)
+    if cfg.eval_games and loop.status == "completed":
         res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers, p_two=cfg.p_two)
         write_json(out / "eval.json", {k: v for k, v in res.items()})
         print(format_table(res["tiles"]))
@@ -350,21 +318,13 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
     return out
 
 
-def _train(cfg: Config, out: Path, st: _State) -> None:
+def _train(cfg: Config, loop: Loop, st: _State, save: Callable[[str], None]) -> None:
+    """Chunks of ``chunk`` games until the run's games, its budget or a signal; one metrics record a chunk."""
     net = st.net
     w = cfg.workers
     buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
     buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
     alpha_f = cfg.alpha / net.features
-    stop = {"flag": False}
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        stop["flag"] = True
-
-    old = signal.signal(signal.SIGINT, on_sigint)
-    old_term = signal.signal(signal.SIGTERM, on_sigint)  # `kill PID` saves too (background jobs ignore SIGINT)
-    bar = tqdm(total=cfg.games, initial=st.done, unit="game", dynamic_ncols=True, smoothing=0.1)
-    last_ckpt = st.done
 
     def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
         """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop flag between
@@ -373,7 +333,7 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
         restarted = np.zeros(g, np.bool_)
         t0 = time.perf_counter()
         done = 0
-        while done < g and not (done and stop["flag"]):
+        while done < g and not (done and loop.stopping):
             n = min(g - done, STOP_GAMES * w)
             counts = np.array([n // w + (k < n % w) for k in range(w)], dtype=np.int64)
             part = slice(done, done + n)
@@ -386,40 +346,28 @@ def _train(cfg: Config, out: Path, st: _State) -> None:
             done += n
         return score[:done], tile[:done], moves[:done], restarted[:done], time.perf_counter() - t0, done
 
-    try:
-        while st.done < cfg.games and not stop["flag"]:
+    with loop:
+        while loop.running(st.done, elapsed=st.elapsed):
             score, tile, moves, restarted, dt, g = play(min(cfg.chunk, cfg.games - st.done))
             st.elapsed += dt
             st.done += g
             fresh = ~restarted
-            rec = {
-                "games": st.done, "seconds": round(st.elapsed, 3), "games_per_s": g / dt,
-                "moves_per_s": float(moves.sum()) / dt, "restarted": int(restarted.sum()),
+            loop.log({
+                "games_per_s": g / dt, "moves_per_s": float(moves.sum()) / dt, "restarted": int(restarted.sum()),
                 "score_mean": float(score[fresh].mean()) if fresh.any() else None,
                 "score_max": int(score[fresh].max()) if fresh.any() else None,
                 "score_min": int(score[fresh].min()) if fresh.any() else None,
                 "moves_mean": float(moves[fresh].mean()) if fresh.any() else None,
                 "tiles": tile_table(tile[fresh]) if fresh.any() else [],
-            }
-            append_jsonl(out / "metrics.jsonl", rec)
-            bar.update(g)
-            bar.set_postfix_str(
-                f"{g / dt:.0f} games/s {moves.sum() / dt / 1e6:.2f}M moves/s score {rec['score_mean'] or 0:.0f} "
+            }, step=st.done, games=st.done, time=st.elapsed)
+            loop.bar.update(g)
+            loop.bar.set_postfix_str(
+                f"{g / dt:.0f} games/s {moves.sum() / dt / 1e6:.2f}M moves/s score "
+                f"{float(score[fresh].mean()) if fresh.any() else 0:.0f} "
                 + " ".join(f"{t}:{reach_rate(tile[fresh], t):.0f}%" for t in (2048, 4096, 8192, 16384))
             )
-            if 0 < cfg.seconds <= st.elapsed:
-                stop["flag"] = True
-            if st.done - last_ckpt >= cfg.checkpoint_every or st.done >= cfg.games or stop["flag"]:
-                _save(out, cfg, st)
-                last_ckpt = st.done
-    finally:
-        bar.close()
-        signal.signal(signal.SIGINT, old)
-        signal.signal(signal.SIGTERM, old_term)
-    if 0 < cfg.seconds <= st.elapsed:
-        print(f"time budget of {cfg.seconds:.0f} s reached after {st.done} games; saved", flush=True)
-    elif stop["flag"]:
-        print(f"interrupted: saved after {st.done} games; continue with --resume", flush=True)
+            loop.checkpoint_every(st.done, cfg.checkpoint_every, save)
+    loop.finish(save, st.done)
 
 
 TRAINER = Trainer(

@@ -10,7 +10,11 @@ Adam step on the weighted L1 loss Σ_i |j|·k·|Ŷ_i − Y_i| / 4 (mean over mov
 
 Fixed seed bugs (see INVENTORY): the network trains on the same transformed inputs it plays on;
 ``game_weight`` applies to every epoch; ``random_games`` is a count; random games respect
-``cutoff``.
+``cutoff``. Each is also a named option (``seed002_raw_inputs``, ``seed002_first_weight_only``,
+``seed002_random_ignore_cutoff``), off by default, and so are the options of the seed's history
+(early 2020, ``pytorch_dev.ipynb`` and ``network.py`` before HEAD): ``game_weight="binary"`` (±1
+around the median, its default then), ``win_tile`` (the win split of j) and ``memory`` (a kept
+fraction of old training data instead of the rolling window).
 """
 
 from __future__ import annotations
@@ -24,30 +28,25 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from ai2048.nets import SeedNet, build_net
 from ai2048.rules import P_TWO
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.kernels import exponents, legal_masks, reset_boards, step_boards
+from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
-    Deadline,
-    GracefulStop,
-    Metrics,
-    finish_run,
     flushed_denormals,
+    load_checkpoint,
     load_weights,
     resolve_device,
     rng_state,
     save_model,
     set_rng_state,
-    start_run,
     torch_save,
-    write_meta,
 )
 
-GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums")
+GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums", "binary")
 MOVE_WEIGHTS = ("none", "nonzero", "linear_move_num", "exponential_move_num")
 
 
@@ -60,15 +59,20 @@ class PolicyConfig:
     lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
     batch_size: int = field(default=10, metadata={"help": "games the network plays per epoch"})
     forget_interval: int = field(default=30, metadata={"help": "epochs of games kept in the rolling training set"})
-    game_weight: str = field(default="scores", metadata={"help": "game metric for the median split and j: scores, max, log2_max, tile_sums"})
+    game_weight: str = field(default="scores", metadata={"help": "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score around the median (the seed's early default)"})
     move_weight: str = field(default="none", metadata={"help": "move weight k: none, nonzero, linear_move_num, exponential_move_num"})
     random_frac: float = field(default=0.0, metadata={"help": "fraction of the network's moves played uniformly at random"})
     random_games: int = field(default=0, metadata={"help": "uniformly random games added to each epoch's batch"})
     cutoff: int = field(default=0, metadata={"help": "end every game after this many moves (0 = play to the end; PoC: 20)"})
     epochs: int = field(default=1000, metadata={"help": "epochs to run (0 = until duration or target_score)"})
-    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none; the seed: 3 hours for the PoC)"})
+    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP + " (the seed: 3 hours for the PoC)"})
     target_score: float = field(default=0.0, metadata={"help": "stop once the mean network score over the last target_window epochs reaches this (0 = never; PoC: 87)"})
     target_window: int = field(default=1, metadata={"help": "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about ±1.4 points)"})
+    win_tile: int = field(default=0, metadata={"help": "seed 002's history win split: when a game in the set reached this tile, won games get j in [0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as the seed); 0 = off"})
+    memory: float = field(default=0.0, metadata={"help": "seed 002's history: train on this random fraction of the previous training moves plus the new batch (its memory=0.9) instead of the forget_interval window; 0 = the window"})
+    seed002_raw_inputs: bool = field(default=False, metadata={"help": "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25"})
+    seed002_first_weight_only: bool = field(default=False, metadata={"help": "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores"})
+    seed002_random_ignore_cutoff: bool = field(default=False, metadata={"help": "seed 002's bug: the random games play to the end whatever cutoff says"})
     seed: int = field(default=0, metadata={"help": "seed of games, move sampling and network init"})
     device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
     threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
@@ -88,6 +92,12 @@ class PolicyConfig:
         check_number("target_score", self.target_score, low=0)
         check_choice("game_weight", self.game_weight, GAME_WEIGHTS)
         check_choice("move_weight", self.move_weight, MOVE_WEIGHTS)
+        check_number("memory", self.memory, low=0, high=1)
+        check_number("win_tile", self.win_tile, low=0, integer=True)
+        if self.win_tile and (self.win_tile < 4 or self.win_tile & (self.win_tile - 1)):
+            raise ValueError(f"win_tile={self.win_tile} must be a power of two >= 4, or 0 for no win split")
+        if self.win_tile and self.game_weight == "binary":
+            raise ValueError("win_tile splits a graded game weight; game_weight='binary' has none (the seed ignored it too)")
         if self.epochs == 0 and self.duration == 0 and self.target_score == 0:
             raise ValueError("set at least one of epochs, duration or target_score, or the run never ends")
 
@@ -117,6 +127,29 @@ def game_weights(values: np.ndarray) -> np.ndarray:
     return j
 
 
+def binary_game_weights(scores: np.ndarray) -> np.ndarray:
+    """Seed 002's early default j (``game_penalty_type=None``, 2020-02): +1 above the median score, −1 at or below."""
+    v = np.asarray(scores, dtype=np.float64)
+    return np.where(v <= np.median(v), -1.0, 1.0)
+
+
+def win_split_weights(values: np.ndarray, won: np.ndarray) -> np.ndarray:
+    """Seed 002's history j when some game was won (``network.py`` at 512f57a): within the won games
+    j = 0.5 + (v − min)/(max − min)/2 ∈ [0.5, 1]; within the lost ones the same, negated, so the best
+    lost game gets −1 (as the seed has it); a group whose values are all equal gets ±0.5."""
+    v = np.asarray(values, dtype=np.float64)
+    j = np.ones_like(v)
+    for flag in (True, False):
+        sel = won == flag
+        if not sel.any():
+            continue
+        sub = v[sel]
+        span = sub.max() - sub.min()
+        part = (sub - sub.min()) / span / 2 + 0.5 if span > 0 else np.full(sub.shape, 0.5)
+        j[sel] = part if flag else -part
+    return j
+
+
 def move_weights(kind: str, n_moves: int, nonzero: np.ndarray | None = None) -> np.ndarray:
     """Seed 002's k for the moves of one game: none → 1, nonzero → #tiles/16, linear_move_num → linspace(0, 1, n),
     exponential_move_num → 1 − e^(−3x)."""
@@ -139,6 +172,12 @@ def labels(moves: np.ndarray, good: np.ndarray) -> np.ndarray:
     """[M] moves, [M] bool -> [M, 4] targets: one-hot M for good games, (1 − M)/3 for bad ones."""
     m = np.eye(4, dtype=np.float32)[moves]
     return np.where(good[:, None], m, (1.0 - m) / 3.0).astype(np.float32)
+
+
+def raw_values(exps: np.ndarray) -> np.ndarray:
+    """[M, 16] exponents -> float [M, 16] raw tile values (0 empty): the inputs seed 002 trained on by mistake."""
+    e = np.asarray(exps, dtype=np.int64)
+    return np.where(e > 0, np.left_shift(1, e), 0).astype(np.float32)
 
 
 def weighted_l1(probs: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -214,10 +253,20 @@ def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac:
     }
 
 
-def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(layouts [M, 16], labels [M, 4], weights |j|·k [M]) from the games held in the window."""
-    values = np.concatenate([game_metric(cfg.game_weight, b["scores"], b["max_exp"], b["tile_sums"]) for b in window])
-    j_all = game_weights(values)
+def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]], first: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layouts [M, 16], labels [M, 4], weights |j|·k [M]) from the games held in the window.
+
+    ``first``: the window holds the first epoch's games (``seed002_first_weight_only`` ranks later
+    ones by score).
+    """
+    kind = "scores" if cfg.seed002_first_weight_only and not first else cfg.game_weight
+    scores = np.concatenate([b["scores"] for b in window])
+    if kind == "binary":
+        j_all = binary_game_weights(scores)
+    else:
+        values = np.concatenate([game_metric(kind, b["scores"], b["max_exp"], b["tile_sums"]) for b in window])
+        won = np.concatenate([b["max_exp"] for b in window]) >= (cfg.win_tile.bit_length() - 1)
+        j_all = win_split_weights(values, won) if cfg.win_tile and won.any() else game_weights(values)
     xs, ys, ws = [], [], []
     offset = 0
     for b in window:
@@ -239,10 +288,15 @@ def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]]) -> tupl
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ws).astype(np.float32)
 
 
+RESUMABLE = ("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device", "threads")
+"""Fields a resumed run may change; every other field must match the saved config."""
+
+
 def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
     out = Path(out)
-    cfg, ckpt = start_run(out, config, "policy", resume, budget=("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
+    cfg, resumed = start(out, config, "policy", resume, RESUMABLE)
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -251,55 +305,62 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)
     window: deque[dict[str, np.ndarray]] = deque(maxlen=cfg.forget_interval)
+    memory: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (x, y, w) of the training moves, with cfg.memory
     c: dict[str, Any] = {"epoch": 0, "games": 0, "moves": 0, "elapsed": 0.0, "recent": []}
-    metrics = Metrics(out, cfg.tensorboard)
-    if ckpt is not None:
+    if resumed:
+        ckpt = load_checkpoint(out / "checkpoint.pt", "policy")
         load_weights(net, spec, ckpt["net"], ckpt["net_state"], str(out / "checkpoint.pt"))
         optimizer.load_state_dict(ckpt["optimizer"])
         window.extend(ckpt["window"])
+        memory = tuple(ckpt["memory"]) if ckpt.get("memory") is not None else None
         c = ckpt["counters"]
         set_rng_state(gen, ckpt["rng"])
-        metrics.truncate("epoch", c["epoch"])
-    deadline = Deadline(cfg.duration, c["elapsed"])
+    loop = Loop(out, "policy", total=cfg.epochs, done=c["epoch"], elapsed=c["elapsed"], duration=cfg.duration,
+                unit="epoch", tensorboard=cfg.tensorboard, progress=cfg.progress)
+    if resumed:
+        loop.metrics.truncate(c["epoch"])
 
-    def checkpoint(status: str) -> None:
-        c["elapsed"] = deadline.elapsed
+    def save(status: str) -> None:
+        c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
             "format": 1, "trainer": "policy", "net": spec, "net_state": net.state_dict(), "optimizer": optimizer.state_dict(),
-            "window": list(window), "counters": dict(c), "rng": rng_state(gen),
+            "window": list(window), "memory": None if memory is None else list(memory), "counters": dict(c),
+            "rng": rng_state(gen),
         })
         save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)})
-        metrics.flush()
-        write_meta(out, "policy", "policy", {k: c[k] for k in ("epoch", "games", "moves", "elapsed")}, status)
+        loop.write_meta(status, {"step": c["epoch"], "games": c["games"], "time": c["elapsed"], "moves": c["moves"]},
+                        {"net": spec})
 
-    bar = tqdm(total=cfg.epochs or None, initial=c["epoch"], disable=not cfg.progress, unit="epoch", dynamic_ncols=True)
-    status = "completed"
-    with GracefulStop() as stop, flushed_denormals():
-        while not cfg.epochs or c["epoch"] < cfg.epochs:
-            if stop.requested:
-                status = "interrupted"
-                break
-            if deadline.passed():
-                break
+    with loop, flushed_denormals():
+        while loop.running(c["epoch"]):
             epoch_seed = int(np.random.SeedSequence([cfg.seed, c["epoch"]]).generate_state(1)[0])
             net.eval()
             gen_state = gen.bit_generator.state
             try:
                 batch = play_games(net, cfg.batch_size, epoch_seed, cfg.cutoff, cfg.random_frac, gen, device,
-                                   stop=lambda: stop.requested)
+                                   stop=lambda: loop.stopping)
             except EpochStopped:  # abandon the epoch: the checkpoint holds the state before it, so a resume replays it
                 gen.bit_generator.state = gen_state
-                status = "interrupted"
+                loop.status = "interrupted"
                 break
             mean_score = float(batch["scores"].mean())
             if cfg.random_games:
-                rnd = play_games(None, cfg.random_games, epoch_seed ^ 0x5EED, cfg.cutoff, 0.0, gen, device)
+                cutoff = 0 if cfg.seed002_random_ignore_cutoff else cfg.cutoff
+                rnd = play_games(None, cfg.random_games, epoch_seed ^ 0x5EED, cutoff, 0.0, gen, device)
                 rnd["game"] = rnd["game"] + cfg.batch_size
                 batch = {k: np.concatenate([batch[k], rnd[k]]) for k in batch}
-            window.append(batch)
-            x, y, w = training_set(cfg, list(window))
+            if cfg.memory:  # the seed's history: a random `memory` share of the old moves, weights as computed then
+                x, y, w = training_set(cfg, [batch], first=c["epoch"] == 0)
+                if memory is not None:
+                    keep = gen.permutation(len(memory[0]))[: int(len(memory[0]) * cfg.memory)]
+                    x, y, w = (np.concatenate([old[keep], new]) for old, new in zip(memory, (x, y, w), strict=True))
+                memory = (x, y, w)
+            else:
+                window.append(batch)
+                x, y, w = training_set(cfg, list(window), first=c["epoch"] == 0)
             net.train()
-            loss = weighted_l1(net(net.encode(x).to(device)), torch.from_numpy(y).to(device), torch.from_numpy(w).to(device))
+            inputs = torch.from_numpy(raw_values(x)) if cfg.seed002_raw_inputs else net.encode(x)
+            loss = weighted_l1(net(inputs.to(device)), torch.from_numpy(y).to(device), torch.from_numpy(w).to(device))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -309,19 +370,18 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
             nb = cfg.batch_size
             c["recent"] = (c["recent"] + [mean_score])[-cfg.target_window :]
             rolling = float(np.mean(c["recent"]))
-            metrics.log({
+            loop.log({
                 "epoch": c["epoch"], "score": mean_score, "score_avg": rolling, "score_max": int(batch["scores"][:nb].max()),
                 "length": float(batch["lengths"][:nb].mean()), "max_tile": int(2 ** batch["max_exp"][:nb].max()),
                 "loss": loss.item(), "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
-                "train_moves": len(x), "games": c["games"], "time": round(deadline.elapsed, 3),
-            }, c["epoch"], "epoch")
-            bar.update(1)
-            bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}", refresh=False)
-            if c["epoch"] % cfg.checkpoint_every == 0:
-                checkpoint("running")
+                "train_moves": len(x),
+            }, step=c["epoch"], games=c["games"])
+            loop.bar.update(1)
+            loop.bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}", refresh=False)
+            loop.checkpoint_every(c["epoch"], cfg.checkpoint_every, save)
             if cfg.target_score and len(c["recent"]) == cfg.target_window and rolling >= cfg.target_score:
                 break
-    return finish_run(out, status, bar, checkpoint, metrics)
+    return loop.finish(save, c["epoch"])
 
 
 TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS, preset_help=PRESET_HELP)

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from ai2048.checkpoint import append_jsonl, truncate_jsonl
 from ai2048.nets import SeedNet, build_net
@@ -32,22 +31,18 @@ from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
 from ai2048.train.kernels import all_moves, exponents
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
+from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
     VALIDATION_SEED,
-    Deadline,
-    GracefulStop,
-    Metrics,
-    finish_run,
     flushed_denormals,
     greedy_mean_score,
+    load_checkpoint,
     load_weights,
     resolve_device,
     rng_state,
     save_model,
     set_rng_state,
-    start_run,
     torch_save,
-    write_meta,
 )
 
 
@@ -57,7 +52,7 @@ class QNetConfig:
 
     mode: str = field(default="q", metadata={"help": "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)"})
     episodes: int = field(default=2000, metadata={"help": "training games to finish"})
-    duration: float = field(default=0.0, metadata={"help": "wall-clock budget in seconds (0 = none)"})
+    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP})
     seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay and network init"})
     num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels"})
     replay_ratio: float = field(default=0.25, metadata={"help": "gradient steps per collected transition"})
@@ -197,10 +192,15 @@ def validate(cfg: QNetConfig, online: SeedNet, device: torch.device, best: dict[
     return score
 
 
+RESUMABLE = ("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads")
+"""Fields a resumed run may change; every other field must match the saved config."""
+
+
 def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
     out = Path(out)
-    cfg, ckpt = start_run(out, config, "qnet", resume, budget=("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads"))
+    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
+    cfg, resumed = start(out, config, "qnet", resume, RESUMABLE)
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -213,10 +213,10 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     games = BoardBatch(cfg.num_envs, cfg.seed)
     n = cfg.num_envs
     acc = {"actions": np.zeros((n, 4), dtype=np.int64), "loss": np.zeros((n, 2)), "eps": np.zeros(n)}
-    c = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0}
+    c: dict[str, Any] = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0}
     best: dict[str, Any] = {"score": None, "episode": 0, "state": None}
-    metrics = Metrics(out, cfg.tensorboard)
-    if ckpt is not None:
+    if resumed:
+        ckpt = load_checkpoint(out / "checkpoint.pt", "qnet")
         load_weights(online, spec, ckpt["net"], ckpt["online"], str(out / "checkpoint.pt"))
         best = ckpt.get("best", best)
         target.load_state_dict(ckpt["target"])
@@ -225,13 +225,15 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         games.load_state_dict(ckpt["games"])
         acc, c = ckpt["episode_acc"], {"validated": 0, **ckpt["counters"]}
         set_rng_state(gen, ckpt["rng"])
-        metrics.truncate("episode", int(c["episodes"]))
+    loop = Loop(out, "qnet", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
+                tensorboard=cfg.tensorboard, progress=cfg.progress)
+    if resumed:
+        loop.metrics.truncate(int(c["episodes"]))
         truncate_jsonl(out / "validation.jsonl", lambda r: r["episode"] <= c["episodes"])
-    deadline = Deadline(cfg.duration, c["elapsed"])
     learn_start = max(cfg.learn_start, cfg.batch_size)
 
-    def checkpoint(status: str) -> None:
-        c["elapsed"] = deadline.elapsed
+    def save(status: str) -> None:
+        c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
             "format": 1, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
             "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "games": games.state_dict(),
@@ -241,21 +243,15 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         if best["state"] is not None:
             played = build_net(spec)
             played.load_state_dict(best["state"])
-        save_model(out, "qnet", spec, played, {"config": dataclasses.asdict(cfg), "validation": {k: best[k] for k in ("score", "episode")}})
-        metrics.flush()
-        write_meta(out, "qnet", "qnet", {k: c[k] for k in ("episodes", "env_steps", "grad_steps", "elapsed")}, status)
+        validation = {k: best[k] for k in ("score", "episode")}
+        save_model(out, "qnet", spec, played, {"config": dataclasses.asdict(cfg), "validation": validation})
+        loop.write_meta(status, {"step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
+                                 "env_steps": c["env_steps"], "grad_steps": c["grad_steps"]},
+                        {"net": spec, "validation": validation})
 
     recent: list[int] = []
-    bar = tqdm(total=cfg.episodes, initial=c["episodes"], disable=not cfg.progress, unit="game", dynamic_ncols=True)
-    last_ckpt = c["episodes"]
-    status = "completed"
-    with GracefulStop() as stop, flushed_denormals():
-        while c["episodes"] < cfg.episodes:
-            if stop.requested:
-                status = "interrupted"
-                break
-            if deadline.passed():
-                break
+    with loop, flushed_denormals():
+        while loop.running(c["episodes"]):
             boards = games.boards.copy()
             after, rew, legal = all_moves(boards)
             r = centred_rewards(rew, legal, cfg.reward_scale)
@@ -300,22 +296,20 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 c["episodes"] += 1
                 recent = (recent + [game["score"]])[-100:]
                 loss_i = acc["loss"][i]
-                metrics.log({
+                loop.log({
                     "episode": c["episodes"], **game, "loss": float(loss_i[0] / loss_i[1]) if loss_i[1] else None,
                     "epsilon": float(acc["eps"][i] / max(game["length"], 1)), "actions": acc["actions"][i].tolist(),
-                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"], "time": round(deadline.elapsed, 3),
-                }, int(c["episodes"]), "episode")
+                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+                }, step=c["episodes"], games=c["episodes"])
                 acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
-                bar.update(1)
+                loop.bar.update(1)
             if cfg.validate_every and c["episodes"] - c["validated"] >= cfg.validate_every:
                 c["validated"] = c["episodes"]
                 validate(cfg, online, device, best, int(c["episodes"]), out)
             if recent:
-                bar.set_postfix(mean100=f"{np.mean(recent):.0f}", eps=f"{eps:.2f}", refresh=False)
-            if c["episodes"] - last_ckpt >= cfg.checkpoint_every:
-                checkpoint("running")
-                last_ckpt = c["episodes"]
-    return finish_run(out, status, bar, checkpoint, metrics)
+                loop.bar.set_postfix(mean100=f"{np.mean(recent):.0f}", eps=f"{eps:.2f}", refresh=False)
+            loop.checkpoint_every(c["episodes"], cfg.checkpoint_every, save)
+    return loop.finish(save, c["episodes"])
 
 
 TRAINER = Trainer("qnet", "Seed 003's 16-128-32-8 Q-network: RMSprop, MSE, centred rewards, prioritised replay (torch)", QNetConfig, run, PRESETS,

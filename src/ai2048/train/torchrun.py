@@ -1,32 +1,24 @@
-"""What every torch trainer needs around its loop: devices, run directories, checkpoints, metrics.
+"""What the torch trainers (dqn, qnet, policy) add to :mod:`ai2048.train.run`: devices, torch files.
 
-A run directory holds ``config.json``, ``meta.json`` (``"agent"`` names the agent that plays it),
-``metrics.jsonl``, ``checkpoint.pt`` (everything needed to resume) and ``model.pt`` (the network
-spec and weights an agent loads) and, when tensorboard is installed, ``tb/`` (TensorBoard scalars).
-Every file is written atomically (the TensorBoard event files are append-only logs).
+Their run directories hold, besides the files every run has, ``checkpoint.pt`` (everything needed
+to resume) and ``model.pt`` (the network spec and weights an agent loads). Both are written
+atomically and read with ``weights_only=True``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import shutil
-import signal
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from ai2048.checkpoint import append_jsonl, atomic_write, read_json, read_jsonl, truncate_jsonl, write_json
+from ai2048.checkpoint import atomic_write
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.files import load_torch_file, torch_bytes
-from ai2048.rules import RULES_VERSION
-from ai2048.train.config import diff_configs, make_config
 from ai2048.train.games import BoardBatch
 
 FORMAT = 1
@@ -69,43 +61,6 @@ def flushed_denormals() -> Iterator[bool]:
         yield ok
     finally:
         torch.set_flush_denormal(False)
-
-
-def start_run(out: Path, config: Any, trainer: str, resume: bool, budget: tuple[str, ...]) -> tuple[Any, dict[str, Any] | None]:
-    """Prepare ``out`` for a new run, or load its checkpoint for ``--resume``.
-
-    Returns the config to use and the checkpoint (None for a fresh run). On resume the saved
-    config is kept; only the ``budget`` fields (episodes, duration, ...) may differ, and the new
-    values are taken.
-    """
-    out = Path(out)
-    ckpt_path = out / "checkpoint.pt"
-    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    if not resume:
-        if ckpt_path.exists() or (out / "metrics.jsonl").exists():
-            raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-        out.mkdir(parents=True, exist_ok=True)
-        write_json(out / "config.json", dataclasses.asdict(config))
-        return config, None
-    if not out.is_dir():
-        raise FileNotFoundError(f"cannot resume: {out} does not exist")
-    meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").exists() else None
-    if meta is None or meta.get("trainer") != trainer:
-        found = "no meta.json" if meta is None else f"a {meta.get('trainer')!r} run"
-        raise ValueError(f"cannot resume {out} with trainer {trainer!r}: it holds {found}")
-    if not ckpt_path.is_file():
-        raise FileNotFoundError(f"cannot resume: {ckpt_path} does not exist (no checkpoint was saved yet)")
-    saved = make_config(type(config), **read_json(out / "config.json", "run config"))
-    asked = diff_configs(type(config)(), config)
-    conflicts = [k for k in asked if k not in budget and getattr(saved, k) != getattr(config, k)]
-    if conflicts:
-        raise ValueError(
-            f"cannot resume {out} with different settings ({', '.join(conflicts)}); "
-            f"only {', '.join(budget)} may change on resume"
-        )
-    merged = dataclasses.replace(saved, **{k: getattr(config, k) for k in asked if k in budget})
-    write_json(out / "config.json", dataclasses.asdict(merged))
-    return merged, load_checkpoint(ckpt_path, trainer)
 
 
 def torch_save(path: Path, obj: Any) -> None:
@@ -170,14 +125,6 @@ def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet
     return net.to(dev).eval(), payload
 
 
-def write_meta(out: Path, agent: str, trainer: str, progress: dict[str, Any], status: str) -> None:
-    """``meta.json``: the agent that plays this run, rules version, progress and status."""
-    write_json(
-        out / "meta.json",
-        {"agent": agent, "trainer": trainer, "rules_version": RULES_VERSION, "format": FORMAT, "status": status, "progress": progress},
-    )
-
-
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     """θ' ← (1 − τ) θ' + τ θ for parameters and float buffers (BatchNorm statistics); others are copied."""
     with torch.no_grad():
@@ -200,95 +147,6 @@ def set_rng_state(gen: np.random.Generator, state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-class Metrics:
-    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars in ``out/tb`` when tensorboard is installed.
-
-    Every numeric field of a record becomes a scalar of that name at ``step`` (the record's
-    episode or epoch); ``None``, booleans, lists and the step field itself are skipped. On resume
-    :meth:`truncate` drops the records written after the checkpoint and rebuilds ``tb/`` from the
-    records kept, so the event files hold each step once, exactly as ``metrics.jsonl``.
-    """
-
-    def __init__(self, out: Path, tensorboard: bool) -> None:
-        self.path = out / "metrics.jsonl"
-        self.tb_dir = out / "tb"
-        self.enabled = tensorboard and tensorboard_available()
-        self.writer: Any = None
-
-    def truncate(self, key: str, last: int) -> None:
-        """On resume: drop records written after the checkpoint (``record[key] > last``) and rebuild ``tb/``."""
-        truncate_jsonl(self.path, lambda r: r.get(key, 0) <= last)
-        if self.enabled:
-            shutil.rmtree(self.tb_dir, ignore_errors=True)
-            for record in read_jsonl(self.path) if self.path.exists() else []:
-                self._scalars(record, int(record[key]), key)
-
-    def log(self, record: dict[str, Any], step: int, step_key: str | None = None) -> None:
-        """Append ``record`` to the jsonl file and write its numeric fields (except ``step_key``) as scalars at ``step``."""
-        append_jsonl(self.path, record)
-        if self.enabled:
-            self._scalars(record, step, step_key)
-
-    def _scalars(self, record: dict[str, Any], step: int, step_key: str | None) -> None:
-        """One TensorBoard scalar per numeric field of ``record`` at ``step`` (the writer opens on first use)."""
-        if self.writer is None:
-            from torch.utils.tensorboard import SummaryWriter
-
-            self.writer = SummaryWriter(str(self.tb_dir))
-        for k, v in record.items():
-            if k != step_key and isinstance(v, (int, float)) and not isinstance(v, bool):
-                self.writer.add_scalar(k, v, step)
-
-    def flush(self) -> None:
-        """Write pending TensorBoard events (called with every checkpoint, so ``tb/`` keeps up with it)."""
-        if self.writer is not None:
-            self.writer.flush()
-
-    def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-
-
-def tensorboard_available() -> bool:
-    """True when ``torch.utils.tensorboard`` can be imported (the ``tensorboard`` package is installed)."""
-    try:
-        import torch.utils.tensorboard  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-class GracefulStop:
-    """Within ``with``: the first Ctrl-C (SIGINT) or SIGTERM sets ``requested`` so the loop saves and
-    stops at a clean point; a second one interrupts at once. (Background jobs ignore SIGINT, so
-    SIGTERM is how they are stopped.)"""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._old: dict[int, Any] = {}
-
-    def _handler(self, signum: int, frame: FrameType | None) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-
-    def __enter__(self) -> GracefulStop:
-        try:
-            for sig in self.SIGNALS:
-                self._old[sig] = signal.signal(sig, self._handler)
-        except ValueError:  # not the main thread: signals cannot reach us anyway
-            self._old = {}
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for sig, old in self._old.items():
-            signal.signal(sig, old)
-        self._old = {}
-
-
 VALIDATION_SEED = 1_000_003  # validation games: BoardBatch(games, seed + this), never the training or `ai2048 eval` games
 
 
@@ -308,28 +166,3 @@ def greedy_mean_score(values: Callable[[np.ndarray], np.ndarray], games: int, se
             if result[i] < 0:
                 result[i] = game["score"]
     return float(result.mean())
-
-
-class Deadline:
-    """Wall-clock budget in seconds (0 = none), counted across resumes via ``elapsed0``."""
-
-    def __init__(self, seconds: float, elapsed0: float = 0.0) -> None:
-        self.seconds = seconds
-        self.start = time.monotonic() - elapsed0
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.start
-
-    def passed(self) -> bool:
-        return self.seconds > 0 and self.elapsed >= self.seconds
-
-
-def finish_run(out: Path, status: str, bar: Any, checkpoint: Any, metrics: Metrics) -> Path:
-    """Close the progress bar, write the final checkpoint with ``status`` and the metrics; tell how to resume."""
-    bar.close()
-    checkpoint(status)
-    metrics.close()
-    if status == "interrupted":
-        print(f"interrupted: checkpoint saved in {out} (continue with --resume)")
-    return out
