@@ -58,8 +58,8 @@ LAYERS: dict[str, int] = {
 # one of them disappears, so this list cannot go stale.
 PENDING: dict[tuple[str, str], str] = {
     ("ai2048.envs.torch_env", "ai2048.agents.seed_actions"): (
-        "issue 16 item 2 (envs): SEED_ORDERS is rules data; torch_env should take it from "
-        "ai2048.rules.SEED_ORDERS"
+        "issue 16 item 2 (envs): torch_env should import SEED_ORDERS from ai2048.rules, where the "
+        "table now lives"
     ),
 }
 

@@ -38,3 +38,13 @@ ACTION_NAMES = tuple(a.name.lower() for a in Action)
 
 ACTION_CHARS = "urdl"
 """One letter per action, in action order: how records and evaluation results spell a game's moves."""
+
+SEED_ORDERS: dict[str, tuple[Action, ...]] = {
+    "000": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "001": (Action.LEFT, Action.DOWN, Action.RIGHT, Action.UP),
+    "002": (Action.UP, Action.LEFT, Action.DOWN, Action.RIGHT),
+    "003": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "004": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
+    "clockwise": (Action.UP, Action.RIGHT, Action.DOWN, Action.LEFT),
+}
+"""Each seed's action numbering: its action index -> our Action (``SEED_ORDERS["001"][0] is Action.LEFT``)."""

@@ -1,4 +1,4 @@
-"""The seeds' action orders, converted to :class:`ai2048.Action` in this one place.
+"""The seeds' action orders (``rules.SEED_ORDERS``), converted to :class:`ai2048.Action` here.
 
 Seed 000 numbers actions up, down, left, right; seed 001 left, down, right, up; seed 002 names
 keys w, a, s, d (up, left, down, right); seeds 003 and 004 use up, down, left, right. Agents that
@@ -12,17 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ai2048.rules import Action
-
-SEED_ORDERS: dict[str, tuple[Action, ...]] = {
-    "000": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
-    "001": (Action.LEFT, Action.DOWN, Action.RIGHT, Action.UP),
-    "002": (Action.UP, Action.LEFT, Action.DOWN, Action.RIGHT),
-    "003": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
-    "004": (Action.UP, Action.DOWN, Action.LEFT, Action.RIGHT),
-    "clockwise": (Action.UP, Action.RIGHT, Action.DOWN, Action.LEFT),
-}
-"""Each seed's action index -> our Action (``SEED_ORDERS["001"][0] is Action.LEFT``)."""
+from ai2048.rules import SEED_ORDERS, Action
 
 SEED002_KEYS = {"w": Action.UP, "a": Action.LEFT, "s": Action.DOWN, "d": Action.RIGHT}
 """Seed 002's key names."""
