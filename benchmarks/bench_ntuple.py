@@ -3,22 +3,27 @@
 **Speed** (default). Each setting trains ``--games`` games from an empty network with the
 trainer's own kernels (``ai2048.ntuple.hogwild.train_chunk``, the loop of ``ai2048 train
 ntuple``): 4x6 after-state TD(0) α = 0.1 and TC α = 1.0, backward and online updates, on 1 and
-2 Hogwild workers. Figures are moves per CPU-second of the whole process (all its threads), so a
-shared machine changes them less than wall-clock ones; a *move* is one action played, as
-TDL2048+ counts its "ops". Baselines measured in the same run:
+2 Hogwild workers. TC keeps its weights and accumulators as records (``Network.tc_arrays``;
+``--tc-layout separate`` for three arrays). Figures are moves per CPU-second of the whole process
+(all its threads), so a shared machine changes them less than wall-clock ones; a *move* is one
+action played, as TDL2048+ counts its "ops". The tables are allocated and zeroed before the clock
+starts. Baselines measured in the same run:
 
 * the same algorithm in numpy (vectorised features, one Python step per move);
 * moporgic/TDL2048+ (C++) when ``--tdl2048 PATH`` (or ``$TDL2048``) names its binary, built by
   you (this script never builds it): the same number of games with the matching options
   (``-tt backward`` for backward TD; its default mode for online TD; ``-a 1.0 coherence`` for TC;
-  ``-p 2`` for two threads), its CPU time taken from the kernel (``getrusage``), run right after
-  ours so both see the same load.
+  ``-p 2`` for two threads). Its CPU time is taken from the kernel (``getrusage``) less the CPU
+  of the same command training one game (its start-up: allocating and zeroing its tables, 0.3 to
+  1.8 CPU-s here), so both sides count the training loop only. Each of ``--repeat`` rounds runs
+  ours then TDL2048+ (alternating which goes first), so both see the same load; the table gives
+  medians and the ratio of the medians.
 
 **Memory** (``--memory``). Runs ``ai2048 train ntuple`` (one worker, ``--games`` games,
 checkpoints every chunk) for 4x6, 5x6 and 8x6, plain and TC, and reports each process's peak
 resident set (``ru_maxrss``) and its resident set after the first and the last chunk (growth).
 
-    python benchmarks/bench_ntuple.py [--games 3000] [--tdl2048 /path/to/2048]
+    python benchmarks/bench_ntuple.py [--games 3000] [--repeat 3] [--tdl2048 /path/to/2048]
     python benchmarks/bench_ntuple.py --memory [--games 2000]
 """
 
@@ -29,6 +34,7 @@ import contextlib
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,19 +57,35 @@ SETTINGS = (  # name, online, tc, alpha, TDL2048+ options
 )
 
 
-def train(net: Network, games: int, workers: int, seed: int, online: bool, tc: bool, alpha: float) -> tuple[float, int, float]:
+def tables(net: Network, tc: bool, layout: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Zeroed (w, E, A) for a run: TC records (views of one [table, 3] array) or separate arrays."""
+    net.w[:] = 0.0
+    if not tc:
+        one = np.zeros(1, np.float32)
+        return net.w, one, one
+    if layout == "records":
+        e, a = net.tc_arrays()
+    else:
+        e, a = np.zeros(net.w.size, np.float32), np.zeros(net.w.size, np.float32)
+    e[:] = 0.0
+    a[:] = 0.0
+    return net.w, e, a
+
+
+def train(
+    net: Network, games: int, workers: int, seed: int, online: bool, tc: bool, alpha: float, layout: str = "records"
+) -> tuple[float, int, float]:
     """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of the process)."""
+    w, e, a = tables(net, tc, layout)
     counts = np.array([games // workers + (i < games % workers) for i in range(workers)], dtype=np.int64)
     states = np.array([seed_state(seed + i)[0] for i in range(workers)], dtype=np.uint64)
     buf_b = np.zeros((workers, 1 << 18), np.uint64)
     buf_r = np.zeros((workers, 1 << 18), np.int64)
     pools = np.zeros((workers, 8), np.uint64)
-    e = np.zeros(net.w.size if tc else 1, np.float32)
-    a = np.zeros(net.w.size if tc else 1, np.float32)
     score, tile, moves = (np.zeros(games, np.int64) for _ in range(3))
     t0, c0 = time.perf_counter(), time.process_time()
     train_chunk(
-        net.k, counts, net.w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr,
+        net.k, counts, w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr,
         0, online, tc, False, alpha / net.features, 0.0, 0.9, states, buf_b, buf_r, pools,
         np.zeros(workers, np.int64), 15, 0.0, score, tile, moves, np.zeros(games, np.bool_),
     )
@@ -144,26 +166,40 @@ def speed(args: argparse.Namespace) -> None:
         sys.exit("--tdl2048 compares the 4x6 network only")
     for _, online, tc, alpha, _ in SETTINGS:  # compile or load every setting's kernels first
         t0 = time.perf_counter()
-        train(net, 1, 1, 0, online, tc, alpha)
+        train(net, 1, 1, 0, online, tc, alpha, args.tc_layout)
         print(f"kernels online={online} tc={tc}: {time.perf_counter() - t0:.1f} s (compile or cache load)", flush=True)
     base_dt, base_mv = NumpyTD(net).play(args.baseline_seconds, 7)
     base = base_mv / base_dt
     print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
-    print(f"each setting: {args.games} games from an empty network; M moves per CPU-second of the process")
+    print(f"each setting: {args.games} games from an empty network, {args.repeat} round(s); TC layout {args.tc_layout}")
+    print("M moves per CPU-second of the process, median of the rounds (TDL2048+: less its start-up CPU)")
     head = f"{'setting':<30}{'wall M/s':>9}{'M/CPU-s':>9}{'x numpy':>8}"
     if binary:
-        head += f"{'TDL2048+ M/CPU-s':>18}{'x TDL2048+':>11}"
+        head += f"{'TDL2048+ M/CPU-s':>18}{'x TDL2048+':>11}{'  ratio per round':<20}"
     print(head, flush=True)
     for name, online, tc, alpha, opts in SETTINGS:
+        startup = {}
         for workers in (1, 2):
-            net.w[:] = 0.0
-            dt, mv, cpu = train(net, args.games, workers, 100 + workers, online, tc, alpha)
-            per_cpu = mv / cpu
+            ours: list[tuple[float, float]] = []
+            theirs: list[float] = []
+            for r in range(args.repeat):
+                for who in ("ours", "theirs") if r % 2 == 0 else ("theirs", "ours"):
+                    if who == "ours":
+                        dt, mv, cpu = train(net, args.games, workers, 100 + workers + 10 * r, online, tc, alpha, args.tc_layout)
+                        ours.append((mv / dt, mv / cpu))
+                    elif binary:
+                        if workers not in startup:  # its start-up: one game with the same options
+                            startup[workers] = tdl2048(binary, 1, workers, opts)[2]
+                        _, tmv, tcpu = tdl2048(binary, args.games, workers, opts)
+                        theirs.append(tmv / max(tcpu - startup[workers], 1e-9))
+            wall = statistics.median(x for x, _ in ours)
+            per_cpu = statistics.median(y for _, y in ours)
             line = f"{args.patterns} {name}, {workers} worker(s)"
-            line = f"{line:<30}{mv / dt / 1e6:>9.2f}{per_cpu / 1e6:>9.2f}{per_cpu / base:>8.0f}"
+            line = f"{line:<30}{wall / 1e6:>9.2f}{per_cpu / 1e6:>9.2f}{per_cpu / base:>8.0f}"
             if binary:
-                tdt, tmv, tcpu = tdl2048(binary, args.games, workers, opts)
-                line += f"{tmv / tcpu / 1e6:>18.2f}{per_cpu / (tmv / tcpu):>11.2f}"
+                t_med = statistics.median(theirs)
+                rounds = " ".join(f"{o[1] / t:.2f}" for o, t in zip(ours, theirs, strict=True))
+                line += f"{t_med / 1e6:>18.2f}{per_cpu / t_med:>11.2f}  {rounds}"
             print(line, flush=True)
 
 
@@ -224,9 +260,14 @@ def main() -> None:
     p.add_argument("--patterns", default="4x6")
     p.add_argument("--games", type=int, default=3000, help="games trained per setting")
     p.add_argument("--baseline-seconds", type=float, default=10.0)
+    p.add_argument("--repeat", type=int, default=1, help="rounds per setting, ours and TDL2048+ alternating")
+    p.add_argument("--tc-layout", choices=("records", "separate"), default="records",
+                   help="TC state as (w, E, A) records (one cache line a feature) or three separate arrays")
     p.add_argument("--tdl2048", default="", help="path of a TDL2048+ binary (or $TDL2048) to run beside ours")
     p.add_argument("--memory", action="store_true", help="report peak RSS of training runs instead of speed")
     args = p.parse_args()
+    if args.repeat < 1 or args.games < 1:
+        p.error("--repeat and --games must be >= 1")
     if args.memory:
         memory(args)
     else:

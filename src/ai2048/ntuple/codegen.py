@@ -53,7 +53,7 @@ def _tree(terms: list[str]) -> str:
 
 
 def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -> str:
-    """Python source of ``features``, ``fsum``, ``fadd`` and ``ftc`` unrolled for ``tuples``."""
+    """Python source of ``features``, ``fsum``, ``fadd``, ``ftc`` and ``fprefetch`` unrolled for ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
@@ -87,6 +87,13 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         "def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: tuple, step: np.float32, err: np.float64) -> None:",
         '    """``_tc_step`` at every index of ``idx``."""',
         *[f"    _tc_step(w, e_acc, a_acc, idx[{i}], step, err)" for i in range(count)],
+        "",
+        "",
+        '@njit(cache=True, inline="always")',
+        "def fprefetch(w: np.ndarray, idx: tuple) -> None:",
+        '    """Start loading the weight at every index of ``idx`` (numba compiles a loop over a tuple',
+        '    into one indirect jump per element)."""',
+        *[f"    prefetch(w, idx[{i}])" for i in range(count)],
     ]
     return "\n".join(lines) + "\n"
 

@@ -21,8 +21,12 @@ GIL; the trainer runs one per thread, each updating the shared weights without l
 # (numba kernels mix Python and numpy scalar types that mypy cannot reconcile)
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from ai2048.engine.board import NIBBLE, flip, max_exponent, mirror, transpose
 from ai2048.engine.intrinsics import pext, prefetch  # noqa: F401 (pext: used by the generated feature code)
@@ -33,6 +37,29 @@ from ai2048.engine.spawn import empty_cells, new_board, next_spawn, spawn
 _NEG = -1.0e300
 AFTER = 0
 BEFORE = 1
+
+
+@intrinsic
+def unowned(typingctx: Any, arr: types.Array) -> Any:
+    """``unowned(a)``: the same array with no reference count (its meminfo pointer null).
+
+    Numba counts references to an array with atomic (``lock``) instructions where the array is
+    handed to or inlined into a function, several times a move in the move choice and the TD
+    step: each is a full memory fence that waits for the outstanding table reads, and with
+    Hogwild workers each also moves the shared table's meminfo cache line between the cores
+    (docs/ntuple.md).
+    The entry points take unowned views of their arguments, which the caller keeps alive for
+    the whole call; counting a null meminfo is a test and a branch.
+    """
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
+        return ary._getvalue()
+
+    return arr(arr), codegen
 
 
 @njit(cache=True, inline="always")
@@ -53,15 +80,32 @@ def _index(x: np.uint64, runs: np.ndarray, nr: int, k: int) -> int:
     return np.int64(idx)
 
 
+_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+_LANE_ONES = np.uint64(0x0101010101010101)
+_LANE_CARRY = np.uint64(0x1010101010101010)
+
+
+@njit(cache=True, inline="always")
+def reaches(b: np.uint64, t: int) -> bool:
+    """``max_exponent(b) >= t`` without a loop: the even and the odd cells spread one to a byte,
+    ``16 - t`` added to every byte carries into its bit 4 iff that cell holds ``t`` or more
+    (checked every move, where ``max_exponent``'s loop branches on every cell)."""
+    if t <= 0:
+        return True
+    if t >= 16:
+        return False
+    add = np.uint64(16 - t) * _LANE_ONES
+    lo = b & _LOW_NIBBLES
+    hi = (b >> np.uint64(4)) & _LOW_NIBBLES
+    return (((lo + add) | (hi + add)) & _LANE_CARRY) != np.uint64(0)
+
+
 @njit(cache=True, inline="always")
 def stage_of(b: np.uint64, stages: np.ndarray) -> int:
     """Stage of ``b``: how many of the stage tile exponents its largest tile has reached."""
-    if stages.size == 0:
-        return np.int64(0)
-    m = max_exponent(b)
     s = np.int64(0)
     for t in stages:
-        if m >= t:
+        if reaches(b, t):
             s += 1
     return s
 
@@ -112,6 +156,13 @@ def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: np.ndarray, st
     """:func:`_tc_step` at every index of ``idx``."""
     for i in idx:
         _tc_step(w, e_acc, a_acc, i, step, err)
+
+
+@njit(cache=True, inline="always")
+def fprefetch(w: np.ndarray, idx: np.ndarray) -> None:
+    """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.intrinsics`)."""
+    for i in idx:
+        prefetch(w, i)
 # </features>
 
 
@@ -132,11 +183,15 @@ def _features_of(x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray,
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
 
 
-@njit(cache=True, inline="always")
-def _prefetch(w: np.ndarray, idx: np.ndarray) -> None:
-    """Start loading every weight at ``idx`` (see :mod:`ai2048.engine.intrinsics`)."""
-    for i in idx:
-        prefetch(w, i)
+@njit(cache=True)
+def _nudge(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> None:
+    """:func:`_learn` without summing the updated weights, where nothing reads their value (online
+    after-state TD)."""
+    step = np.float32(alpha_f * err)
+    if tc:
+        ftc(w, e_acc, a_acc, idx, step, err)
+    else:
+        fadd(w, idx, step)
 
 
 @njit(cache=True)
@@ -264,7 +319,7 @@ def _after(
     if ok:
         x = downgrade(nb) if dg else nb
         idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
-        _prefetch(w, idx)
+        fprefetch(w, idx)
     else:
         idx = features(np.uint64(0), np.int64(0), runs, nruns, tbase)
     return nb, r, ok, idx
@@ -371,9 +426,14 @@ def play_game_train(
     prev_i = _features_of(prev, stages, table, runs, nruns, tbase)
     prev_r = np.int64(0)
     have_prev = False
-    saved = max_exponent(b) >= restart_tile
+    saved = reaches(b, restart_tile)
     while True:
+        need = False  # a move makes at most a tile one above the largest: only then can it open a stage
         if multistage:
+            for s in range(1, ready.size):
+                if ready[s] == 0 and reaches(b, stages[s - 1] - 1):
+                    need = True
+        if need:
             for a in range(4):
                 nb, _ = move(b, a)
                 s = stage_of(nb, stages)
@@ -385,7 +445,7 @@ def play_game_train(
         if kind == AFTER:
             if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features kept from the last move
                 if have_prev:
-                    _learn(prev_i, best - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
+                    _nudge(prev_i, best - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
                 prev_i = idx
                 have_prev = True
@@ -408,7 +468,7 @@ def play_game_train(
         b = spawn(nb, state, p_two)
         score += r
         moves += 1
-        if not saved and max_exponent(b) >= restart_tile:
+        if not saved and reaches(b, restart_tile):
             saved = True
             pool[pool_n[0] % pool.size] = b
             pool_n[0] += 1
@@ -429,10 +489,10 @@ def play_game_train(
             if t > 1:
                 x = buf_b[t - 2]
                 idx2 = _features_of(x, stages, table, runs, nruns, tbase)
-                _prefetch(w, idx2)
+                fprefetch(w, idx2)
                 if tc:
-                    _prefetch(e_acc, idx2)
-                    _prefetch(a_acc, idx2)
+                    fprefetch(e_acc, idx2)
+                    fprefetch(a_acc, idx2)
             if kind == AFTER:
                 vnew = _learn(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = buf_r[t] + (1.0 - lam) * vnew + lam * target
@@ -461,6 +521,9 @@ def train_worker(
     late-game boards; with probability ``restart_prob`` a game starts from one of them, Jaśkowski
     2018) belong to this worker. Game ``j`` writes its results at ``out_*[j]``.
     """
+    w, e_acc, a_acc, ready = unowned(w), unowned(e_acc), unowned(a_acc), unowned(ready)
+    runs, nruns, tbase, stages = unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
+    state, buf_b, buf_r, pool, pool_n = unowned(state), unowned(buf_b), unowned(buf_r), unowned(pool), unowned(pool_n)
     for j in range(count):
         have = min(pool_n[0], pool.size)
         restart = False
@@ -486,6 +549,7 @@ def play_games(
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_board: np.ndarray,
 ) -> None:
     """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning."""
+    w, runs, nruns, tbase, stages = unowned(w), unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
     for i in prange(states.size):
         st = states[i : i + 1]
         b = new_board(st, p_two)

@@ -70,6 +70,31 @@ class Network:
                     f"{len(st) + 1} stage(s), got {weights.dtype} {list(weights.shape)}"
                 )
             self.w = weights
+        self._records: np.ndarray | None = None
+
+    def tc_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Temporal-coherence accumulators ``(E, A)`` (Jaśkowski 2018) stored beside the weights.
+
+        The first call moves the weights into one float32 [table, 3] array of records
+        ``(w, E, A)`` (as TDL2048+ stores a TC weight), so a TC step reads and writes one cache line
+        per feature instead of three; :attr:`w` becomes its first column (a strided view: the
+        kernels take either layout) and E, A (zero) its others. Converting holds the old table
+        and the records at once (one table more than the records); later calls return the same
+        views. Save, load and :func:`read_into` convert between this layout and the file's
+        separate arrays.
+        """
+        if self._records is None:
+            rec = np.empty((self.w.size, 3), dtype=np.float32)
+            rec[:, 0] = self.w
+            rec[:, 1:] = 0.0
+            self.w = rec[:, 0]
+            self._records = rec
+        return self._records[:, 1], self._records[:, 2]
+
+    def contiguous_weights(self) -> np.ndarray:
+        """:attr:`w` as one contiguous array (a copy when TC records hold it): what the playing
+        kernels are compiled for, so evaluation after TC training does not compile a strided variant."""
+        return np.ascontiguousarray(self.w)
 
     @property
     def features(self) -> int:
@@ -124,22 +149,82 @@ STREAM_CHUNK = 1 << 20
 def save_streamed(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` as a compressed ``.npz`` (the format of ``np.savez_compressed``, read by
     ``np.load``) atomically, streaming each array into its zip member from views of its memory in
-    1 MiB pieces: a checkpoint of a 256 MiB table allocates about 1 MiB, not a copy of the table."""
+    1 MiB pieces: a checkpoint of a 256 MiB table allocates about 1 MiB, not a copy of the table.
+    A strided 1-d array (a column of :meth:`Network.tc_arrays`' records) is copied out 1 MiB at a
+    time, so the file holds the same separate arrays whatever the layout in memory."""
 
     def write(f: Any) -> None:
         with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
             for name, value in arrays.items():
                 a = np.asarray(value)
-                a = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
                 if a.dtype.hasobject:
                     raise ValueError(f"cannot save object array {name!r} without pickle")
+                strided = not a.flags.c_contiguous and a.ndim == 1
+                if not a.flags.c_contiguous and not strided:
+                    a = a.copy(order="C")  # (ascontiguousarray makes 0-d arrays 1-d)
                 with zf.open(f"{name}.npy", mode="w", force_zip64=True) as member:
                     np.lib.format.write_array_header_1_0(member, np.lib.format.header_data_from_array_1_0(a))
-                    raw = a.reshape(-1).view(np.uint8).data  # a view, not a copy
-                    for i in range(0, raw.nbytes, STREAM_CHUNK):
-                        member.write(raw[i : i + STREAM_CHUNK])
+                    if strided:
+                        step = max(1, STREAM_CHUNK // a.itemsize)
+                        for i in range(0, a.size, step):
+                            member.write(np.ascontiguousarray(a[i : i + step]).data)
+                    else:
+                        raw = a.reshape(-1).view(np.uint8).data  # a view, not a copy
+                        for i in range(0, raw.nbytes, STREAM_CHUNK):
+                            member.write(raw[i : i + STREAM_CHUNK])
 
     atomic_write(path, write)
+
+
+def _open_member(zf: zipfile.ZipFile, path: Path, name: str) -> tuple[Any, tuple[int, ...], np.dtype]:
+    """Open array ``name`` of an open ``.npz`` and read its ``.npy`` header: (stream, shape, dtype)."""
+    if f"{name}.npy" not in zf.namelist():
+        raise ValueError(f"weights file {path} lacks {name}")
+    member = zf.open(f"{name}.npy")
+    version = np.lib.format.read_magic(member)
+    if version not in ((1, 0), (2, 0)):
+        member.close()
+        raise ValueError(f"weights file {path} stores {name} in .npy format {version}, which this version cannot stream")
+    header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    shape, _, dtype = header(member)
+    return member, tuple(shape), dtype
+
+
+def read_shape(path: str | Path, name: str) -> tuple[int, ...]:
+    """Shape of array ``name`` in the ``.npz`` at ``path``, read from its header alone."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            member, shape, _ = _open_member(zf, path, name)
+            member.close()
+            return shape
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
+
+
+def read_into(path: str | Path, name: str, out: np.ndarray) -> None:
+    """Read array ``name`` of the ``.npz`` at ``path`` into ``out`` (any 1-d layout, e.g. a column
+    of :meth:`Network.tc_arrays`), 1 MiB at a time: resuming TC training fills its records without
+    holding a second copy of the table. The stored array must have ``out``'s dtype and length."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            member, shape, dtype = _open_member(zf, path, name)
+            with member:
+                if dtype != out.dtype or shape != out.shape or dtype.hasobject:
+                    raise ValueError(
+                        f"weights file {path} holds {name} as {dtype} {list(shape)}, expected "
+                        f"{out.dtype} {list(out.shape)}; it does not belong to this network"
+                    )
+                step = max(1, STREAM_CHUNK // out.itemsize)
+                for i in range(0, out.size, step):
+                    n = min(step, out.size - i)
+                    raw = member.read(n * out.itemsize)
+                    if len(raw) != n * out.itemsize:
+                        raise ValueError(f"weights file {path} is truncated inside {name}; restore it or retrain")
+                    out[i : i + n] = np.frombuffer(raw, dtype=out.dtype)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
+        raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
 
 
 def load_file(

@@ -31,8 +31,9 @@ def evaluate_greedy(
     board = np.zeros(games, np.uint64)
     numba.set_num_threads(max(1, min(workers, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
     t0 = time.perf_counter()
+    w = net.w if net.w.flags.c_contiguous else net.contiguous_weights()  # (TC records: a copy, one kernel variant)
     net.k.play_games(
-        states, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, KINDS.index(net.kind), p_two,
+        states, w, net.runs, net.nruns, net.tbase, net.stage_arr, KINDS.index(net.kind), p_two,
         downgrade, score, tile, moves, board,
     )
     dt = time.perf_counter() - t0
