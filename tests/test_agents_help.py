@@ -7,16 +7,22 @@ import sys
 
 import pytest
 
-from ai2048.agents import available, config_keys
+from ai2048.agents import available, base, config_keys
+from ai2048.agents.base import AgentSpec, _spec
 from ai2048.agents.option_help import OPTIONS, format_option_help, option_help
 from ai2048.cli import main
 
 _CLI = [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())"]
 
 
+def _package_agents() -> list[str]:
+    """The agents ai2048 registers itself (tests register more of their own)."""
+    return sorted(n for n in available() if _spec(n).target.startswith("ai2048."))
+
+
 def test_option_help__covers_exactly_the_keys_of_every_registered_agent() -> None:
-    assert set(OPTIONS) == set(available())
-    for name in available():
+    assert set(OPTIONS) == set(_package_agents())
+    for name in _package_agents():
         keys = list(config_keys(name))
         assert set(OPTIONS[name]) == set(keys), name
         rows = option_help(name)
@@ -38,7 +44,7 @@ def test_option_help__a_key_without_help_is_an_error_naming_it(monkeypatch) -> N
         option_help("greedy")
 
 
-@pytest.mark.parametrize("name", sorted(available()))
+@pytest.mark.parametrize("name", _package_agents())
 def test_cli_agents__prints_every_option_with_its_help(name: str, capsys) -> None:
     assert main(["agents", name]) == 0
     out = capsys.readouterr().out
@@ -59,3 +65,10 @@ def test_cli_agents__end_to_end_in_a_fresh_process() -> None:
     assert "evaluator=None" in run.stdout and "Python API only" in run.stdout
     bad = subprocess.run([*_CLI, "agents", "nope"], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "available agents" in bad.stderr
+
+
+def test_cli_agents__an_agent_registered_outside_the_package_lists_its_keys(capsys, monkeypatch) -> None:
+    spec = AgentSpec("test-help-plugin", "ai2048.agents.simple:RandomAgent", "a plugin without help lines")
+    monkeypatch.setitem(base._REGISTRY, "test-help-plugin", spec)
+    assert main(["agents", "test-help-plugin"]) == 0
+    assert "  seed=None" in capsys.readouterr().out

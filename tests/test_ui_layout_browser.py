@@ -18,7 +18,8 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install selenium")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install "
+                                                             "selenium")
 pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip install 'ai2048[ui]'")
 pytest.importorskip("uvicorn", reason="uvicorn comes with the 'ui' extra: pip install 'ai2048[ui]'")
 
@@ -26,7 +27,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 if not (CHROMIUM and CHROMEDRIVER):
     pytest.skip(
-        "headless browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium chromium-driver",
+        "headless browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium "
+        "chromium-driver",
         allow_module_level=True,
     )
 
@@ -42,7 +44,8 @@ SIZES = [(1100, 900), (390, 800)]  # the issue's desktop window, and a phone-siz
 GEOMETRY = """
 const cells = [...document.querySelectorAll('#board .cell')].map(c => c.getBoundingClientRect());
 const board = document.getElementById('board').getBoundingClientRect();
-return {cells: cells.map(r => [r.left, r.top, r.width, r.height]), board: [board.left, board.top, board.width, board.height],
+return {cells: cells.map(r => [r.left, r.top, r.width, r.height]),
+        board: [board.left, board.top, board.width, board.height],
         inner: [window.innerWidth, window.innerHeight], scroll: document.documentElement.scrollWidth,
         color: getComputedStyle(document.getElementById('message')).color,
         message: document.getElementById('message').getBoundingClientRect().height,
@@ -65,7 +68,8 @@ def browser(request):
     opts.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-dev-shm-usage",
-                 "--hide-scrollbars", "--force-device-scale-factor=1", f"--window-size={max(width, 500)},{height}"):
+                 "--hide-scrollbars", "--force-device-scale-factor=1",
+                 f"--window-size={max(width, 500)},{height}"):
         opts.add_argument(flag)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     # headless Chromium keeps windows at least 500 px wide: the viewport is set through DevTools

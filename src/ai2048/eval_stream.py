@@ -18,8 +18,10 @@ from typing import IO, Any
 from ai2048.checkpoint import read_jsonl
 
 STREAM_FORMAT = "ai2048.eval-games"
-_SAME = ("agent", "config", "seed", "p_two", "max_moves")
+_SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board")
 """Header fields a resumed evaluation must share with the stream (the number of games may grow)."""
+_ABSENT = {"end_on_full_board": False}
+"""What a header written before a field existed means by its absence."""
 
 
 def stream_path(out: str | Path) -> Path:
@@ -50,8 +52,8 @@ class GameStream:
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
             raise ValueError(f"cannot resume: {self.path} is not an ai2048 evaluation games file")
         head = lines[0]
-        differ = [f"{k}: file {head.get(k)!r}, now {self.header.get(k)!r}" for k in _SAME
-                  if _plain(head.get(k)) != _plain(self.header.get(k))]
+        differ = [f"{k}: file {head.get(k, _ABSENT.get(k))!r}, now {self.header.get(k, _ABSENT.get(k))!r}"
+                  for k in _SAME if _plain(head.get(k, _ABSENT.get(k))) != _plain(self.header.get(k, _ABSENT.get(k)))]
         if differ:
             raise ValueError(
                 f"cannot resume: {self.path} holds another evaluation ({'; '.join(differ)}); "

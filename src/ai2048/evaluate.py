@@ -11,6 +11,11 @@ shows the games as they finish. Ctrl-C (or SIGTERM) stops and keeps the finished
 an illegal move stops the run with an :class:`EvalError` that names the agent and the board and
 carries the result so far.
 
+By default a game runs until no move is legal (or ``max_moves``); ``goal_tile`` stops it when a
+tile reaches that value (seeds 000 and 003 stop at 2048) and ``end_on_full_board`` when the board
+is full, even if merges remain, or holds a 32768 (seed 004's ``end()``). Both are checked after
+each move and its spawn, as the seeds do.
+
 The summary is seed 004's table (tile, % of games reaching it, % ending on it) with Wilson 95%
 intervals, the score's mean ± standard error, median and max, moves per game, moves/s and time
 per move.
@@ -32,8 +37,9 @@ import numpy as np
 
 from ai2048.agents.base import make_agent
 from ai2048.checkpoint import read_json, write_json
+from ai2048.engine.board import count_empty, max_exponent
 from ai2048.game import Game, IllegalMoveError
-from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION
+from ai2048.rules import ACTION_CHARS, MAX_EXPONENT, P_TWO, RULES_VERSION
 from ai2048.stats import tile_table
 
 RESULT_FORMAT = "ai2048.eval-result"
@@ -55,9 +61,38 @@ def game_seeds(seed: int, games: int) -> list[int]:
     ]
 
 
+def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None, bool]:
+    """(goal_tile, end_on_full_board) checked: a power of two in 4..32768 or None, and a bool."""
+    if goal_tile is not None:
+        if isinstance(goal_tile, bool) or not isinstance(goal_tile, (int, np.integer)):
+            raise TypeError(f"goal_tile must be an integer tile value such as 2048, or None; got {goal_tile!r}")
+        g = int(goal_tile)
+        if g < 4 or g > 2**MAX_EXPONENT or g & (g - 1):
+            raise ValueError(f"goal_tile={g} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), "
+                             "or None to play to the end")
+        goal_tile = g
+    if not isinstance(end_on_full_board, (bool, np.bool_)):
+        raise TypeError(f"end_on_full_board must be True or False, got {end_on_full_board!r}")
+    return goal_tile, bool(end_on_full_board)
+
+
+def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bool:
+    """True when ``board`` (after a move and its spawn) ends the game by a seed's rule: a tile of at
+    least ``goal_tile``, or, with ``end_on_full_board``, no empty cell or a 32768 (seed 004)."""
+    if goal_tile is None and not end_on_full_board:
+        return False
+    b = np.uint64(board)
+    top = int(max_exponent(b))
+    if goal_tile is not None and top >= int(goal_tile).bit_length() - 1:
+        return True
+    return end_on_full_board and (int(count_empty(b)) == 0 or top >= MAX_EXPONENT)
+
+
 def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
-              name: str | None = None) -> dict[str, Any]:
-    """Play one game from ``Game(seed)`` to the end (or ``max_moves``); returns its record dict.
+              name: str | None = None, goal_tile: int | None = None,
+              end_on_full_board: bool = False) -> dict[str, Any]:
+    """Play one game from ``Game(seed)`` to the end (or ``max_moves``, ``goal_tile`` or a full board
+    with ``end_on_full_board``); returns its record dict.
 
     An illegal move raises ValueError naming the agent, the move and the board.
     """
@@ -75,6 +110,8 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
         except (IllegalMoveError, ValueError, TypeError) as e:
             raise ValueError(f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}") from e
         actions.append(ord(ACTION_CHARS[int(a)]))
+        if ends_early(g.board, goal_tile, end_on_full_board):
+            break
     return {
         "seed": int(seed),
         "score": int(g.score),
@@ -96,6 +133,8 @@ class EvalResult:
     games_requested: int
     p_two: float = P_TWO
     max_moves: int | None = None
+    goal_tile: int | None = None
+    end_on_full_board: bool = False
     records: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
@@ -138,6 +177,9 @@ class EvalResult:
         """The summary as text: a header line, the tile table, then the score and speed lines."""
         s = self.summary()
         head = f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  seed {self.seed}"
+        if self.goal_tile is not None or self.end_on_full_board:
+            rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
+            head += f"  ({', '.join(rules + (['end on a full board'] if self.end_on_full_board else []))})"
         if self.interrupted:
             head += "  (interrupted)"
         if self.error:
@@ -176,6 +218,8 @@ class EvalResult:
             "games_requested": self.games_requested,
             "p_two": self.p_two,
             "max_moves": self.max_moves,
+            "goal_tile": self.goal_tile,
+            "end_on_full_board": self.end_on_full_board,
             "interrupted": self.interrupted,
             "error": self.error,
             "wall_seconds": self.wall_seconds,
@@ -200,7 +244,8 @@ class EvalResult:
                 agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
                 p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
                 interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
-                workers=d["workers"],
+                workers=d["workers"], goal_tile=d.get("goal_tile"),  # absent in results from before the end rules
+                end_on_full_board=bool(d.get("end_on_full_board", False)),
             )
         except KeyError as e:
             raise ValueError(f"evaluation result {path} lacks the key {e}; it is truncated or from another tool") from e
@@ -220,17 +265,16 @@ def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(agent: Any, name: str, p_two: float, max_moves: int | None) -> None:
+def _init_worker(agent: Any, name: str, rules: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
-    _WORKER.update(agent=agent, name=name, p_two=p_two, max_moves=max_moves)
+    _WORKER.update(agent=agent, name=name, rules=rules)
 
 
 def _run_one(task: tuple[int, int]) -> tuple[int, dict[str, Any] | None, str | None]:
     i, s = task
     try:
-        rec = play_game(_WORKER["agent"], s, p_two=_WORKER["p_two"], max_moves=_WORKER["max_moves"],
-                        name=_WORKER["name"])
+        rec = play_game(_WORKER["agent"], s, name=_WORKER["name"], **_WORKER["rules"])
     except ValueError as e:
         return i, None, str(e)
     return i, rec, None
@@ -271,6 +315,8 @@ def evaluate(
     config: dict[str, Any] | None = None,
     p_two: float = P_TWO,
     max_moves: int | None = None,
+    goal_tile: int | None = None,
+    end_on_full_board: bool = False,
     backend: str = "local",
     address: str | None = None,
     done: dict[int, dict[str, Any]] | None = None,
@@ -287,6 +333,9 @@ def evaluate(
         config: the agent's config when ``agent`` is a name.
         p_two: spawn odds of the games.
         max_moves: stop each game after this many moves (None = play to the end).
+        goal_tile: stop a game when a tile reaches this value (seeds 000 and 003: 2048); None = never.
+        end_on_full_board: stop a game when the board is full even if merges remain, or holds a
+            32768 (seed 004's ``end()``); games with either rule are played by the Python loop.
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
@@ -302,9 +351,14 @@ def evaluate(
         max_moves = check_count("max_moves", max_moves, 1)
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
+    goal_tile, end_on_full_board = check_end_rules(goal_tile, end_on_full_board)
+    standard = goal_tile is None and not end_on_full_board  # the numba game loop knows the standard end only
+    rules: dict[str, Any] = {"p_two": p_two, "max_moves": max_moves, "goal_tile": goal_tile,
+                             "end_on_full_board": end_on_full_board}
     ag, name, cfg = _agent_and_name(agent, config)
     result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=p_two,
-                        max_moves=max_moves, workers=workers)
+                        max_moves=max_moves, goal_tile=goal_tile, end_on_full_board=end_on_full_board,
+                        workers=workers)
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
@@ -320,22 +374,23 @@ def evaluate(
 
             bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game", dynamic_ncols=True)
         if backend == "ray":
-            stream: Any = _ray_stream(ag, name, todo, p_two, max_moves, address)
-        elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
+            stream: Any = _ray_stream(ag, name, todo, rules, address)
+        elif backend == "local" and standard and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
             from ai2048.evaluate_fast import kernel_stream
 
             stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers)
         elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:  # one search per move
             from ai2048.evaluate_batch import batched_stream
 
-            stream = batched_stream(ag, name, todo, p_two, max_moves)
+            stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,
+                                    end_on_full_board=end_on_full_board)
         elif workers == 1:
-            stream = (_play_local(ag, name, i, s, p_two, max_moves) for i, s in todo)
+            stream = (_play_local(ag, name, i, s, rules) for i, s in todo)
         else:
             _warm_up(ag, p_two)
             methods = mp.get_all_start_methods()
             ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, p_two, max_moves))
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules))
             stream = pool.imap_unordered(_run_one, todo, chunksize=1)
         for i, rec, err in stream:
             if err is not None:
@@ -367,10 +422,10 @@ def evaluate(
     return result
 
 
-def _play_local(agent: Any, name: str, i: int, s: int, p_two: float,
-                max_moves: int | None) -> tuple[int, dict[str, Any] | None, str | None]:
+def _play_local(agent: Any, name: str, i: int, s: int,
+                rules: dict[str, Any]) -> tuple[int, dict[str, Any] | None, str | None]:
     try:
-        return i, play_game(agent, s, p_two=p_two, max_moves=max_moves, name=name), None
+        return i, play_game(agent, s, name=name, **rules), None
     except ValueError as e:
         return i, None, str(e)
 
@@ -390,7 +445,7 @@ def _warm_up(agent: Any, p_two: float) -> None:
     agent.act(g.board)
 
 
-def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
+def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any],
                 address: str | None) -> Any:
     """Yield (index, record, error) from one Ray task per game, as the tasks finish."""
     try:
@@ -403,7 +458,7 @@ def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float
 
     @ray.remote
     def task(agent: Any, i: int, s: int) -> tuple[int, dict[str, Any] | None, str | None]:
-        return _play_local(agent, name, i, s, p_two, max_moves)
+        return _play_local(agent, name, i, s, rules)
 
     pending = [task.remote(agent_ref, i, s) for i, s in todo]
     try:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.evaluate import ends_early
 from ai2048.game import Game, IllegalMoveError
 from ai2048.rules import ACTION_CHARS
 
@@ -45,11 +46,13 @@ class _Slot:
         }
 
 
-def batched_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float,
-                   max_moves: int | None) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+def batched_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None, *,
+                   goal_tile: int | None = None,
+                   end_on_full_board: bool = False) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Play the games ``todo`` = [(index, seed)], ``agent.games_in_flight`` at a time; yield (index, record, error).
 
-    A finished game's slot takes the next game. An illegal move yields an error naming the agent,
+    A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
+    a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal move yields an error naming the agent,
     the move and the board (as ``play_game``) and stops.
     """
     in_flight = getattr(agent, "games_in_flight", 1)
@@ -87,7 +90,8 @@ def batched_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: fl
                 return
             slot.actions.append(ord(ACTION_CHARS[int(a)]))
             slot.seconds += share
-            if g.is_over or (max_moves is not None and g.moves >= max_moves):
+            if (g.is_over or (max_moves is not None and g.moves >= max_moves)
+                    or ends_early(g.board, goal_tile, end_on_full_board)):
                 del slots[int(k)]
                 yield slot.index, slot.record(), None
         fill()

@@ -9,6 +9,10 @@ starts from the same seed and the choices are the agent's own, so the records (s
 max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
 time shared among its games by their moves.
 
+The kernels play the standard end only (no legal move, or ``max_moves``): ``evaluate`` plays
+games with a goal tile or seed 004's full-board end in the Python loop, so every path stops a game
+at the same move.
+
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
 so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
 read at every move, and the games already finished are kept.

@@ -98,9 +98,22 @@ def make_agent(name: str, **config: Any) -> Any:
     if unknown:
         valid = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k for k, v in keys.items())
         raise ValueError(f"agent {name!r} has no config key(s) {', '.join(unknown)}; valid keys: {valid}")
+    missing = [k for k, v in keys.items() if v is inspect.Parameter.empty and k not in config]
+    if missing:
+        raise ValueError(_missing_message(name, missing))
     agent = spec.factory()(**config)
     agent.name = name
     return agent
+
+
+def _missing_message(name: str, missing: list[str]) -> str:
+    """Why agent ``name`` cannot be built without ``missing`` and how to fix it (a network needs a run)."""
+    if missing == ["weights"]:
+        trainer = name.split("-")[0]  # dqn, qnet, policy, lazyzero (lazyzero-chance plays a lazyzero run)
+        return (f"agent {name!r} plays a trained network and needs its run directory: give the directory as the "
+                f"agent (ai2048 eval RUN_DIR) or --set weights=RUN_DIR; train one with `ai2048 train {trainer} "
+                f"--out RUN_DIR` (see `ai2048 train {trainer} --help`)")
+    return f"agent {name!r} needs the config key(s) {', '.join(missing)} (see `ai2048 agents {name}`)"
 
 
 def load_agent(path: str | Path, **overrides: Any) -> Any:

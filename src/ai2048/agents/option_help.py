@@ -28,10 +28,12 @@ class OptionHelp:
 _ORDERS = "'000', '001', '002', '003', '004' (a seed's action order) or 'clockwise'"
 ORDER = OptionHelp("tie-break order between moves of equal value: the first in this order wins",
                    "each seed's action numbering (agents/seed_actions.py)", _ORDERS)
-P_TWO_SEARCH = OptionHelp("probability of a 2 that the search assumes at spawns (the game's own odds are 0.9)",
+P_TWO_SEARCH = OptionHelp("probability of a 2 that the search assumes at spawns (the game's own odds are "
+                          "0.9)",
                           "2048 rules; seed 003's code spawns 2s only (1.0)", "a float in [0, 1]")
 SEED = OptionHelp("seed of the agent's own random stream (each game of an evaluation reseeds it)",
-                  "this toolkit (every random source takes a seed)", "an integer >= 0, or None for OS entropy")
+                  "this toolkit (every random source takes a seed)", "an integer >= 0, or None for OS "
+                                                                     "entropy")
 WEIGHTS_RUN = OptionHelp("the run directory of a trained network (its meta.json/config.json and weights)",
                          "this toolkit's `ai2048 train ...` output", "a path to a run directory (required)")
 DEVICE = OptionHelp("torch device the network runs on", "this toolkit",
@@ -54,7 +56,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     "reflex-seed003": {},
     "expectimax": {
         "depth": OptionHelp("moves (each followed by a spawn) searched ahead; 'adaptive' picks it per board "
-                            "from the number of distinct tiles", "nneonneo/2048-ai (adaptive rule); seed 003 uses 2",
+                            "from the number of distinct tiles", "nneonneo/2048-ai (adaptive rule); seed "
+                                                                 "003 uses 2",
                             "an integer >= 1 or 'adaptive'"),
         "time_budget": OptionHelp("seconds per move: deepen 1, 2, ... up to max_depth while time is left "
                                   "(overrides depth)", "iterative deepening, as seed 003's minimax",
@@ -70,12 +73,14 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "prob_cutoff": PROB_CUTOFF,
         "tt_bits": TT_BITS,
         "depth_offset": OptionHelp("with depth='adaptive': subtract this from nneonneo's depth rule",
-                                   "this toolkit (speed/strength trade)", "an integer (negative searches deeper)"),
+                                   "this toolkit (speed/strength trade)", "an integer (negative searches "
+                                                                          "deeper)"),
         "min_depth": OptionHelp("with depth='adaptive': the shallowest depth used", "this toolkit",
                                 "an integer >= 1, at most max_depth"),
         "max_depth": OptionHelp("the deepest depth: the adaptive rule's cap and time_budget's limit",
                                 "this toolkit", "an integer >= min_depth"),
-        "evaluator": OptionHelp("Python API only: a custom numba after-state evaluator replacing the heuristic "
+        "evaluator": OptionHelp("Python API only: a custom numba after-state evaluator replacing the "
+                                "heuristic "
                                 "(see ai2048.search.expectimax); not settable from the command line",
                                 "this toolkit", "a numba @njit function, or None for the built-in heuristic"),
         "data": OptionHelp("Python API only: the data tuple passed to a custom evaluator", "this toolkit",
@@ -88,7 +93,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     "expectimax-seed003": {
         "depth": OptionHelp("moves (each followed by a spawn) searched ahead", "seed 003: depth 2",
                             "an integer >= 1"),
-        "p_two": OptionHelp("probability of a 2 at chance nodes", "seed 003's text places a 2 or a 4; its code "
+        "p_two": OptionHelp("probability of a 2 at chance nodes", "seed 003's text places a 2 or a 4; its "
+                                                                  "code "
                             "(ParkerD559) 2s only: p_two=1.0", "a float in [0, 1]"),
         "prob_cutoff": PROB_CUTOFF,
         "tt_bits": TT_BITS,
@@ -96,33 +102,41 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     },
     "minimax": {
         "depth": OptionHelp("moves searched ahead (the tile placements between them are the adversary's); "
-                            "with time_limit the deepest allowed", "seed 003 (depth 4 plays best here: docs/search.md)",
+                            "with time_limit the deepest allowed", "seed 003 (depth 4 plays best here: "
+                                                                   "docs/search.md)",
                             "an integer >= 1, or None (no cap; needs time_limit)"),
         "time_limit": OptionHelp("seconds per move: deepen 1, 2, ... within it", "seed 003: 0.2 s per move",
                                  "a positive float, or None for a fixed depth"),
         "prune": OptionHelp("alpha-beta pruning (the same move, fewer nodes)", "seed 003: with and without "
                             "alpha-beta", "true or false"),
-        "fours": OptionHelp("the adversary may also place 4s", "seed 003 places 2s only (false)", "true or false"),
+        "fours": OptionHelp("the adversary may also place 4s", "seed 003 places 2s only "
+                                                               "(false)", "true or false"),
         "weights": OptionHelp("utility weights [smoothness, monotonicity, ln-empty, max4tile]",
                               "seed 003's minimax utility", "a list of 4 floats, or None for the seed's"),
         "order": ORDER,
     },
     "montecarlo": {
-        "playouts": OptionHelp("random playouts per legal first move; a move's value is their mean final score",
-                               "seed 002 part 3 (p-mckenzie/2048), budget per first move (about 4x the seed's "
+        "playouts": OptionHelp("random playouts per legal first move; a move's value is their mean final "
+                               "score",
+                               "seed 002 part 3 (p-mckenzie/2048), budget per first move (about 4x the "
+                               "seed's "
                                "simulation_size)", "an integer >= 1"),
-        "playouts_total": OptionHelp("the seed's budget instead: this many playouts in all, each starting with a "
+        "playouts_total": OptionHelp("the seed's budget instead: this many playouts in all, each starting "
+                                     "with a "
                                      "uniformly random legal move; moves no playout tried are not chosen",
                                      "seed 002 part 3: simulation_size (5, 20, 50, 100, 150 in its runs)",
                                      "an integer >= 1 (replaces playouts), or None"),
         "p_two": OptionHelp("probability of a 2 at the playouts' spawns", "2048 rules", "a float in [0, 1]"),
         "seed": SEED,
-        "order": OptionHelp("tie-break order between moves of equal mean", "seed 002 tries w, a, s, d", _ORDERS),
+        "order": OptionHelp("tie-break order between moves of equal mean", "seed 002 tries w, a, s, "
+                                                                           "d", _ORDERS),
     },
     "lazyzero": {
-        "weights": OptionHelp("the run directory written by `ai2048 train lazyzero`", "seed 001 (lowrollr/turbozero)",
+        "weights": OptionHelp("the run directory written by `ai2048 train "
+                              "lazyzero`", "seed 001 (lowrollr/turbozero)",
                               "a path to a run directory (required)"),
-        "rollouts": OptionHelp("policy rollouts per move", "seed 001: num_policy_rollouts (500 in its 2048 config)",
+        "rollouts": OptionHelp("policy rollouts per move", "seed 001: num_policy_rollouts (500 in its 2048 "
+                                                           "config)",
                                "an integer >= 1, or None for the run's test setting"),
         "depth": OptionHelp("rollout depth, counting the root's PUCT action", "seed 001: rollout_depth (3)",
                             "an integer >= 1, or None for the run's setting"),
@@ -138,7 +152,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     "lazyzero-random": {
         "rollouts": OptionHelp("rollouts per move", "seed 001's random_rollout_lazy_mcts baseline",
                                "an integer >= 1"),
-        "depth": OptionHelp("rollout depth, counting the root's action; leaves are scored by a random playout",
+        "depth": OptionHelp("rollout depth, counting the root's action; leaves are scored by a random "
+                            "playout",
                             "seed 001's baseline", "an integer >= 1"),
         "puct": OptionHelp("PUCT exploration constant C (priors are uniform)", "seed 001: puct_coeff",
                            "a float >= 0"),
@@ -151,21 +166,25 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     },
     "lazyzero-chance": {
         "weights": OptionHelp("the LazyZero run directory whose network guides the search",
-                              "seed 001's network; chance nodes as in Stochastic MuZero (Antonoglou et al. 2022)",
+                              "seed 001's network; chance nodes as in Stochastic MuZero (Antonoglou et al. "
+                              "2022)",
                               "a path to a run directory (required)"),
         "simulations": OptionHelp("MCTS simulations per move", "this toolkit", "an integer >= 1"),
-        "puct": OptionHelp("PUCT exploration constant", "AlphaZero (Silver et al. 2018)", "a finite float >= 0"),
+        "puct": OptionHelp("PUCT exploration constant", "AlphaZero (Silver et al. 2018)", "a finite float "
+                                                                                          ">= 0"),
         "device": DEVICE,
         "seed": SEED,
         "threads": SEARCH_THREADS,
         "games_in_flight": IN_FLIGHT,
     },
     "dqn": {
-        "weights": OptionHelp("the run directory written by `ai2048 train dqn`", "seed 000 (IsacPasianotto/2048-DRL)",
+        "weights": OptionHelp("the run directory written by `ai2048 train "
+                              "dqn`", "seed 000 (IsacPasianotto/2048-DRL)",
                               "a path to a run directory (required)"),
         "device": DEVICE,
         "threads": THREADS,
-        "policy": OptionHelp("'greedy' plays the best legal Q; 'entropy' samples softmax(Q·α·log(t+1)) over legal "
+        "policy": OptionHelp("'greedy' plays the best legal Q; 'entropy' samples softmax(Q·α·log(t+1)) over "
+                             "legal "
                              "moves with the training's action counts t, as seed 000 tested", "seed 000: "
                              "kind_action='entropy' is stochastic at test time", "'greedy' or 'entropy'"),
         "seed": OptionHelp("seed of the 'entropy' policy's draws", "this toolkit",
@@ -184,12 +203,15 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "threads": THREADS,
     },
     "ntuple": {
-        "weights": OptionHelp("the run directory of `ai2048 train ntuple` (or its weights.npz or a .ntz file)",
+        "weights": OptionHelp("the run directory of `ai2048 train ntuple` (or its weights.npz or a .ntz "
+                              "file)",
                               "seed 004 (TD learning of n-tuple networks, Szubert & Jaśkowski 2014)",
                               "a path, or None to play a shipped network (model)"),
-        "depth": OptionHelp("1 = greedy on the network's values; >= 2 = expectimax with the network at the leaves",
+        "depth": OptionHelp("1 = greedy on the network's values; >= 2 = expectimax with the network at the "
+                            "leaves",
                             "seed 004 plays 1-ply; deeper search as in Yeh et al. 2016", "an integer >= 1"),
-        "downgrade": OptionHelp("tile-downgrading for boards holding a 32768", "Guei et al. 2022", "true or false"),
+        "downgrade": OptionHelp("tile-downgrading for boards holding a 32768", "Guei et al. "
+                                                                               "2022", "true or false"),
         "prob_cutoff": PROB_CUTOFF,
         "tt_bits": TT_BITS,
         "p_two": OptionHelp("probability of a 2 assumed by before-state values and the search",
@@ -197,7 +219,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "patterns": OptionHelp("the pattern set the weights must have (a mismatch is an error)",
                                "seed 004's 4x6 tuples and others (`ai2048 train ntuple --help`)",
                                "a pattern-set name, or None to accept the file's"),
-        "model": OptionHelp("a shipped network's name (see `ai2048 models`)", "this toolkit's trained networks",
+        "model": OptionHelp("a shipped network's name (see `ai2048 models`)", "this toolkit's trained "
+                                                                              "networks",
                             "a name, or None for the default one (only without weights)"),
         "models_dir": OptionHelp("the folder to look shipped networks up in", "this toolkit",
                                  "a path, or None for the package's (or $AI2048_MODELS)"),
@@ -210,7 +233,11 @@ def option_help(name: str) -> list[dict[str, Any]]:
     """Agent ``name``'s options in signature order: key, default (None and ``required`` when there is
     none), what, source, allowed. Unknown agents raise as :func:`make_agent` does."""
     keys = config_keys(name)
-    table = OPTIONS.get(name, {})
+    if name not in OPTIONS:  # registered outside the package (a plugin or a test): no help to show
+        return [{"key": k, "default": None if d is inspect.Parameter.empty else d,
+                 "required": d is inspect.Parameter.empty, "what": "", "source": "", "allowed": ""}
+                for k, d in keys.items()]
+    table = OPTIONS[name]
     missing = [k for k in keys if k not in table]
     if missing:
         raise KeyError(f"agent {name!r} has no help for option(s) {', '.join(missing)} (add them to OPTIONS)")
@@ -231,6 +258,9 @@ def format_option_help(name: str) -> str:
         lines.append("no options")
     for row in rows:
         head = f"{row['key']} (required)" if row["required"] else f"{row['key']}={row['default']!r}"
+        if not row["what"]:
+            lines.append(f"  {head}")
+            continue
         lines.append(f"  {head}  allowed: {row['allowed']}")
         lines.append(f"      {row['what']} [from: {row['source']}]")
     return "\n".join(lines)

@@ -21,6 +21,12 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
                    help="parallel workers (default 1): threads for agents that play whole games in numba, "
                    "else processes")
     p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
+    p.add_argument("--goal-tile", type=int, default=None, metavar="N",
+                   help="stop a game when a tile reaches N, a power of two in 4..32768 (seeds 000 and 003 stop "
+                   "at 2048); default: play until no move is legal")
+    p.add_argument("--end-on-full-board", action="store_true",
+                   help="stop a game when the board is full even if merges remain, or holds a 32768 (seed 004's "
+                   "end rule); default: play until no move is legal")
     p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -60,6 +66,11 @@ def check_eval_arguments(args: argparse.Namespace) -> None:
     check_range("--seed", args.seed, 0)
     check_range("--max-moves", args.max_moves, 1)
     check_range("--p-two", args.p_two, 0.0, 1.0)
+    if args.goal_tile is not None:
+        g = args.goal_tile
+        if g < 4 or g > 32768 or g & (g - 1):
+            raise ValueError(f"--goal-tile {g} must be a power of two in 4..32768 (e.g. 2048); leave it out to "
+                             "play every game to the end")
 
 
 def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
@@ -76,7 +87,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     done = None
     if stream_to is not None:
         stream = GameStream(stream_to, {"agent": name, "config": cfg, "seed": args.seed, "p_two": args.p_two,
-                                        "max_moves": args.max_moves, "games_requested": args.games})
+                                        "max_moves": args.max_moves, "games_requested": args.games,
+                                        "goal_tile": args.goal_tile, "end_on_full_board": args.end_on_full_board})
         if resume:
             done = stream.load()
             print(f"resuming: {len(done)} finished game(s) kept from {stream_to}", file=sys.stderr)
@@ -89,7 +101,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     try:
         result = evaluate(
             agent, games=args.games, seed=args.seed, workers=args.workers, progress=not args.no_progress,
-            p_two=args.p_two, max_moves=args.max_moves, backend=args.backend, address=args.address,
+            p_two=args.p_two, max_moves=args.max_moves, goal_tile=args.goal_tile,
+            end_on_full_board=args.end_on_full_board, backend=args.backend, address=args.address,
             done=done, on_game=stream.write if stream is not None else None,
         )
     finally:
