@@ -2,22 +2,76 @@
 OpenSpiel's and pgx's 2048 when they are installed (``pip install 'ai2048[bench]'``).
 
 Each figure is printed with its ratio against a baseline measured in the same run.
+``--sweep`` instead times the batch core alone (``GameBatch.step``, random legal actions) at
+several batch sizes, serial kernel (thread CPU time) against parallel kernel (wall clock), the
+figures behind ``PARALLEL_MIN_GAMES``.
 
-    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096]
+    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096] [--sweep]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import time
+
+import numba
+import numpy as np
 
 from ai2048 import bench
+from ai2048.bench.kernels import pick_legal
+from ai2048.engine.rng import seed_state
+from ai2048.envs.batch import GameBatch
+
+
+def batch_rate(n: int, parallel: bool, seconds: float) -> tuple[float, float]:
+    """(steps/s, cores got) of ``GameBatch.step`` on ``n`` games with random legal actions."""
+    games = GameBatch(n, seed=0, parallel=parallel)
+    games.reset()
+    actions = np.zeros(n, dtype=np.int64)
+    state = seed_state(1)
+
+    def run(iters: int) -> None:
+        for _ in range(iters):
+            pick_legal(games.masks, state, actions)
+            out = games.step(actions)
+            games.autoreset_next(out.terminated)
+
+    run(5)  # compile or load from the cache
+    iters = max(1, 2_000_000 // n)
+    best, got = 0.0, 0.0
+    end = time.perf_counter() + seconds
+    while True:
+        w, c, t = time.perf_counter(), time.process_time(), time.thread_time()
+        run(iters)
+        wall = time.perf_counter() - w
+        rate = iters * n / (wall if parallel else max(time.thread_time() - t, 1e-9))
+        if rate > best:
+            best, got = rate, (time.process_time() - c) / wall
+        if time.perf_counter() > end:
+            return best, got
+
+
+def sweep(seconds: float) -> None:
+    threads = numba.get_num_threads()
+    print(f"{'N':>7} {'serial (CPU time)':>18} {f'parallel, {threads} threads (wall)':>30} {'ratio':>6}  cores got")
+    for n in (64, 256, 1024, 4096, 16384, 65536):
+        serial, _ = batch_rate(n, False, seconds)
+        par, got = batch_rate(n, True, seconds)
+        print(f"{n:>7} {bench.fmt_rate(serial, 'steps/s'):>18} {bench.fmt_rate(par, 'steps/s'):>30} "
+              f"{par / serial:>5.2f}x  {got:.2f}")
+    print(f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs)")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=2.0, help="time budget per measurement")
     p.add_argument("--num-envs", type=int, default=4096, help="envs in the make_vec measurement")
+    p.add_argument("--sweep", action="store_true", help="time the batch core serial vs parallel at several N")
     args = p.parse_args()
+    if args.sweep:
+        sweep(args.seconds)
+        return
     figs = bench.run(
         ["gym", "vector"], seconds=args.seconds, num_envs=args.num_envs, games=200, progress=print
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import time
 
+import numba
 import numpy as np
 import torch
 
@@ -23,9 +24,9 @@ from ai2048.envs.torch_env import EngineBatch, TorchEnv2048
 def numba_steps_per_s(n: int, seconds: float) -> float:
     boards = np.zeros(n, dtype=np.uint64)
     rng = np.random.SeedSequence(0).generate_state(n, np.uint64)
-    batch_reset(boards, rng, 0.9, np.ones(n, dtype=np.bool_))
     out = [np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_), np.zeros((n, 4), np.bool_),
            np.zeros(n, np.uint8), np.zeros(n, np.int64), np.zeros((n, 4, 4), np.uint8)]
+    batch_reset(boards, rng, 0.9, np.ones(n, dtype=np.bool_), *out[3:], numba.get_num_threads())
     gen = np.random.default_rng(0)
     batch_step(boards, gen.integers(0, 4, n), rng, 0.9, *out)  # compile outside the clock
     steps, t0 = 0, time.perf_counter()
@@ -34,7 +35,7 @@ def numba_steps_per_s(n: int, seconds: float) -> float:
         batch_step(boards, pick, rng, 0.9, *out)
         done = np.asarray(~out[3].any(1), dtype=np.bool_)
         if done.any():
-            batch_reset(boards, rng, 0.9, done)
+            batch_reset(boards, rng, 0.9, done, *out[3:], numba.get_num_threads())
         steps += n
     return steps / (time.perf_counter() - t0)
 

@@ -1,13 +1,14 @@
-"""The batch kernels (``prange`` over ``uint64[N]``) equal the single-board kernels board by board."""
+"""The batch kernels (serial and ``prange`` over ``uint64[N]``) equal the single-board kernels board by board."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai2048 import engine
-from ai2048.engine.batch import batch_observe, batch_reset
+from ai2048.engine.batch import batch_observe, batch_observe_serial, batch_reset, batch_reset_serial
 from ai2048.engine.moves import log2_reward
 from ai2048.engine.spawn import spawn
 
@@ -97,11 +98,16 @@ def test_batch_step__equals_move_then_spawn_with_the_same_states():
         assert out["masks"][i].tolist() == [bool(bits >> k & 1) for k in range(4)]
 
 
-def test_batch_observe__matches_board():
+@pytest.mark.parametrize("chunks", [0, 1, 3, 1000])
+def test_batch_observe__matches_board(chunks):
     boards = _played_boards(40, 5)
     n = boards.shape[0]
     out = _step_outputs(n)
-    batch_observe(boards, out["masks"], out["max_exp"], out["empty"], out["obs"])
+    args = (boards, out["masks"], out["max_exp"], out["empty"], out["obs"])
+    if chunks:
+        batch_observe(*args, chunks)
+    else:
+        batch_observe_serial(*args)
     for i in range(n):
         cells = np.array([(int(boards[i]) >> (4 * c)) & 0xF for c in range(16)])
         assert out["obs"][i].reshape(-1).tolist() == cells.tolist()
@@ -109,19 +115,28 @@ def test_batch_observe__matches_board():
         assert out["masks"][i].tolist() == engine.batch_legal_masks(boards[i : i + 1])[0].tolist()
 
 
-def test_batch_reset__equals_new_board_where_asked():
+@pytest.mark.parametrize("chunks", [0, 2, 7, 64])
+def test_batch_reset__equals_new_board_where_asked(chunks):
     n = 20
     states = np.arange(50, 50 + n, dtype=np.uint64)
     single = states.copy()
     boards = np.full(n, 0xDEAD, dtype=np.uint64)
     which = np.arange(n) % 3 == 0
-    batch_reset(boards, states, 0.9, which)
+    out = _step_outputs(n)
+    out["max_exp"][:] = 99
+    args = (boards, states, 0.9, which, out["masks"], out["max_exp"], out["empty"], out["obs"])
+    if chunks:
+        batch_reset(*args, chunks)
+    else:
+        batch_reset_serial(*args)
     for i in range(n):
         if which[i]:
             assert boards[i] == engine.new_board(single[i : i + 1], 0.9)
-            assert int(engine.count_empty(boards[i])) == 14
+            assert int(engine.count_empty(boards[i])) == 14 and out["empty"][i] == 14
+            cells = [(int(boards[i]) >> (4 * c)) & 0xF for c in range(16)]
+            assert out["obs"][i].reshape(-1).tolist() == cells and out["max_exp"][i] == max(cells)
         else:
-            assert boards[i] == 0xDEAD
+            assert boards[i] == 0xDEAD and out["max_exp"][i] == 99  # untouched where not asked
         assert states[i] == single[i]
 
 

@@ -115,23 +115,24 @@ import numpy as np
 import ai2048
 from ai2048 import engine
 from ai2048.bench.kernels import collect_boards, raw_moves, random_games
-from ai2048.engine.batch import batch_env_step
-from ai2048.engine.single import env_step
+from ai2048.engine.batch import step_single
+from ai2048.envs.batch import GameBatch, kernel_options
+from ai2048.envs.options import EnvOptions
+from ai2048.rules import P_TWO as P
 t1 = time.perf_counter()
 b = np.uint64(ai2048.encode([1, 1, 2, 0] + [0] * 12))
 s = engine.seed_state(1)
-engine.move(b, 3); engine.legal_bits(b); engine.spawn(b, s, 0.9); engine.spawn_outcomes(b, 0.9)
-engine.random_play(b, s, 0.9)
-boards = collect_boards(100, s, 0.9)
+engine.move(b, 3); engine.legal_bits(b); engine.spawn(b, s, P); engine.spawn_outcomes(b, P)
+engine.random_play(b, s, P)
+boards = collect_boards(100, s, P)
 raw_moves(boards, np.int64(1))
-random_games(boards[:4], np.arange(4, dtype=np.uint64), 0.9)
-engine.batch_random_play(boards[:4], np.arange(4, dtype=np.uint64), 0.9)
-env_step(b, 3, s, 0.9, np.empty((4, 4), np.uint8))
-n = 4
-z = lambda dt: np.zeros(n, dt)
-batch_env_step(boards[:n].copy(), z(np.int64), np.arange(n, dtype=np.uint64), 0.9, z(np.bool_), z(np.int64),
-    z(np.int64), z(np.int64), z(np.int64), z(np.bool_), np.zeros((n, 4), np.bool_), z(np.uint8), z(np.int64),
-    np.zeros((n, 4, 4), np.uint8))
+random_games(boards[:4], np.arange(4, dtype=np.uint64), P)
+engine.batch_random_play(boards[:4], np.arange(4, dtype=np.uint64), P)
+step_single(b, 3, s, np.float64(P), kernel_options(EnvOptions()), np.empty((4, 4), np.uint8))
+for parallel in (False, True):
+    g = GameBatch(4, seed=0, parallel=parallel)
+    g.reset()
+    g.step(np.zeros(4, np.int64))
 print(t1 - t0, time.perf_counter() - t1)
 """
 
@@ -330,7 +331,8 @@ def _vector_rate(num_envs: int, seconds: float, wall: bool) -> tuple[float, floa
 
 def vector_figures(num_envs: int, seconds: float, single_rate: float) -> list[Figure]:
     """``gymnasium.make_vec(..., vectorization_mode="vector_entry_point")`` random stepping on one
-    core (vs the ``gymnasium.make`` loop) and on every core (vs pgx, or vs one core without pgx)."""
+    core (serial kernel, vs the ``gymnasium.make`` loop) and on every core (parallel kernel, vs one
+    core in the same run), and pgx's 2048 beside them when it is installed."""
     note = "random legal actions (numba pick from infos['action_mask']), autoreset on"
     _threads(1)
     rate1, _ = _vector_rate(num_envs, seconds, wall=False)
@@ -343,37 +345,33 @@ def vector_figures(num_envs: int, seconds: float, single_rate: float) -> list[Fi
             "gymnasium.make loop",
             single_rate,
             "",
-            note,
+            note + "; serial kernel, thread CPU time",
         )
     ]
     cores = _threads(_max_threads())
     rate_n, got = _vector_rate(num_envs, seconds, wall=True)
-    if others.available("pgx"):
-        pgx_rate = others.pgx_steps_per_s(num_envs, seconds)
-        baseline, base = f"pgx 2048, {num_envs} envs", pgx_rate
-    else:
-        baseline, base = "same, 1 core (pgx not installed)", rate1
     figs.append(
         Figure(
             "make_vec_n",
             f"make_vec {num_envs} envs, {cores} cores",
             rate_n,
             "steps/s",
-            baseline,
-            base,
-            ">= 13 M/s (10x pgx's 1.31 M/s)",
-            note + f"; wall clock, got {got:.2f} of {cores} cores",
+            "same, 1 core",
+            rate1,
+            ">= 13 M/s; >= 1.6x one core (issue 16); 10x pgx's 1.31 M/s (issue)",
+            note + f"; parallel kernel, wall clock, got {got:.2f} of {cores} cores",
         )
     )
     if others.available("pgx"):
+        pgx_rate = others.pgx_steps_per_s(num_envs, seconds)
         figs.append(
             Figure(
                 "pgx",
                 f"pgx 2048, {num_envs} envs, jax CPU",
                 pgx_rate,
                 "steps/s",
-                "gymnasium.make loop",
-                single_rate,
+                f"make_vec {num_envs} envs, {cores} cores",
+                rate_n,
                 "1.31 M/s measured here (issue)",
                 "jit(vmap(auto_reset(step))), random legal actions; wall clock",
             )

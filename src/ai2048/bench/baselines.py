@@ -10,6 +10,7 @@ import numpy as np
 from ai2048.engine import reference
 from ai2048.engine.board import transpose
 from ai2048.engine.tables import LEFT_REWARD, LEFT_ROW, RIGHT_REWARD, RIGHT_ROW
+from ai2048.rules import P_TWO
 
 _SHIFTS = [np.uint64(16 * k) for k in range(4)]
 _MASK = np.uint64(0xFFFF)
@@ -59,7 +60,7 @@ def reference_moves(cells: list[list[int]]) -> int:
 
 def _reference_spawn(cells: list[int], rng: random.Random) -> None:
     empty = [i for i, e in enumerate(cells) if e == 0]
-    cells[rng.choice(empty)] = 1 if rng.random() < 0.9 else 2
+    cells[rng.choice(empty)] = 1 if rng.random() < P_TWO else 2
 
 
 def reference_random_play(games: int, seed: int) -> int:

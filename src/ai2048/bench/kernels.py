@@ -57,18 +57,16 @@ def random_games(starts: np.ndarray, states: np.ndarray, p_two: np.float64) -> t
     return moves, score
 
 
+_LEGAL_COUNT = np.array([bin(m).count("1") for m in range(16)], dtype=np.int64)
+_KTH_LEGAL = np.array([[([a for a in range(4) if m >> a & 1] + [0] * 4)[k] for k in range(4)] for m in range(16)],
+                      dtype=np.int64)
+
+
 @njit(cache=True)
 def pick_legal(masks: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
-    """A uniformly random legal action per row of ``masks`` [N, 4] into ``out`` [N] (0 if none)."""
+    """A uniformly random legal action per row of ``masks`` [N, 4] into ``out`` [N] (0 if none):
+    the k-th legal action, k uniform, looked up by the row's 4-bit mask."""
     for i in range(masks.shape[0]):
-        n = np.int64(masks[i, 0]) + masks[i, 1] + masks[i, 2] + masks[i, 3]
-        if n == 0:
-            out[i] = 0
-            continue
-        k = rand_below(state, n)
-        for a in range(4):
-            if masks[i, a]:
-                if k == 0:
-                    out[i] = a
-                    break
-                k -= 1
+        m = np.int64(masks[i, 0]) | (np.int64(masks[i, 1]) << 1) | (np.int64(masks[i, 2]) << 2) | (np.int64(masks[i, 3]) << 3)
+        n = _LEGAL_COUNT[m]
+        out[i] = _KTH_LEGAL[m, rand_below(state, n)] if n else 0

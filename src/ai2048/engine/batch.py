@@ -1,7 +1,21 @@
-"""The single-board kernels over ``uint64[N]`` batches, in parallel with ``prange``.
+"""The batch core: kernels over ``uint64[N]`` boards, serial and parallel side by side.
 
 Each game in a batch owns one SplitMix64 state (``states[i]``), so a batch replays exactly the
-games that N single boards seeded the same way would play.
+games that N single boards seeded the same way would play, serial or parallel alike.
+
+Every loop is written once, over a range of slots (``_*_range``); ``batch_x_serial`` runs it over
+the whole batch on the calling thread and ``batch_x`` cuts the batch into one contiguous chunk per
+numba thread (``prange`` over ``chunks`` chunks, never over single boards: each thread then walks
+its own cache lines of the boards, states and outputs; the caller passes ``numba.get_num_threads()``,
+read in Python so the kernels stay cacheable). Serial is for small batches and for processes
+that fork (numba's OpenMP layer is not fork-safe); :class:`ai2048.envs.batch.GameBatch` picks.
+
+The env options (reward mode, illegal actions, goal tile, full-board end, cutoff) live here once,
+in :func:`step_board` and :func:`_step_range`; the single env, the vector env and the trainers
+all step through them. ``opts`` is the float64 [8] array :func:`step_options` packs, indexed by
+``OPT_REWARD, OPT_ILLEGAL, OPT_PENALTY, OPT_GOAL_EXP, OPT_GOAL_REWARD, OPT_GOAL_TERMINAL,
+OPT_FULL_ENDS, OPT_MAX_STEPS`` (an array, not a tuple: numba's dispatcher types an array argument
+in C and a tuple in Python, which costs microseconds a call in the single env's loop).
 """
 
 from __future__ import annotations
@@ -9,42 +23,339 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ai2048.engine.board import count_empty, max_exponent, nibbles_to_bytes
+from ai2048.engine.board import count_empty, nibbles_to_bytes
 from ai2048.engine.moves import legal_bits, log2_reward, move
 from ai2048.engine.spawn import new_board, random_play, spawn
+from ai2048.rules import MAX_EXPONENT
+
+REWARD_SCORE, REWARD_LOG2, REWARD_MOVES = 0, 1, 2
+"""``reward_mode`` codes: merged tile values, merged exponents (seed 000), 1 per legal move (seed 001)."""
+ILLEGAL_NOOP, ILLEGAL_TERMINATE, ILLEGAL_RAISE = 0, 1, 2
+"""``illegal_mode`` codes; "raise" is checked before the kernel runs (:func:`first_bad_action`)."""
+STEP, RESTART, HOLD = 0, 1, 2
+"""Per-slot ``control`` codes of a step: play the action, start a new game instead (next-step
+autoreset: the action is ignored), or leave the slot as it is (a finished game waiting)."""
+NO_GOAL = 99
+"""``goal_exp`` of a batch without a goal tile (no exponent reaches it)."""
+OPT_REWARD, OPT_ILLEGAL, OPT_PENALTY, OPT_GOAL_EXP, OPT_GOAL_REWARD, OPT_GOAL_TERMINAL, OPT_FULL_ENDS, OPT_MAX_STEPS = (
+    range(8)
+)
+"""Indices into the options array ``opts`` [8] float64."""
+
+_H = np.uint64(0x8080808080808080)
+_B = np.uint64(0xFF)
+_MAX_EXP = np.uint64(MAX_EXPONENT)
+
+
+def step_options(
+    reward_mode: int = REWARD_SCORE,
+    illegal_mode: int = ILLEGAL_NOOP,
+    illegal_penalty: float = 0.0,
+    goal_exp: int = NO_GOAL,
+    goal_reward: float = 0.0,
+    goal_terminal: bool = True,
+    end_on_full_board: bool = False,
+    max_steps: int | None = None,
+) -> np.ndarray:
+    """The options as the kernels take them: float64 [8] in ``OPT_*`` order (``max_steps`` None: inf)."""
+    return np.array(
+        [reward_mode, illegal_mode, illegal_penalty, goal_exp, goal_reward, bool(goal_terminal),
+         bool(end_on_full_board), np.inf if max_steps is None else max_steps],
+        dtype=np.float64,
+    )
 
 
 @njit(cache=True, inline="always")
-def _play(b: np.uint64, a: np.int64, state: np.ndarray, p_two: float) -> tuple[np.uint64, np.int64, np.int64, bool]:
-    """Move and spawn if legal: (board, reward, log2 reward, illegal)."""
-    nb, r = move(b, a)
-    if nb == b:
-        return b, np.int64(0), np.int64(0), True
-    return spawn(nb, state, p_two), r, log2_reward(b, a), False
+def _byte_max(x: np.uint64, y: np.uint64) -> np.uint64:
+    """Bytewise max of two words whose bytes are all < 128 (no borrow crosses a byte)."""
+    ge = (((x | _H) - y) & _H) >> np.uint64(7)  # 1 in each byte where x >= y
+    m = ge * _B
+    return (x & m) | (y & ~m)
 
 
 @njit(cache=True, inline="always")
-def _observe(
-    b: np.uint64, i: np.int64, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs_words: np.ndarray
+def board_words(b: np.uint64) -> tuple[np.uint64, np.uint64, np.int64]:
+    """The 16 exponents as 16 bytes in two words (byte k = cell k on a little-endian machine), and
+    the largest exponent, branch-free: ``0x...21 -> (0x0201, 0, 2)``."""
+    lo, hi = nibbles_to_bytes(b)
+    m = _byte_max(lo, hi)
+    m = _byte_max(m, m >> np.uint64(32))
+    m = _byte_max(m, m >> np.uint64(16))
+    m = _byte_max(m, m >> np.uint64(8))
+    return lo, hi, np.int64(m & _B)
+
+
+@njit(cache=True, inline="always")
+def step_board(
+    b: np.uint64, a: np.int64, state: np.ndarray, p_two: np.float64, opts: np.ndarray
+) -> tuple[np.uint64, np.int64, np.int64, np.float64, bool, bool, bool, np.int64, np.int64, np.int64]:
+    """One env step of one board with every option applied (the one place they are implemented).
+
+    Returns (board, score gained, log2 gained, reward, illegal, terminated, goal_cut, legal bits
+    of the new board, its max exponent, its empty cells). An illegal action keeps the board, spawns
+    nothing and costs ``illegal_penalty``; it ends the game under "terminate" or when no action is
+    legal. A legal move that makes the goal tile adds ``goal_reward`` and ends the game: as
+    terminal when ``goal_terminal``, else as a cut (``goal_cut``: the caller truncates). With
+    ``end_on_full_board`` (seed 004) a full board, or a 32768, ends the game.
+    """
+    reward_mode = opts[OPT_REWARD]
+    nb, gain = move(b, a)
+    illegal = nb == b
+    lg = np.int64(0)
+    if illegal:
+        gain = np.int64(0)
+        reward = -opts[OPT_PENALTY]
+    else:
+        lg = log2_reward(b, a)
+        nb = spawn(nb, state, p_two)
+        if reward_mode == REWARD_SCORE:
+            reward = np.float64(gain)
+        elif reward_mode == REWARD_LOG2:
+            reward = np.float64(lg)
+        else:
+            reward = np.float64(1.0)
+    bits = legal_bits(nb)
+    _, _, m = board_words(nb)
+    empty = count_empty(nb)
+    terminated = bits == 0 or (illegal and opts[OPT_ILLEGAL] == ILLEGAL_TERMINATE)
+    goal_cut = False
+    if not illegal and m >= opts[OPT_GOAL_EXP]:
+        reward += opts[OPT_GOAL_REWARD]
+        if opts[OPT_GOAL_TERMINAL] != 0.0:
+            terminated = True
+        else:
+            goal_cut = True
+    if opts[OPT_FULL_ENDS] != 0.0 and (empty == 0 or m >= MAX_EXPONENT):
+        terminated = True
+    return nb, gain, lg, reward, illegal, terminated, goal_cut and not terminated, bits, m, empty
+
+
+@njit(cache=True)
+def step_single(
+    b: np.uint64, a: np.int64, state: np.ndarray, p_two: np.float64, opts: np.ndarray, obs: np.ndarray
+) -> tuple[np.uint64, np.int64, np.float64, bool, bool, bool, np.int64, np.int64]:
+    """:func:`step_board` for the single env (the batch of one, without arrays around it).
+
+    Writes the new board's exponents into ``obs`` [4, 4] uint8 (C-contiguous). Returns (board,
+    score gained, reward, illegal, terminated, goal_cut, legal bits, max exponent).
+    """
+    nb, gain, _, reward, illegal, term, cut, bits, m, _ = step_board(b, a, state, p_two, opts)
+    lo, hi, _ = board_words(nb)
+    words = obs.reshape(16).view(np.uint64)
+    words[0] = lo
+    words[1] = hi
+    return nb, gain, reward, illegal, term, cut, bits, m
+
+
+@njit(cache=True)
+def observe_single(b: np.uint64, obs: np.ndarray) -> tuple[np.int64, np.int64]:
+    """Write the exponents of ``b`` into ``obs`` [4, 4] uint8: (legal bits, max exponent)."""
+    lo, hi, m = board_words(b)
+    words = obs.reshape(16).view(np.uint64)
+    words[0] = lo
+    words[1] = hi
+    return legal_bits(b), m
+
+
+# --- loops over a range of slots: the bodies of the serial and parallel kernels -------------------
+
+
+@njit(cache=True, inline="always")
+def _observe_one(
+    b: np.uint64, i: np.int64, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, words: np.ndarray
 ) -> None:
-    """Write slot i's legal mask, max exponent, empty count and exponents (two words a board)."""
+    """Slot i's legal mask [4], max exponent, empty count and exponents (two words a board)."""
     bits = legal_bits(b)
     for a in range(4):
         masks[i, a] = (bits >> a) & 1
-    obs_words[2 * i], obs_words[2 * i + 1] = nibbles_to_bytes(b)
-    max_exp[i] = max_exponent(b)
+    lo, hi, m = board_words(b)
+    words[2 * i] = lo
+    words[2 * i + 1] = hi
+    max_exp[i] = m
     empty[i] = count_empty(b)
 
 
+@njit(cache=True, inline="always")
+def _step_range(
+    lo: np.int64, hi: np.int64, boards: np.ndarray, actions: np.ndarray, states: np.ndarray,
+    p_two: np.float64, opts: np.ndarray, control: np.ndarray, scores: np.ndarray, moves: np.ndarray,
+    steps: np.ndarray, rewards: np.ndarray, gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray,
+    terminated: np.ndarray, truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
+    words: np.ndarray,
+) -> None:
+    max_steps = opts[OPT_MAX_STEPS]
+    for i in range(lo, hi):
+        c = control[i]
+        if c != STEP:  # RESTART: a new game, counters at 0; HOLD: the board as it is
+            if c == RESTART:
+                b = new_board(states[i : i + 1], p_two)
+                scores[i] = 0
+                moves[i] = 0
+                steps[i] = 0
+            else:
+                b = boards[i]
+            rewards[i] = 0.0
+            gains[i] = 0
+            log_gains[i] = 0
+            illegal[i] = False
+            terminated[i] = False
+            truncated[i] = False
+            bits = legal_bits(b)
+            m_lo, m_hi, m = board_words(b)
+            e = count_empty(b)
+        else:
+            b, g, lg, r, ill, term, cut, bits, m, e = step_board(boards[i], actions[i], states[i : i + 1], p_two, opts)
+            m_lo, m_hi, _ = board_words(b)
+            rewards[i] = r
+            gains[i] = g
+            log_gains[i] = lg
+            illegal[i] = ill
+            if not ill:
+                scores[i] += g
+                moves[i] += 1
+            steps[i] += 1
+            terminated[i] = term
+            truncated[i] = not term and (cut or steps[i] >= max_steps)
+        boards[i] = b
+        for a in range(4):
+            masks[i, a] = (bits >> a) & 1
+        words[2 * i] = m_lo
+        words[2 * i + 1] = m_hi
+        max_exp[i] = m
+        empty[i] = e
+
+
+@njit(cache=True, inline="always")
+def _reset_range(
+    lo: np.int64, hi: np.int64, boards: np.ndarray, states: np.ndarray, p_two: np.float64, which: np.ndarray,
+    masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, words: np.ndarray,
+) -> None:
+    for i in range(lo, hi):
+        if which[i]:
+            b = new_board(states[i : i + 1], p_two)
+            boards[i] = b
+            _observe_one(b, i, masks, max_exp, empty, words)
+
+
+@njit(cache=True, inline="always")
+def _observe_range(
+    lo: np.int64, hi: np.int64, boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
+    words: np.ndarray,
+) -> None:
+    for i in range(lo, hi):
+        _observe_one(boards[i], i, masks, max_exp, empty, words)
+
+
+@njit(cache=True, inline="always")
+def _chunk(c: np.int64, k: np.int64, n: np.int64) -> tuple[np.int64, np.int64]:
+    """Slots [lo, hi) of chunk c when ``n`` slots are cut into ``k`` contiguous chunks."""
+    k = max(np.int64(1), min(k, n))
+    return c * n // k, (c + 1) * n // k
+
+
+# --- the kernels: serial and parallel side by side ------------------------------------------------
+
+
+@njit(cache=True)
+def batch_env_step_serial(
+    boards: np.ndarray, actions: np.ndarray, states: np.ndarray, p_two: np.float64, opts: np.ndarray,
+    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
+    gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
+    truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+) -> None:
+    """One env step of every slot, in place, on this thread; options from :func:`step_options`.
+
+    In/out (state): ``boards`` [N] uint64, ``states`` [N] uint64 RNG states, ``scores``, ``moves``
+    (legal moves), ``steps`` (every step: the cutoff counts these) [N] int64. In: ``actions`` [N]
+    int64 0..3 (unchecked), ``control`` [N] uint8: STEP, RESTART (a new game instead: next-step
+    autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0). Out: ``rewards`` [N] float64 after the
+    options, ``gains`` and ``log_gains`` [N] int64 raw score and log2 score gained, ``illegal``,
+    ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool legal actions of the new board,
+    ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4] uint8 exponents (C-contiguous).
+    """
+    words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
+    _step_range(0, boards.shape[0], boards, actions, states, p_two, opts, control, scores, moves, steps,
+                rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words)
+
+
 @njit(cache=True, parallel=True)
-def batch_move(boards: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """[N] boards, [N] actions -> ([N] boards, [N] rewards); no spawn."""
+def batch_env_step(
+    boards: np.ndarray, actions: np.ndarray, states: np.ndarray, p_two: np.float64, opts: np.ndarray,
+    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
+    gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
+    truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+    chunks: np.int64,
+) -> None:
+    """:func:`batch_env_step_serial` cut into ``chunks`` contiguous chunks run by numba's threads
+    (one per thread: ``numba.get_num_threads()``)."""
     n = boards.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    rew = np.empty(n, dtype=np.int64)
-    for i in prange(n):
-        out[i], rew[i] = move(boards[i], actions[i])
-    return out, rew
+    words = obs.reshape(n * 16).view(np.uint64)
+    for c in prange(min(max(chunks, 1), max(n, 1))):
+        lo, hi = _chunk(c, chunks, n)
+        _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves,
+                    steps, rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words)
+
+
+@njit(cache=True)
+def batch_reset_serial(
+    boards: np.ndarray, states: np.ndarray, p_two: np.float64, which: np.ndarray,
+    masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+) -> None:
+    """Start a new game (two spawned tiles) where ``which`` [N] is True, and observe it there."""
+    words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
+    _reset_range(0, boards.shape[0], boards, states, p_two, which, masks, max_exp, empty, words)
+
+
+@njit(cache=True, parallel=True)
+def batch_reset(
+    boards: np.ndarray, states: np.ndarray, p_two: np.float64, which: np.ndarray,
+    masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray, chunks: np.int64,
+) -> None:
+    """:func:`batch_reset_serial` in ``chunks`` contiguous chunks on numba's threads."""
+    n = boards.shape[0]
+    words = obs.reshape(n * 16).view(np.uint64)
+    for c in prange(min(max(chunks, 1), max(n, 1))):
+        lo, hi = _chunk(c, chunks, n)
+        _reset_range(lo, hi, boards, states, p_two, which, masks, max_exp, empty, words)
+
+
+@njit(cache=True)
+def batch_observe_serial(
+    boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray
+) -> None:
+    """Every board's legal ``masks`` [N, 4], ``max_exp`` [N], ``empty`` [N] and ``obs`` [N, 4, 4]."""
+    words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
+    _observe_range(0, boards.shape[0], boards, masks, max_exp, empty, words)
+
+
+@njit(cache=True, parallel=True)
+def batch_observe(
+    boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+    chunks: np.int64,
+) -> None:
+    """:func:`batch_observe_serial` in ``chunks`` contiguous chunks on numba's threads."""
+    n = boards.shape[0]
+    words = obs.reshape(n * 16).view(np.uint64)
+    for c in prange(min(max(chunks, 1), max(n, 1))):
+        lo, hi = _chunk(c, chunks, n)
+        _observe_range(lo, hi, boards, masks, max_exp, empty, words)
+
+
+@njit(cache=True)
+def first_bad_action(actions: np.ndarray, masks: np.ndarray, control: np.ndarray, need_legal: bool) -> tuple[np.int64, bool]:
+    """Check ``actions`` [N] before a step: (first slot whose action is out of 0..3 or, when
+    ``need_legal``, illegal by ``masks`` [N, 4] (slots not under STEP excepted), and whether it is
+    out of range); (-1, False) when all are fine."""
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a > 3:
+            return np.int64(i), True
+        if need_legal and control[i] == STEP and not masks[i, a]:
+            return np.int64(i), False
+    return np.int64(-1), False
+
+
+# --- whole-batch kernels of the searches and tests -------------------------------------------------
 
 
 @njit(cache=True, parallel=True)
@@ -60,6 +371,17 @@ def batch_legal_masks(boards: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
+def batch_move(boards: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """[N] boards, [N] actions -> ([N] boards, [N] rewards); no spawn."""
+    n = boards.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    rew = np.empty(n, dtype=np.int64)
+    for i in prange(n):
+        out[i], rew[i] = move(boards[i], actions[i])
+    return out, rew
+
+
+@njit(cache=True, parallel=True)
 def batch_random_play(boards: np.ndarray, states: np.ndarray, p_two: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every board to the end with uniformly random legal moves: (finals, scores, moves)."""
     n = boards.shape[0]
@@ -69,14 +391,6 @@ def batch_random_play(boards: np.ndarray, states: np.ndarray, p_two: float) -> t
     for i in prange(n):
         finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
     return finals, scores, moves
-
-
-@njit(cache=True, parallel=True)
-def batch_reset(boards: np.ndarray, states: np.ndarray, p_two: float, which: np.ndarray) -> None:
-    """Start a new game (two spawned tiles) in every slot where ``which`` [N] is True."""
-    for i in prange(boards.shape[0]):
-        if which[i]:
-            boards[i] = new_board(states[i : i + 1], p_two)
 
 
 @njit(cache=True, parallel=True)
@@ -93,67 +407,25 @@ def batch_step(
     empty: np.ndarray,
     obs: np.ndarray,
 ) -> None:
-    """One env step for every board, in place, fused so the batch is walked once.
+    """Move + spawn + observe every board, in place, without options or counters.
 
-    In: ``boards`` [N] uint64, ``actions`` [N] int, ``states`` [N] uint64 RNG states.
-    Out: ``boards`` after move + spawn (unchanged where the action is illegal), ``rewards`` [N]
-    int64 score gained, ``log_rewards`` [N] int64 (seed 000), ``illegal`` [N] bool, ``masks``
-    [N, 4] bool legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64 empty
-    cells, ``obs`` [N, 4, 4] uint8 exponents (C-contiguous: it is written as two words a board).
+    ``rewards`` and ``log_rewards`` [N] int64 are the raw score and log2 score gained, ``illegal``
+    [N] bool marks actions that left the board as it was (nothing spawned); ``masks``, ``max_exp``,
+    ``empty``, ``obs`` as in :func:`batch_env_step_serial`.
     """
-    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
-    for i in prange(boards.shape[0]):
-        b, rewards[i], log_rewards[i], illegal[i] = _play(boards[i], actions[i], states[i : i + 1], p_two)
-        boards[i] = b
-        _observe(b, i, masks, max_exp, empty, obs_words)
-
-
-@njit(cache=True, parallel=True)
-def batch_observe(boards: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray) -> None:
-    """Fill the per-board outputs of :func:`batch_step` without moving (after a reset)."""
-    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
-    for i in prange(boards.shape[0]):
-        _observe(boards[i], i, masks, max_exp, empty, obs_words)
-
-
-@njit(cache=True, parallel=True)
-def batch_env_step(
-    boards: np.ndarray,
-    actions: np.ndarray,
-    states: np.ndarray,
-    p_two: float,
-    restart: np.ndarray,
-    scores: np.ndarray,
-    moves: np.ndarray,
-    rewards: np.ndarray,
-    log_rewards: np.ndarray,
-    illegal: np.ndarray,
-    masks: np.ndarray,
-    max_exp: np.ndarray,
-    empty: np.ndarray,
-    obs: np.ndarray,
-) -> None:
-    """:func:`batch_step` for the vector env, with next-step autoreset and score/move counters.
-
-    Where ``restart[i]`` is True the action is ignored and slot i starts a new game (reward 0,
-    score and moves reset), as Gymnasium's next-step autoreset prescribes. ``obs`` must be
-    C-contiguous (it is written as two words a board).
-    """
-    obs_words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
-    for i in prange(boards.shape[0]):
-        if restart[i]:
-            b = new_board(states[i : i + 1], p_two)
-            boards[i] = b
-            scores[i] = 0
-            moves[i] = 0
+    n = boards.shape[0]
+    words = obs.reshape(n * 16).view(np.uint64)
+    for i in prange(n):
+        b = boards[i]
+        nb, r = move(b, actions[i])
+        if nb == b:
             rewards[i] = 0
             log_rewards[i] = 0
-            illegal[i] = False
+            illegal[i] = True
         else:
-            b, r, log_rewards[i], illegal[i] = _play(boards[i], actions[i], states[i : i + 1], p_two)
-            boards[i] = b
             rewards[i] = r
-            if not illegal[i]:
-                scores[i] += r
-                moves[i] += 1
-        _observe(b, i, masks, max_exp, empty, obs_words)
+            log_rewards[i] = log2_reward(b, actions[i])
+            illegal[i] = False
+            nb = spawn(nb, states[i : i + 1], p_two)
+        boards[i] = nb
+        _observe_one(nb, i, masks, max_exp, empty, words)

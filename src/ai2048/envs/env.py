@@ -1,4 +1,8 @@
-"""``Game2048Env``: the Gymnasium environment on the numba engine (one board, one kernel call a step)."""
+"""``Game2048Env``: the Gymnasium environment on the numba engine (one board, one kernel call a step).
+
+The step is :func:`ai2048.engine.batch.step_single`: the batch core's per-board step with the
+options applied, so the single env is the vector env's N=1 case without the arrays around it.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,10 @@ import numpy as np
 from gymnasium import spaces
 
 from ai2048.board_io import check_action, render_text
+from ai2048.engine.batch import observe_single, step_single
 from ai2048.engine.rng import seed_state
-from ai2048.engine.single import env_step, observe
 from ai2048.engine.spawn import new_board
+from ai2048.envs.batch import kernel_options
 from ai2048.envs.encoders import encode_obs, observation_space
 from ai2048.envs.options import EnvOptions, board_from_option
 from ai2048.envs.render import board_frame
@@ -52,10 +57,9 @@ class Game2048Env(gym.Env):
         self.render_mode = render_mode
         self.observation_space = observation_space(self.options.obs_mode, self.options.planes)
         self.action_space = spaces.Discrete(4)
-        self._p_two = self.options.p_two
-        self._reward_mode = self.options.reward_mode
-        self._goal = self.options.goal_exponent
-        self._full_ends = self.options.end_on_full_board
+        self._p_two = np.float64(self.options.p_two)
+        self._opts = kernel_options(self.options)
+        self._raise = self.options.illegal_action == "raise"
         self._raw_obs = self.options.obs_mode == "exponents"
         self._rng = seed_state(0)
         self._seeded = False
@@ -109,32 +113,31 @@ class Game2048Env(gym.Env):
         self.score = 0
         self.moves = 0
         exps = np.empty((4, 4), dtype=np.uint8)
-        bits, self._max_exp, _ = observe(self._board, exps)
+        bits, max_exp = observe_single(self._board, exps)
         self._bits = int(bits)
-        self._max_exp = int(self._max_exp)
+        self._max_exp = int(max_exp)
         return self._obs(exps), self._info(False)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play ``action``; an illegal one is handled as ``illegal_action`` says."""
         if action.__class__ is not int or not 0 <= action <= 3:
             action = check_action(action)
+        if self._raise and not self._bits >> action & 1:
+            legal = ", ".join(Action(a).name for a in range(4) if self._bits >> a & 1)
+            raise IllegalMoveError(
+                f"{Action(action).name} does not change the board; legal actions: {legal or 'none'}"
+            )
         exps = np.empty((4, 4), dtype=np.uint8)
-        nb, r, lr, bits, max_exp, empty = env_step(self._board, action, self._rng, self._p_two, exps)
+        nb, gain, reward, illegal, terminated, _, bits, max_exp = step_single(
+            self._board, action, self._rng, self._p_two, self._opts, exps
+        )
         self._bits = bits
-        if r < 0:
-            return self._illegal_step(action, exps)
-        self._board = nb = np.uint64(nb)
+        if illegal:
+            return self._obs(exps), reward, terminated, False, self._info(True)
+        self._board = np.uint64(nb)
         self._max_exp = max_exp
-        self.score += r
+        self.score += gain
         self.moves += 1
-        mode = self._reward_mode
-        reward = float(r) if mode == "score" else float(lr) if mode == "log2" else 1.0
-        terminated = bits == 0
-        if max_exp >= self._goal:
-            terminated = True
-            reward += self.options.goal_reward
-        if self._full_ends and (empty == 0 or max_exp >= MAX_EXPONENT):
-            terminated = True
         info = {
             "action_mask": _MASKS[bits].copy(),
             "score": self.score,
@@ -147,22 +150,12 @@ class Game2048Env(gym.Env):
             info["capped"] = True
         return self._obs(exps), reward, terminated, False, info
 
-    def _illegal_step(self, action: int, exps: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        o = self.options
-        if o.illegal_action == "raise":
-            legal = ", ".join(Action(a).name for a in range(4) if self._bits >> a & 1)
-            raise IllegalMoveError(
-                f"{Action(action).name} does not change the board; legal actions: {legal or 'none'}"
-            )
-        terminated = o.illegal_action == "terminate" or self._bits == 0
-        return self._obs(exps), -float(o.illegal_penalty), terminated, False, self._info(True)
-
     def render(self) -> str | np.ndarray | None:
         """"ansi": a compact text board a person or a language model can read; "rgb_array": a picture."""
         if self.render_mode == "ansi":
             return f"score {self.score}  moves {self.moves}\n{render_text(self._board)}\n"
         if self.render_mode == "rgb_array":
             exps = np.empty((4, 4), dtype=np.uint8)
-            observe(self._board, exps)
+            observe_single(self._board, exps)
             return board_frame(exps)
         return None

@@ -30,8 +30,8 @@ import torch
 
 from ai2048.agents.seed_actions import SEED_ORDERS
 from ai2048.board_io import check_boards
-from ai2048.engine.batch import batch_observe, batch_reset, batch_step
-from ai2048.envs.options import check_num_envs
+from ai2048.envs.batch import GameBatch, seed_states
+from ai2048.envs.options import EnvOptions, check_num_envs
 from ai2048.rules import MAX_EXPONENT, P_TWO, Action
 
 _SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
@@ -341,8 +341,9 @@ class EngineBatch:
 
     Search and training code written against ``TorchEnv2048`` runs unchanged on either: on a GPU
     the tensor env keeps every board on the device; on a CPU the numba kernels step the boards
-    ~100x faster and only the network input crosses into torch. Each game owns a SplitMix64
-    state, so a seeded batch replays exactly.
+    ~100x faster and only the network input crosses into torch. A thin adapter over
+    :class:`~ai2048.envs.batch.GameBatch` (each game owns a SplitMix64 state, so a seeded batch
+    replays exactly); ``scores`` and ``moves`` are int64 [N] CPU tensors sharing its counters.
     """
 
     def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
@@ -352,44 +353,33 @@ class EngineBatch:
         self.num_envs = num_envs
         self.device = resolve_device(device)
         self.p_two = float(p_two)
-        n = num_envs
-        self._boards = np.zeros(n, dtype=np.uint64)
-        self._rng = np.zeros(n, dtype=np.uint64)
-        self._rewards = np.zeros(n, dtype=np.int64)
-        self._log_rewards = np.zeros(n, dtype=np.int64)
-        self._illegal = np.zeros(n, dtype=np.bool_)
-        self._masks = np.zeros((n, 4), dtype=np.bool_)
-        self._max_exp = np.zeros(n, dtype=np.uint8)
-        self._empty = np.zeros(n, dtype=np.int64)
-        self._obs = np.zeros((n, 4, 4), dtype=np.uint8)
-        self.scores = torch.zeros(n, dtype=torch.long)
-        self.moves = torch.zeros(n, dtype=torch.long)
+        self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two))
         self.reset(seed)
+
+    @property
+    def scores(self) -> torch.Tensor:
+        """int64 [N] score of every game (CPU, shares the batch's counters)."""
+        return torch.from_numpy(self.games.scores)
+
+    @property
+    def moves(self) -> torch.Tensor:
+        """int64 [N] legal moves played in every game (CPU, shares the batch's counters)."""
+        return torch.from_numpy(self.games.moves)
 
     def seed(self, seed: int | None) -> None:
         """Give every game its own RNG state derived from ``seed`` (``None``: OS entropy)."""
-        self._rng[:] = np.random.SeedSequence(seed).generate_state(self.num_envs, np.uint64)
-
-    def _observe(self) -> None:
-        batch_observe(self._boards, self._masks, self._max_exp, self._empty, self._obs)
-
-    def _new_games(self, which: np.ndarray) -> None:
-        batch_reset(self._boards, self._rng, self.p_two, which)
-        w = torch.from_numpy(which)
-        self.scores[w] = 0
-        self.moves[w] = 0
-        self._observe()
+        self.games.states[:] = seed_states(seed, self.num_envs)
 
     def reset(self, seed: int | None = None) -> None:
         """Start N new games; a seed makes the whole batch reproducible."""
         self.seed(seed)
-        self._new_games(np.ones(self.num_envs, dtype=np.bool_))
+        self.games.reset()
 
     def reset_terminated(self) -> torch.Tensor:
         """Start new games only where the game is over; returns the bool [N] mask of those slots."""
-        which = np.asarray(~self._masks.any(1), dtype=np.bool_)
+        which = self.games.over()
         if which.any():
-            self._new_games(which)
+            self.games.reset(which)
         return torch.from_numpy(which)
 
     def set_boards(self, boards: np.ndarray) -> None:
@@ -397,32 +387,29 @@ class EngineBatch:
         boards = check_boards(boards)
         if boards.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} boards, got {boards.shape[0]}")
-        self._boards[:] = boards
-        self.scores.zero_()
-        self.moves.zero_()
-        self._observe()
+        self.games.set_boards(boards)
 
     def boards(self) -> np.ndarray:
         """The batch as engine ``uint64 [N]`` boards (a copy)."""
-        return self._boards.copy()
+        return self.games.boards.copy()
 
     @property
     def states(self) -> torch.Tensor:
         """float32 [N, 1, 4, 4] exponents on ``device``."""
-        return torch.from_numpy(self._obs).to(self.device, torch.float32).view(-1, 1, 4, 4)
+        return torch.from_numpy(self.games.obs).to(self.device, torch.float32).view(-1, 1, 4, 4)
 
     @property
     def terminated(self) -> torch.Tensor:
         """bool [N], True where no move is legal."""
-        return torch.from_numpy(~self._masks.any(1)).to(self.device)
+        return torch.from_numpy(self.games.over()).to(self.device)
 
     def legal_actions(self) -> torch.Tensor:
         """bool [N, 4] legal actions in ai2048 order."""
-        return torch.from_numpy(self._masks.copy()).to(self.device)
+        return torch.from_numpy(self.games.masks.copy()).to(self.device)
 
     def high_tiles(self) -> torch.Tensor:
         """int64 [N] largest exponent on each board."""
-        return torch.from_numpy(self._max_exp.astype(np.int64))
+        return torch.from_numpy(self.games.max_exp.astype(np.int64))
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Same contract as :meth:`TorchEnv2048.step`."""
@@ -430,35 +417,23 @@ class EngineBatch:
         acts = actions.detach().to("cpu", torch.int64).numpy()
         if ((acts < 0) | (acts > 3)).any():
             raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
-        batch_step(
-            self._boards, acts, self._rng, self.p_two, self._rewards, self._log_rewards,
-            self._illegal, self._masks, self._max_exp, self._empty, self._obs,
-        )
-        reward = torch.from_numpy(self._rewards.copy())
-        changed = torch.from_numpy(~self._illegal)
-        self.scores += reward
-        self.moves += changed.long()
-        return reward.to(self.device), changed.to(self.device)
+        out = self.games.step(acts)
+        return torch.from_numpy(out.gains).to(self.device), torch.from_numpy(~out.illegal).to(self.device)
 
     def save(self) -> Snapshot:
         """Snapshot every game (positions, scores, moves; the RNG runs on, so rollouts differ)."""
-        states = torch.from_numpy(self._boards.view(np.int64).copy())
+        g = self.games
+        states = torch.from_numpy(g.boards.view(np.int64).copy())
         return Snapshot(states, self.scores.clone(), self.moves.clone(), self.terminated.clone())
 
     def load(self, snap: Snapshot, which: torch.Tensor | None = None) -> None:
         """Restore all games, or only those where ``which`` [N] is True, from ``snap``."""
         saved = snap.states.numpy().view(np.uint64)
-        if which is None:
-            self._boards[:] = saved
-            self.scores = snap.scores.clone()
-            self.moves = snap.moves.clone()
-        else:
-            w = which.to("cpu").numpy()
-            self._boards[w] = saved[w]
-            wt = torch.from_numpy(w)
-            self.scores = torch.where(wt, snap.scores, self.scores)
-            self.moves = torch.where(wt, snap.moves, self.moves)
-        self._observe()
+        w = np.ones(self.num_envs, dtype=np.bool_) if which is None else which.to("cpu").numpy().astype(np.bool_)
+        g = self.games
+        g.set_boards(saved[w], w)
+        g.scores[w] = snap.scores.numpy()[w]
+        g.moves[w] = snap.moves.numpy()[w]
 
 
 def make_batch_env(backend: str, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> TorchEnv2048 | EngineBatch:

@@ -1,7 +1,7 @@
-"""``BoardBatch``: N games played side by side on the numba kernels, with autoreset.
+"""``BoardBatch``: the trainers' face of :class:`~ai2048.envs.batch.GameBatch` (N games side by side).
 
-The trainers' data collection: one kernel call moves and spawns every board; finished games are
-reported and restarted. No torch here.
+The trainers' data collection: one kernel call moves and spawns every board (illegal actions are
+refused before anything changes); finished games are reported and restarted. No torch here.
 """
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ai2048.envs.batch import GameBatch, tile_values
+from ai2048.envs.options import EnvOptions
 from ai2048.rules import P_TWO
-from ai2048.train.kernels import exponents, legal_masks, reset_boards, step_boards
 
 
 @dataclass
@@ -33,8 +34,12 @@ class Step:
     done: np.ndarray
 
 
-class BoardBatch:
-    """N games with their own RNG streams derived from ``seed``; same seed, same games."""
+class BoardBatch(GameBatch):
+    """N games with their own RNG streams derived from ``seed``; same seed, same games.
+
+    The serial kernels run (trainer batches are tens to hundreds of games, and training processes
+    may fork); the goal tile ends a game as terminal or, with ``goal_terminal=False``, as a cut.
+    """
 
     def __init__(
         self,
@@ -45,71 +50,46 @@ class BoardBatch:
         goal_terminal: bool = True,
         cutoff: int | None = None,
     ) -> None:
-        if n < 1:
+        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n < 1:
             raise ValueError(f"need at least one game, got n={n}")
-        self.n = n
-        self.p_two = float(p_two)
-        self.goal_exp = 99 if goal_tile is None else int(goal_tile).bit_length() - 1
-        self.goal_terminal = goal_terminal
-        self.cutoff = cutoff
-        self.states = np.random.SeedSequence(seed).generate_state(n, np.uint64).astype(np.uint64)
-        self.boards = np.zeros(n, dtype=np.uint64)
-        self.score = np.zeros(n, dtype=np.int64)
-        self.moves = np.zeros(n, dtype=np.int64)
-        reset_boards(self.boards, self.states, self.p_two, np.ones(n, dtype=np.bool_))
-        self.masks = legal_masks(self.boards)
+        options = EnvOptions(illegal_action="raise", goal_tile=goal_tile, p_two=p_two)
+        super().__init__(n, options, goal_terminal=goal_terminal, cutoff=cutoff, seed=seed, parallel=False)
+        self.reset()
+
+    @property
+    def score(self) -> np.ndarray:
+        """[N] int64 score of every game (the trainers' name for :attr:`scores`)."""
+        return self.scores
 
     def exponents(self) -> np.ndarray:
         """[N, 16] uint8 exponents of the current boards."""
-        return exponents(self.boards)
+        return self.obs.reshape(self.n, 16)
 
-    def step(self, actions: np.ndarray) -> Step:
+    def step(self, actions: np.ndarray, hold: np.ndarray | None = None) -> Step:  # type: ignore[override]
         """Play ``actions`` [N] (legal ones: an illegal action raises, naming the game)."""
-        actions = np.asarray(actions, dtype=np.int64)
-        bad = ~self.masks[np.arange(self.n), actions]
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"action {int(actions[i])} is illegal in game {i} (board {int(self.boards[i]):#x})")
-        rewards = np.empty(self.n, dtype=np.int64)
-        log_rewards = np.empty(self.n, dtype=np.int64)
-        changed = np.empty(self.n, dtype=np.bool_)
-        step_boards(self.boards, actions, self.states, self.p_two, rewards, log_rewards, changed)
-        self.score += rewards
-        self.moves += 1
-        self.masks = legal_masks(self.boards)
-        max_exp = exponents(self.boards).max(axis=1)
-        over = ~self.masks.any(axis=1)
-        won = max_exp >= self.goal_exp
-        terminal = over | (won & self.goal_terminal)
-        done = over | won
-        if self.cutoff is not None:
-            done |= self.moves >= self.cutoff
-        return Step(rewards, log_rewards, changed, self.boards.copy(), self.masks.copy(), max_exp, terminal, done)
+        out = super().step(np.asarray(actions, dtype=np.int64), hold)
+        return Step(
+            out.gains, out.log_gains, ~out.illegal, self.boards.copy(), out.masks, out.max_exp,
+            out.terminated, out.terminated | out.truncated,
+        )
 
     def restart(self, which: np.ndarray) -> list[dict[str, int]]:
         """Report the finished games in ``which`` [N] bool (score, length, max_tile) and restart them."""
+        which = np.asarray(which, dtype=np.bool_)
         idx = np.flatnonzero(which)
         if idx.size == 0:
             return []
-        max_exp = exponents(self.boards[idx]).max(axis=1)
+        tiles = tile_values(self.max_exp[idx])
         out = [
-            {"score": int(self.score[i]), "length": int(self.moves[i]), "max_tile": 1 << int(m)}
-            for i, m in zip(idx, max_exp, strict=True)
+            {"score": int(self.scores[i]), "length": int(self.moves[i]), "max_tile": int(t)}
+            for i, t in zip(idx, tiles, strict=True)
         ]
-        reset_boards(self.boards, self.states, self.p_two, which)
-        self.score[idx] = 0
-        self.moves[idx] = 0
-        self.masks[idx] = legal_masks(self.boards[idx])
+        self.reset(which)
         return out
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue these games exactly."""
-        return {k: getattr(self, k).copy() for k in ("boards", "states", "score", "moves")}
-
-    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        """Restore :meth:`state_dict` (the batch size must match)."""
-        if len(state["boards"]) != self.n:
-            raise ValueError(f"checkpoint holds {len(state['boards'])} games, the config asks for {self.n}")
-        for k in ("boards", "states", "score", "moves"):
-            setattr(self, k, np.asarray(state[k]).copy())
-        self.masks = legal_masks(self.boards)
+        return {
+            "boards": self.boards.copy(), "states": self.states.copy(), "score": self.scores.copy(),
+            "moves": self.moves.copy(), "steps": self.steps.copy(),
+        }

@@ -29,11 +29,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ai2048.envs.batch import GameBatch
+from ai2048.envs.options import EnvOptions
 from ai2048.nets import SeedNet, build_net
-from ai2048.rules import P_TWO
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
-from ai2048.train.kernels import exponents, legal_masks, reset_boards, step_boards
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
     flushed_denormals,
@@ -193,61 +193,52 @@ def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac:
                device: torch.device, stop: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
     """Play ``n`` games to the end (or ``cutoff`` moves), all at once; ``net=None`` plays uniformly.
 
-    ``stop`` is asked before every move; when it says True the games are abandoned with
-    :class:`EpochStopped` (a batch of long games can take minutes, and Ctrl-C must act in seconds).
+    The games are a :class:`~ai2048.envs.batch.GameBatch` seeded with ``seed``; finished games
+    are held while the others play on. ``stop`` is asked before every move; when it says True the
+    games are abandoned with :class:`EpochStopped` (a batch of long games can take minutes, and
+    Ctrl-C must act in seconds).
 
     Returns per move ``layouts`` [M, 16] (before the move), ``moves`` [M], ``game`` [M], and per
     game ``scores``, ``lengths``, ``max_exp``, ``tile_sums``.
     """
-    states = np.random.SeedSequence(seed).generate_state(n, np.uint64).astype(np.uint64)
-    boards = np.zeros(n, dtype=np.uint64)
-    reset_boards(boards, states, P_TWO, np.ones(n, dtype=np.bool_))
-    scores = np.zeros(n, dtype=np.int64)
-    lengths = np.zeros(n, dtype=np.int64)
+    games = GameBatch(n, EnvOptions(illegal_action="raise"), cutoff=cutoff or None, seed=seed, parallel=False)
+    games.reset()
     layouts, moves, game = [], [], []
-    active = np.flatnonzero(legal_masks(boards).any(axis=1))
-    while active.size:
+    active = ~games.over()
+    while active.any():
         if stop is not None and stop():
             raise EpochStopped
-        sub = boards[active]
-        exps = exponents(sub)
-        masks = legal_masks(sub)
+        idx = np.flatnonzero(active)
+        exps = games.obs[idx].reshape(idx.size, 16)
+        masks = games.masks[idx]
         if net is None:
             p = masks.astype(np.float64)
         else:
             with torch.no_grad():
                 p = net(net.encode(exps).to(device)).cpu().numpy().astype(np.float64)
-            rand = gen.random(active.size) < random_frac
+            rand = gen.random(idx.size) < random_frac
             p[rand] = 1.0
             p *= masks
             dead = p.sum(axis=1) <= 0
             p[dead] = masks[dead]
         cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
-        a = np.minimum((cdf < gen.random(active.size)[:, None]).sum(axis=1), 3)
-        a = np.where(masks[np.arange(active.size), a], a, masks.argmax(axis=1)).astype(np.int64)
+        a = np.minimum((cdf < gen.random(idx.size)[:, None]).sum(axis=1), 3)
+        a = np.where(masks[np.arange(idx.size), a], a, masks.argmax(axis=1)).astype(np.int64)
         layouts.append(exps)
         moves.append(a)
-        game.append(active.copy())
-        rew = np.empty(active.size, dtype=np.int64)
-        lrew = np.empty(active.size, dtype=np.int64)
-        changed = np.empty(active.size, dtype=np.bool_)
-        st = states[active]
-        step_boards(sub, a, st, P_TWO, rew, lrew, changed)
-        boards[active], states[active] = sub, st
-        scores[active] += rew
-        lengths[active] += 1
-        alive = legal_masks(sub).any(axis=1)
-        if cutoff:
-            alive &= lengths[active] < cutoff
-        active = active[alive]
-    final = exponents(boards)
+        game.append(idx)
+        actions = np.zeros(n, dtype=np.int64)
+        actions[idx] = a
+        step = games.step(actions, hold=~active)
+        active &= ~(step.terminated | step.truncated)
+    final = games.obs.reshape(n, 16)
     tile_sums = np.where(final > 0, 2 ** final.astype(np.int64), 0).sum(axis=1)
     return {
         "layouts": np.concatenate(layouts) if layouts else np.zeros((0, 16), np.uint8),
         "moves": np.concatenate(moves) if moves else np.zeros(0, np.int64),
         "game": np.concatenate(game) if game else np.zeros(0, np.int64),
-        "scores": scores,
-        "lengths": lengths,
+        "scores": games.scores.copy(),
+        "lengths": games.moves.copy(),
         "max_exp": final.max(axis=1).astype(np.int64),
         "tile_sums": tile_sums,
     }

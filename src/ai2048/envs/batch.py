@@ -1,0 +1,307 @@
+"""``GameBatch``: N games of 2048 stepped by one kernel call; the one owner of "N boards, N RNG
+states, step, restart".
+
+The vector env, the torch env's CPU adapter (``EngineBatch``) and the trainers' game loops
+(``train.games.BoardBatch``, ``train.policy.play_games``) are thin faces over it; the env options
+are applied inside the kernel (:func:`ai2048.engine.batch.step_board`), which the single env calls
+for its one board too. No torch and no Gymnasium here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numba
+import numpy as np
+
+from ai2048.engine.batch import (
+    HOLD,
+    ILLEGAL_NOOP,
+    ILLEGAL_RAISE,
+    ILLEGAL_TERMINATE,
+    NO_GOAL,
+    RESTART,
+    REWARD_LOG2,
+    REWARD_MOVES,
+    REWARD_SCORE,
+    STEP,
+    batch_env_step,
+    batch_env_step_serial,
+    batch_observe,
+    batch_observe_serial,
+    batch_reset,
+    batch_reset_serial,
+    first_bad_action,
+    step_options,
+)
+from ai2048.envs.options import EnvOptions, check_num_envs
+from ai2048.game import IllegalMoveError
+from ai2048.rules import Action
+
+PARALLEL_MIN_GAMES = 1024
+"""Below this many games a step is too short to share out: the serial kernel runs (see docs)."""
+
+_REWARD_CODES = {"score": REWARD_SCORE, "log2": REWARD_LOG2, "moves": REWARD_MOVES}
+_ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE}
+_TILE_OF = np.array([0] + [1 << e for e in range(1, 16)], dtype=np.int64)
+
+
+def kernel_options(options: EnvOptions, goal_terminal: bool = True, cutoff: int | None = None) -> np.ndarray:
+    """``options`` as the kernels take them (:func:`ai2048.engine.batch.step_options`)."""
+    return step_options(
+        reward_mode=_REWARD_CODES[options.reward_mode],
+        illegal_mode=_ILLEGAL_CODES[options.illegal_action],
+        illegal_penalty=options.illegal_penalty,
+        goal_exp=NO_GOAL if options.goal_tile is None else options.goal_exponent,
+        goal_reward=options.goal_reward,
+        goal_terminal=goal_terminal,
+        end_on_full_board=options.end_on_full_board,
+        max_steps=cutoff,
+    )
+
+
+def seed_states(seed: int | None, n: int) -> np.ndarray:
+    """[n] uint64 SplitMix64 states derived from one ``seed`` (``None``: OS entropy)."""
+    return np.random.SeedSequence(seed).generate_state(n, np.uint64).astype(np.uint64)
+
+
+def tile_values(max_exp: np.ndarray) -> np.ndarray:
+    """[N] exponents -> [N] int64 tile values (0 stays 0)."""
+    return _TILE_OF[max_exp]
+
+
+@dataclass(frozen=True)
+class BatchStep:
+    """What one step of a :class:`GameBatch` gave; fresh arrays the batch never writes again.
+
+    ``rewards`` [N] float64 after the options; ``gains`` / ``log_gains`` [N] int64 raw score and
+    log2 score gained; ``illegal``, ``terminated``, ``truncated`` [N] bool; ``masks`` [N, 4] bool,
+    ``max_exp`` [N] uint8, ``empty`` [N] int64 and ``obs`` [N, 4, 4] uint8 exponents describe the
+    boards after the step.
+    """
+
+    rewards: np.ndarray
+    gains: np.ndarray
+    log_gains: np.ndarray
+    illegal: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    masks: np.ndarray
+    max_exp: np.ndarray
+    empty: np.ndarray
+    obs: np.ndarray
+
+
+class GameBatch:
+    """N games with their own SplitMix64 streams; same states and actions, same games.
+
+    State (arrays [N], written in place by the kernels): ``boards`` uint64, ``states`` uint64 RNG
+    states, ``scores``, ``moves`` (legal moves) and ``steps`` (every step; ``cutoff`` counts these)
+    int64, ``control`` uint8 (what the next step does per slot: ``STEP``, ``RESTART`` for
+    next-step autoreset, ``HOLD``). The observation of the current boards, ``masks`` [N, 4],
+    ``max_exp`` [N], ``empty`` [N] and ``obs`` [N, 4, 4], is replaced, never written, so arrays
+    handed out stay as they were.
+
+    Args:
+        n: number of games.
+        options: the env options (reward mode, illegal actions, goal tile, full-board end, p_two).
+        goal_terminal: a goal tile ends the game as terminal (the envs) or as a cut (``truncated``;
+            trainers that bootstrap past it).
+        cutoff: truncate a game after this many steps (``None``: never).
+        seed: derive every game's stream from this seed (:func:`seed_states`); ``None`` leaves the
+            states at 0 for the caller to set (``batch.states[:] = ...``).
+        parallel: ``True`` / ``False`` force the parallel / serial kernels; ``None`` uses the
+            parallel ones from :data:`PARALLEL_MIN_GAMES` games when numba has more than one thread.
+            Processes that fork should stay serial (numba's OpenMP layer is not fork-safe).
+    """
+
+    def __init__(
+        self,
+        n: int,
+        options: EnvOptions | None = None,
+        *,
+        goal_terminal: bool = True,
+        cutoff: int | None = None,
+        seed: int | None = None,
+        parallel: bool | None = None,
+    ) -> None:
+        n = check_num_envs(n)
+        if cutoff is not None and (isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, (int, np.integer))
+                                   or cutoff < 1):
+            raise ValueError(f"cutoff={cutoff!r} must be a positive int (steps per game) or None")
+        if parallel is not None and not isinstance(parallel, (bool, np.bool_)):
+            raise TypeError(f"parallel must be True, False or None (automatic), got {parallel!r}")
+        self.n = n
+        self.options = options if options is not None else EnvOptions()
+        self.p_two = np.float64(self.options.p_two)
+        self.goal_terminal = bool(goal_terminal)
+        self.cutoff = None if cutoff is None else int(cutoff)
+        self.parallel = parallel
+        self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff)
+        self._raise = self.options.illegal_action == "raise"
+        self.boards = np.zeros(n, dtype=np.uint64)
+        self.states = np.zeros(n, dtype=np.uint64) if seed is None else seed_states(seed, n)
+        self.scores = np.zeros(n, dtype=np.int64)
+        self.moves = np.zeros(n, dtype=np.int64)
+        self.steps = np.zeros(n, dtype=np.int64)
+        self.control = np.zeros(n, dtype=np.uint8)
+        self.masks = np.zeros((n, 4), dtype=np.bool_)
+        self.max_exp = np.zeros(n, dtype=np.uint8)
+        self.empty = np.zeros(n, dtype=np.int64)
+        self.obs = np.zeros((n, 4, 4), dtype=np.uint8)
+        self.observe()
+
+    @property
+    def goal_exp(self) -> int:
+        """Exponent of the goal tile (99 when there is none)."""
+        return NO_GOAL if self.options.goal_tile is None else self.options.goal_exponent
+
+    def threads(self) -> int:
+        """Chunks the next kernel call cuts the batch into (numba's thread count), 0 for serial."""
+        if self.parallel is False:
+            return 0
+        t = numba.get_num_threads()
+        if self.parallel is None and (self.n < PARALLEL_MIN_GAMES or t < 2):
+            return 0
+        return int(t)
+
+    def _fresh_views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Copies of the observation arrays to write into (the old ones may have been handed out)."""
+        self.masks = self.masks.copy()
+        self.max_exp = self.max_exp.copy()
+        self.empty = self.empty.copy()
+        self.obs = self.obs.copy()
+        return self.masks, self.max_exp, self.empty, self.obs
+
+    def observe(self) -> None:
+        """Recompute the observation of every board (after ``boards`` was set from outside)."""
+        t = self.threads()
+        if t:
+            batch_observe(self.boards, *self._fresh_views(), t)
+        else:
+            batch_observe_serial(self.boards, *self._fresh_views())
+
+    def reset(self, which: np.ndarray | None = None) -> None:
+        """Start new games where ``which`` [N] bool is True (everywhere when ``None``): two spawned
+        tiles from each slot's own stream, counters at 0, next step a plain step."""
+        which = np.ones(self.n, dtype=np.bool_) if which is None else self._check_which(which)
+        t = self.threads()
+        if t:
+            batch_reset(self.boards, self.states, self.p_two, which, *self._fresh_views(), t)
+        else:
+            batch_reset_serial(self.boards, self.states, self.p_two, which, *self._fresh_views())
+        self.scores[which] = 0
+        self.moves[which] = 0
+        self.steps[which] = 0
+        self.control[which] = STEP
+
+    def set_boards(self, boards: np.ndarray, which: np.ndarray | None = None) -> None:
+        """Put checked ``uint64`` positions in the slots ``which`` (all when ``None``; ``boards`` then
+        has N entries, else one per True slot); their counters restart at 0."""
+        from ai2048.board_io import check_boards
+
+        boards = check_boards(boards)
+        which = np.ones(self.n, dtype=np.bool_) if which is None else self._check_which(which)
+        want = int(which.sum())
+        if boards.shape[0] != want:
+            raise ValueError(f"got {boards.shape[0]} boards for {want} games")
+        self.boards[which] = boards
+        self.scores[which] = 0
+        self.moves[which] = 0
+        self.steps[which] = 0
+        self.control[which] = STEP
+        self.observe()
+
+    def _check_which(self, which: Any) -> np.ndarray:
+        w = np.asarray(which)
+        if w.dtype != np.bool_ or w.shape != (self.n,):
+            raise ValueError(f"which must be a bool array of shape ({self.n},), got {w.dtype} {w.shape}")
+        return w
+
+    def check_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as int64 [N] after checking shape, dtype, range and (under "raise") legality,
+        before anything changes; the error names the first bad game."""
+        a = np.asarray(actions)
+        if a.shape != (self.n,):
+            raise ValueError(f"actions must have shape ({self.n},), got {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers 0..3, got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        i, out_of_range = first_bad_action(a, self.masks, self.control, self._raise)
+        if i >= 0:
+            if out_of_range:
+                raise ValueError(f"actions must be in 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3); game {i} got {int(a[i])}")
+            from ai2048.board_io import render_text
+
+            legal = ", ".join(Action(k).name for k in range(4) if self.masks[i, k]) or "none"
+            raise IllegalMoveError(
+                f"game {i}: {Action(int(a[i])).name} does not change the board (legal: {legal})\n"
+                f"{render_text(self.boards[i])}"
+            )
+        return a
+
+    def step(self, actions: Any, hold: np.ndarray | None = None) -> BatchStep:
+        """Play ``actions`` [N] (0..3) in every game: slots marked ``RESTART`` start a new game
+        instead, slots in ``hold`` [N] bool (finished games waiting) stay as they are."""
+        held = None
+        if hold is not None:
+            held = self._check_which(hold) & (self.control == STEP)
+            self.control[held] = HOLD
+        try:
+            a = self.check_actions(actions)
+        except (TypeError, ValueError):
+            if held is not None:
+                self.control[held] = STEP
+            raise
+        n = self.n
+        out = BatchStep(
+            rewards=np.empty(n, np.float64),
+            gains=np.empty(n, np.int64),
+            log_gains=np.empty(n, np.int64),
+            illegal=np.empty(n, np.bool_),
+            terminated=np.empty(n, np.bool_),
+            truncated=np.empty(n, np.bool_),
+            masks=np.empty((n, 4), np.bool_),
+            max_exp=np.empty(n, np.uint8),
+            empty=np.empty(n, np.int64),
+            obs=np.empty((n, 4, 4), np.uint8),
+        )
+        args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
+                self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
+                out.masks, out.max_exp, out.empty, out.obs)
+        t = self.threads()
+        if t:
+            batch_env_step(*args, t)
+        else:
+            batch_env_step_serial(*args)
+        self.control[:] = STEP
+        self.masks, self.max_exp, self.empty, self.obs = out.masks, out.max_exp, out.empty, out.obs
+        return out
+
+    def autoreset_next(self, done: np.ndarray) -> None:
+        """Next-step autoreset (Gymnasium's): slots in ``done`` [N] start a new game on the next step."""
+        self.control[done] = RESTART
+
+    def over(self) -> np.ndarray:
+        """[N] bool: no action is legal on the current board."""
+        m = self.masks
+        return ~(m[:, 0] | m[:, 1] | m[:, 2] | m[:, 3])
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """Everything needed to continue these games exactly (observations are recomputed)."""
+        return {k: getattr(self, k).copy() for k in ("boards", "states", "scores", "moves", "steps", "control")}
+
+    def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
+        """Restore :meth:`state_dict` (same N; ``steps`` and ``control`` default to ``moves`` and STEP
+        for checkpoints written before they existed)."""
+        boards = np.asarray(state["boards"])
+        if boards.shape != (self.n,):
+            raise ValueError(f"checkpoint holds {len(boards)} games, this batch has {self.n}")
+        self.boards = boards.astype(np.uint64).copy()
+        self.states = np.asarray(state["states"]).astype(np.uint64).copy()
+        self.scores = np.asarray(state.get("scores", state.get("score"))).astype(np.int64).copy()
+        self.moves = np.asarray(state["moves"]).astype(np.int64).copy()
+        self.steps = np.asarray(state.get("steps", self.moves)).astype(np.int64).copy()
+        self.control = np.asarray(state.get("control", np.zeros(self.n))).astype(np.uint8).copy()
+        self.observe()

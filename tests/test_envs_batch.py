@@ -1,0 +1,268 @@
+"""One batch core: the single env, the vector env, the trainers' batches and ``play_games`` play the
+same games for the same seeds and actions, serial and parallel alike, and those games are the
+ones the slow pure-Python rules (``engine/reference.py``) with a pure-Python SplitMix64 play."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils import seeding
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ai2048
+from ai2048.engine import reference
+from ai2048.envs import ENV_ID
+from ai2048.envs.batch import GameBatch, seed_states
+from ai2048.envs.options import EnvOptions
+from ai2048.rules import MAX_EXPONENT, P_TWO, START_TILES
+from ai2048.train.games import BoardBatch
+
+M64 = (1 << 64) - 1
+
+
+class RefGame:
+    """One game on the reference rules, its spawns drawn from a pure-Python SplitMix64 stream
+    exactly as ``engine/rng.py`` and ``engine/spawn.py`` specify (k-th empty cell, then 2 or 4)."""
+
+    def __init__(self, state: int, options: EnvOptions, cells: list[int] | None = None) -> None:
+        self.state = int(state)
+        self.o = options
+        self.score = 0
+        self.moves = 0
+        if cells is None:
+            cells = [0] * 16
+            for _ in range(START_TILES):
+                self._spawn(cells)
+        self.cells = cells
+
+    def _u64(self) -> int:
+        self.state = (self.state + 0x9E3779B97F4A7C15) & M64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    def _spawn(self, cells: list[int]) -> None:
+        empty = [i for i, e in enumerate(cells) if e == 0]
+        if not empty:
+            return
+        k = ((self._u64() >> 32) * len(empty)) >> 32
+        two = (self._u64() >> 11) * (1.0 / 9007199254740992.0) < self.o.p_two
+        cells[empty[k]] = 1 if two else 2
+
+    def step(self, action: int) -> tuple[float, bool, bool]:
+        """(reward, terminated, illegal) under the env options, written out the slow way."""
+        o = self.o
+        new, gain = reference.move(self.cells, action)
+        if new == self.cells:
+            over = not any(reference.legal_mask(self.cells))
+            full = o.end_on_full_board and (0 not in self.cells or max(self.cells) >= MAX_EXPONENT)
+            return -o.illegal_penalty, over or o.illegal_action == "terminate" or full, True
+        logs = _log2_gain(self.cells, action)
+        self._spawn(new)
+        self.cells = new
+        self.score += gain
+        self.moves += 1
+        reward = float(gain) if o.reward_mode == "score" else float(logs) if o.reward_mode == "log2" else 1.0
+        terminated = not any(reference.legal_mask(new))
+        if o.goal_tile is not None and max(new) >= o.goal_exponent:
+            reward += o.goal_reward
+            terminated = True
+        if o.end_on_full_board and (0 not in new or max(new) >= MAX_EXPONENT):
+            terminated = True
+        return reward, terminated, False
+
+    @property
+    def board(self) -> int:
+        return int(ai2048.encode(self.cells))
+
+
+def _log2_gain(cells: list[int], action: int) -> int:
+    """Sum of the exponents of the tiles a move creates: slide each line towards the wall, merge."""
+    lines = [[cells[4 * r + c] for r in range(4)] for c in range(4)] if action in (0, 2) else [
+        cells[4 * r : 4 * r + 4] for r in range(4)]
+    total = 0
+    for line in lines:
+        tiles = [e for e in (line[::-1] if action in (1, 2) else line) if e]
+        i = 0
+        while i < len(tiles):
+            if i + 1 < len(tiles) and tiles[i] == tiles[i + 1] and tiles[i] < MAX_EXPONENT:
+                total += tiles[i] + 1
+                i += 2
+            else:
+                i += 1
+    return total
+
+
+def _env_state(seed: int) -> int:
+    """The RNG state a single env seeded with ``seed`` starts its game from (Gymnasium's seeding)."""
+    return int(seeding.np_random(seed)[0].integers(0, 2**64, dtype=np.uint64))
+
+
+def _legal_pick(cells: list[int], k: int) -> int:
+    legal = [a for a, ok in enumerate(reference.legal_mask(cells)) if ok]
+    return legal[k % len(legal)] if legal else 0
+
+
+options_st = st.fixed_dictionaries({
+    "reward_mode": st.sampled_from(["score", "log2", "moves"]),
+    "illegal_action": st.sampled_from(["noop", "terminate"]),
+    "illegal_penalty": st.sampled_from([0.0, 1.5]),
+    "goal_tile": st.sampled_from([None, 32, 128]),
+    "goal_reward": st.sampled_from([0.0, 10.0]),
+    "end_on_full_board": st.booleans(),
+    "p_two": st.sampled_from([P_TWO, 0.5]),
+})
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 4), options=options_st,
+       picks=st.lists(st.integers(0, 7), min_size=1, max_size=120), parallel=st.booleans())
+def test_game_batch__vector_and_single_env_equal_the_reference(seed, n, options, picks, parallel):
+    """Any actions (illegal ones too, picks >= 4 choose among the legal ones), every option."""
+    o = EnvOptions(**options)
+    venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode="vector_entry_point", parallel=parallel, **options)
+    _, vinfo = venv.reset(seed=seed)
+    envs = [gym.make(ENV_ID, **options) for _ in range(n)]
+    sinfo = [e.reset(seed=seed + i)[1] for i, e in enumerate(envs)]
+    refs = [RefGame(_env_state(seed + i), o) for i in range(n)]
+    assert vinfo["board"].tolist() == [r.board for r in refs] == [s["board"] for s in sinfo]
+    restart = [False] * n
+    for t, p in enumerate(picks):
+        acts = [p if p < 4 else _legal_pick(r.cells, p + i + t) for i, r in enumerate(refs)]
+        _, vr, vterm, vtrunc, vinfo = venv.step(np.array(acts))
+        for i in range(n):
+            if restart[i]:  # next-step autoreset: the vector env starts a new game, the single env resets
+                _, sinfo[i] = envs[i].reset()
+                refs[i] = RefGame(refs[i].state, o)
+                assert vr[i] == 0.0 and not vterm[i]
+                restart[i] = False
+            else:
+                want_r, want_term, want_illegal = refs[i].step(acts[i])
+                _, sr, sterm, strunc, sinfo[i] = envs[i].step(acts[i])
+                assert (vr[i], bool(vterm[i]), bool(vinfo["illegal"][i])) == (want_r, want_term, want_illegal)
+                assert (sr, sterm, sinfo[i]["illegal"]) == (want_r, want_term, want_illegal)
+                assert not vtrunc[i] and not strunc
+                restart[i] = want_term
+            assert int(vinfo["board"][i]) == refs[i].board == sinfo[i]["board"]
+            assert int(vinfo["score"][i]) == refs[i].score == sinfo[i]["score"]
+            assert vinfo["action_mask"][i].tolist() == reference.legal_mask(refs[i].cells)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 5), picks=st.lists(st.integers(0, 3), min_size=1, max_size=150),
+       goal=st.sampled_from([None, 64]), goal_terminal=st.booleans(), cutoff=st.sampled_from([None, 7, 40]))
+def test_game_batch__trainers_batch_equals_the_reference(seed, n, picks, goal, goal_terminal, cutoff):
+    """BoardBatch (serial) and GameBatch (parallel) against the reference with legal moves, goal
+    tiles ending games as terminal or as a cut, and the move cutoff; restarts draw from the same
+    stream, as the trainers restart finished games."""
+    states = seed_states(seed, n)
+    games = BoardBatch(n, seed, goal_tile=goal, goal_terminal=goal_terminal, cutoff=cutoff)
+    par = GameBatch(n, EnvOptions(illegal_action="raise", goal_tile=goal), goal_terminal=goal_terminal,
+                    cutoff=cutoff, parallel=True)
+    par.states[:] = states
+    par.reset()
+    o = EnvOptions(goal_tile=goal)
+    refs = [RefGame(int(s), o) for s in states]
+    assert games.boards.tolist() == par.boards.tolist() == [r.board for r in refs]
+    for t, p in enumerate(picks):
+        acts = np.array([_legal_pick(r.cells, p + i + t) for i, r in enumerate(refs)], dtype=np.int64)
+        step = games.step(acts)
+        pstep = par.step(acts)
+        for i, r in enumerate(refs):
+            before = list(r.cells)
+            _, over, _ = r.step(int(acts[i]))
+            won = goal is not None and max(r.cells) >= o.goal_exponent
+            assert int(step.boards[i]) == int(par.boards[i]) == r.board
+            assert step.rewards[i] == pstep.gains[i] == reference.move(before, int(acts[i]))[1]
+            assert step.log_rewards[i] == _log2_gain(before, int(acts[i]))
+            terminal = not any(reference.legal_mask(r.cells)) or (won and goal_terminal)
+            done = terminal or won or (cutoff is not None and r.moves >= cutoff)
+            assert (bool(step.terminal[i]), bool(step.done[i])) == (terminal, done)
+            assert bool(pstep.terminated[i]) == terminal and bool(pstep.terminated[i] | pstep.truncated[i]) == done
+            assert over == terminal or won
+        finished = games.restart(step.done)
+        par.reset(step.done)
+        for i, rec in zip(np.flatnonzero(step.done), finished, strict=True):
+            assert rec == {"score": refs[i].score, "length": refs[i].moves, "max_tile": 1 << max(refs[i].cells)}
+            refs[i] = RefGame(refs[i].state, o)
+        assert games.boards.tolist() == par.boards.tolist() == [r.board for r in refs]
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 6), cutoff=st.sampled_from([0, 9]))
+def test_play_games__games_replay_on_the_reference(seed, n, cutoff):
+    """``policy.play_games``'s recorded layouts and moves replay exactly on the reference rules
+    from the batch's seed, and its scores and lengths are the reference's."""
+    torch = pytest.importorskip("torch")
+    from ai2048.train.policy import play_games
+
+    out = play_games(None, n, seed, cutoff, 0.0, np.random.default_rng(seed), torch.device("cpu"))
+    refs = [RefGame(int(s), EnvOptions()) for s in seed_states(seed, n)]
+    for layout, a, g in zip(out["layouts"], out["moves"], out["game"], strict=True):
+        assert layout.tolist() == refs[g].cells
+        assert reference.legal_mask(refs[g].cells)[a]
+        refs[g].step(int(a))
+    assert out["scores"].tolist() == [r.score for r in refs]
+    assert out["lengths"].tolist() == [r.moves for r in refs]
+    for r in refs:
+        assert not any(reference.legal_mask(r.cells)) or r.moves == cutoff
+
+
+def test_game_batch__illegal_raise_refuses_before_anything_changes():
+    games = BoardBatch(3, seed=1)
+    before = games.state_dict()
+    acts = np.array([int(np.flatnonzero(m)[0]) for m in games.masks])
+    bad = int(np.flatnonzero(~games.masks[1])[0]) if not games.masks[1].all() else None
+    if bad is None:
+        games.set_boards(np.array([ai2048.encode([1, 1, 1, 1] + [0] * 12)] * 3, dtype=np.uint64))
+        before = games.state_dict()
+        acts, bad = np.array([3, 3, 3]), 0
+    acts[1] = bad
+    with pytest.raises(ai2048.IllegalMoveError, match="game 1: .* does not change the board"):
+        games.step(acts)
+    after = games.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"cutoff": 0}, ValueError, "cutoff"),
+    ({"cutoff": 2.5}, ValueError, "cutoff"),
+    ({"parallel": "yes"}, TypeError, "parallel"),
+])
+def test_game_batch__bad_arguments_raise_clear_errors(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        GameBatch(4, **kwargs)
+
+
+def test_game_batch__bad_actions_raise_naming_the_game():
+    games = GameBatch(3, seed=0)
+    games.reset()
+    with pytest.raises(ValueError, match="shape"):
+        games.step(np.zeros(2, np.int64))
+    with pytest.raises(TypeError, match="integers"):
+        games.step(np.zeros(3))
+    with pytest.raises(ValueError, match="game 2 got 4"):
+        games.step(np.array([0, 1, 4]))
+
+
+def test_game_batch__handed_out_arrays_are_never_written_again():
+    games = GameBatch(8, seed=3)
+    games.reset()
+    step = games.step(np.array([int(np.flatnonzero(m)[0]) for m in games.masks]))
+    masks, obs = step.masks.copy(), step.obs.copy()
+    games.reset(np.ones(8, dtype=np.bool_))
+    games.step(np.array([int(np.flatnonzero(m)[0]) for m in games.masks]))
+    assert np.array_equal(step.masks, masks) and np.array_equal(step.obs, obs)
+
+
+def test_board_batch__loads_checkpoints_written_before_steps_were_kept():
+    games = BoardBatch(4, seed=2)
+    games.step(np.array([int(np.flatnonzero(m)[0]) for m in games.masks]))
+    old = {k: v for k, v in games.state_dict().items() if k != "steps"}  # the old four keys
+    again = BoardBatch(4, seed=99)
+    again.load_state_dict(old)
+    assert again.boards.tolist() == games.boards.tolist() and again.steps.tolist() == games.moves.tolist()
+    assert np.array_equal(again.masks, games.masks) and again.score.tolist() == games.score.tolist()
