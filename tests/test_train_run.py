@@ -308,12 +308,19 @@ def test_old_ntuple_run__resumed_with_the_new_code_still_packs(tmp_path: Path) -
     started by the old code (as /work/runs/long1 is): both work, and the card counts every game."""
 
     out = _old_copy(tmp_path, "ntuple")
+    cfg = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**cfg, "seconds": 7200.0}))  # as long1's: a budget by its old name
+
+    def pack(name: str) -> dict:
+        argv = ["models", "pack", str(out), "--name", name, "--dir", str(tmp_path / "models"), "--positions", "200",
+                "--checks", "100"]
+        assert main(argv) == 0
+        return json.loads((tmp_path / "models" / f"{name}.json").read_text())
+
+    assert pack("before")["training"]["games"] == 40  # the old layout, as the old code left it
     assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "60"]) == 0
-    assert json.loads((out / "config.json").read_text())[BUDGET] == 0.0
-    argv = ["models", "pack", str(out), "--name", "old", "--dir", str(tmp_path / "models"), "--positions", "200",
-            "--checks", "100"]
-    assert main(argv) == 0
-    card = json.loads((tmp_path / "models" / "old.json").read_text())
+    assert json.loads((out / "config.json").read_text())[BUDGET] == 7200.0
+    card = pack("old")
     assert card["training"]["games"] == 60 and card["training"]["train_seconds"] > 0
     assert "--duration" in card["training"]["command"] and "--seconds" not in card["training"]["command"]
 

@@ -266,7 +266,9 @@ class _Trainer:
             self._load()
         self.loop = Loop(out, "lazyzero", total=config.epochs, done=self.epoch, elapsed=self.elapsed,
                          duration=config.duration, unit="epoch", tensorboard=config.tensorboard,
-                         progress=config.progress)
+                         progress=config.progress,
+                         bar=(config.epochs * config.episodes_per_epoch,
+                              self.epoch * config.episodes_per_epoch + self.episodes_in_epoch, "game"))
         if resumed:
             self.loop.metrics.truncate(self.epoch)
         else:
@@ -381,9 +383,6 @@ class _Trainer:
         ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
         fused = FusedPolicyValue(self.model)
         epoch_start, epoch_moves = time.monotonic(), 0
-        loop.bar.reset(total=cfg.epochs * cfg.episodes_per_epoch)  # a bar of games; the loop counts epochs
-        loop.bar.update(self.epoch * cfg.episodes_per_epoch + self.episodes_in_epoch)
-        loop.bar.unit = "game"
         with loop:  # Ctrl-C or SIGTERM: save at the next move and stop
             try:
                 while loop.running(self.epoch):

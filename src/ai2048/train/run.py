@@ -323,18 +323,20 @@ class Loop:
         total: steps to run (0 = until the budget or a signal); ``done`` steps are behind us.
         elapsed: training seconds already spent (from the checkpoint); ``duration`` the budget.
         unit: what a step is, for the progress bar and messages (game, epoch).
+        bar: (total, done, unit) the progress bar counts instead of steps (LazyZero: games in epochs).
     """
 
     def __init__(self, out: Path, trainer: str, *, total: int, done: int = 0, elapsed: float = 0.0,
                  duration: float = 0.0, unit: str = "game", agent: str | None = None, tensorboard: bool = False,
-                 progress: bool = True, smoothing: float = 0.3) -> None:
+                 progress: bool = True, smoothing: float = 0.3, bar: tuple[int, int, str] | None = None) -> None:
         self.out, self.trainer, self.agent = Path(out), trainer, agent or trainer
         self.total, self.unit = total, unit
         self.deadline = Deadline(duration, elapsed)
         self.metrics = Metrics(self.out, tensorboard)
         self.stop = GracefulStop()
-        self.bar = tqdm(total=total or None, initial=done, unit=unit, disable=not progress, dynamic_ncols=True,
-                        smoothing=smoothing)
+        bar_total, bar_done, bar_unit = bar or (total, done, unit)
+        self.bar = tqdm(total=bar_total or None, initial=bar_done, unit=bar_unit, disable=not progress,
+                        dynamic_ncols=True, smoothing=smoothing)
         self.first = self.last_saved = done
         self.status = "running"
         self.out_of_time = False
