@@ -184,11 +184,17 @@ def _step_range(
     words: np.ndarray,
 ) -> None:
     max_steps = opts[OPT_MAX_STEPS]
+    # Each slot's state goes through one scratch array per chunk, not a view ``states[i : i + 1]``:
+    # a view takes a reference on ``states``, an atomic add on one cache line that every thread
+    # of a parallel kernel would fight over, once per board.
+    st = np.empty(1, dtype=np.uint64)
     for i in range(lo, hi):
         c = control[i]
         if c != STEP:  # RESTART: a new game, counters at 0; HOLD: the board as it is
             if c == RESTART:
-                b = new_board(states[i : i + 1], p_two)
+                st[0] = states[i]
+                b = new_board(st, p_two)
+                states[i] = st[0]
                 scores[i] = 0
                 moves[i] = 0
                 steps[i] = 0
@@ -204,7 +210,9 @@ def _step_range(
             m_lo, m_hi, m = board_words(b)
             e = count_empty(b)
         else:
-            b, g, lg, r, ill, term, cut, bits, m, e = step_board(boards[i], actions[i], states[i : i + 1], p_two, opts)
+            st[0] = states[i]
+            b, g, lg, r, ill, term, cut, bits, m, e = step_board(boards[i], actions[i], st, p_two, opts)
+            states[i] = st[0]
             m_lo, m_hi, _ = board_words(b)
             rewards[i] = r
             gains[i] = g
@@ -230,9 +238,12 @@ def _reset_range(
     lo: np.int64, hi: np.int64, boards: np.ndarray, states: np.ndarray, p_two: np.float64, which: np.ndarray,
     masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, words: np.ndarray,
 ) -> None:
+    st = np.empty(1, dtype=np.uint64)  # scratch RNG state, as in _step_range
     for i in range(lo, hi):
         if which[i]:
-            b = new_board(states[i : i + 1], p_two)
+            st[0] = states[i]
+            b = new_board(st, p_two)
+            states[i] = st[0]
             boards[i] = b
             _observe_one(b, i, masks, max_exp, empty, words)
 
