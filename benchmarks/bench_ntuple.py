@@ -57,16 +57,23 @@ SETTINGS = (  # name, online, tc, alpha, TDL2048+ options
 )
 
 
+_RECORDS: dict[str, Network] = {}
+
+
 def tables(net: Network, tc: bool, layout: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Zeroed (w, E, A) for a run: TC records (views of one [table, 3] array) or separate arrays."""
-    net.w[:] = 0.0
-    if not tc:
-        one = np.zeros(1, np.float32)
-        return net.w, one, one
-    if layout == "records":
+    """Zeroed (w, E, A) for a run: ``net``'s weights, with TC state as separate arrays, or a second
+    network of the same patterns holding TC records (views of one [table, 3] array)."""
+    if tc and layout == "records":
+        if net.patterns not in _RECORDS:
+            _RECORDS[net.patterns] = Network(net.patterns)
+            _RECORDS[net.patterns].tc_arrays()
+        net = _RECORDS[net.patterns]
         e, a = net.tc_arrays()
-    else:
+    elif tc:
         e, a = np.zeros(net.w.size, np.float32), np.zeros(net.w.size, np.float32)
+    else:
+        e = a = np.zeros(1, np.float32)
+    net.w[:] = 0.0
     e[:] = 0.0
     a[:] = 0.0
     return net.w, e, a
@@ -93,7 +100,8 @@ def train(
 
 
 def tdl2048(binary: str, games: int, threads: int, options: list[str]) -> tuple[float, int, float]:
-    """Run TDL2048+ training ``games`` 4x6 games: (wall seconds, moves, CPU seconds of the child)."""
+    """Run TDL2048+ training ``games`` 4x6 games: (wall seconds, moves, CPU seconds of the child);
+    moves are not read for one game (its start-up run, too short for a speed line)."""
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     cmd = [binary, "-n", "4x6patt", "-t", f"1x{games}", *options, "-p", str(threads), "-%", "none"]
@@ -101,6 +109,8 @@ def tdl2048(binary: str, games: int, threads: int, options: list[str]) -> tuple[
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+    if games == 1:
+        return wall, 0, cpu
     m = re.search(r"^\s*001/001\s+(\d+)ms\s+([\d.]+)ops", res.stdout, re.MULTILINE)
     if m is None:
         raise RuntimeError(f"cannot read TDL2048+'s speed from its output:\n{res.stdout[-2000:]}")
@@ -168,6 +178,7 @@ def speed(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         train(net, 1, 1, 0, online, tc, alpha, args.tc_layout)
         print(f"kernels online={online} tc={tc}: {time.perf_counter() - t0:.1f} s (compile or cache load)", flush=True)
+    NumpyTD(net).play(0.5, 6)  # (the engine's moves compile or load on their first call)
     base_dt, base_mv = NumpyTD(net).play(args.baseline_seconds, 7)
     base = base_mv / base_dt
     print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
