@@ -57,7 +57,8 @@ def hold_run(out: str | Path) -> Iterator[None]:
         except BlockingIOError:
             f.seek(0)
             raise ValueError(
-                f"{out} is being trained by another process (pid {f.read().strip() or '?'}); wait for it to finish "
+                f"{out} is being trained by another process (pid {f.read().strip() or '?'}); "
+                "wait for it to finish "
                 "or stop it (Ctrl-C, or kill -TERM PID), then continue with --resume"
             ) from None
         f.seek(0)
@@ -176,7 +177,10 @@ def _json_default(o: Any) -> Any:
 RUN_META_FORMAT = "ai2048.run/2"
 """``meta.json``'s ``format`` since every trainer writes it through :mod:`ai2048.train.run`."""
 
-RENAMED_CONFIG_KEYS: dict[str, tuple[str, float]] = {"seconds": ("duration", 1.0), "max_minutes": ("duration", 60.0)}
+RENAMED_CONFIG_KEYS: dict[str, tuple[str, float]] = {
+    "seconds": ("duration", 1.0),
+    "max_minutes": ("duration", 60.0),
+}
 """Old config keys -> (the one name, factor): the wall-clock budget was ``seconds`` in ``train ntuple``
 and ``max_minutes`` in ``train lazyzero`` before every trainer called it ``duration`` (seconds)."""
 
@@ -196,14 +200,21 @@ def read_run_meta(out: str | Path) -> dict[str, Any]:
         return meta
     known = {"agent", "trainer", "rules_version", "format", "status", "progress"}
     new: dict[str, Any] = {
-        "format": RUN_META_FORMAT, "agent": meta.get("agent"), "trainer": meta.get("trainer"),
-        "rules_version": meta.get("rules_version"), "status": meta.get("status", "running"), "progress": {}, "info": {},
+        "format": RUN_META_FORMAT,
+        "agent": meta.get("agent"),
+        "trainer": meta.get("trainer"),
+        "rules_version": meta.get("rules_version"),
+        "status": meta.get("status", "running"),
+        "progress": {},
+        "info": {},
     }
     old = meta.get("progress") if isinstance(meta.get("progress"), dict) else {}
     if old:  # dqn, qnet, policy (format 1)
         step = old.get("episodes", old.get("epoch", 0))
         new["progress"] = {
-            "step": step, "games": old.get("games", step), "time": old.get("elapsed", 0.0),
+            "step": step,
+            "games": old.get("games", step),
+            "time": old.get("elapsed", 0.0),
             **{k: v for k, v in old.items() if k not in ("episodes", "epoch", "games", "elapsed")},
         }
     elif "games_done" in meta:  # ntuple ("ai2048.ntuple/1")

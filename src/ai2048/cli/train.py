@@ -54,8 +54,12 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
         epilog = "presets (--preset NAME):\n" + "\n".join(
             f"  {n:<{width}}  {helps.get(n, '')}".rstrip() for n in sorted(trainer.presets)
         )
-    p = argparse.ArgumentParser(prog=f"ai2048 train {trainer.name}", description=trainer.description, epilog=epilog,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog=f"ai2048 train {trainer.name}",
+        description=trainer.description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", required=True, type=Path, help="run directory to create (or resume)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     if trainer.presets:
@@ -65,9 +69,15 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     names = {f.name for f in dataclasses.fields(trainer.config_cls)}
     for old, (new, factor) in RENAMED_CONFIG_KEYS.items():  # the budget's old flag still works where it was
         if OLD_FLAGS.get(old) == trainer.name and new in names:
-            p.add_argument("--" + old.replace("_", "-"), dest=f"field_{new}", default=None, metavar=old.upper(),
-                           type=_scaled(factor),
-                           help=f"old name of --{new.replace('_', '-')}" + (f" (in units of {factor:g} s)" if factor != 1 else ""))
+            p.add_argument(
+                "--" + old.replace("_", "-"),
+                dest=f"field_{new}",
+                default=None,
+                metavar=old.upper(),
+                type=_scaled(factor),
+                help=f"old name of --{new.replace('_', '-')}"
+                + (f" (in units of {factor:g} s)" if factor != 1 else ""),
+            )
     for f in dataclasses.fields(trainer.config_cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -95,7 +105,9 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     preset = getattr(args, "preset", None)
     if preset and base is None:
         values.update(trainer.presets[preset])  # type: ignore[index]
-    elif preset and base is not None:  # resuming: the saved config rules, and a preset that contradicts it is a mistake
+    elif (
+        preset and base is not None
+    ):  # resuming: the saved config rules, and a preset that contradicts it is a mistake
         differ = [
             f"{k}: run {base[k]!r} vs preset {v!r}"
             for k, v in trainer.presets[preset].items()  # type: ignore[index]
@@ -115,7 +127,8 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     unknown = sorted(set(values) - names)
     if unknown:
         raise ValueError(
-            f"trainer {trainer.name!r} has no config key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}"
+            f"trainer {trainer.name!r} has no config key(s) {', '.join(unknown)}; "
+            f"valid keys: {', '.join(sorted(names))}"
         )
     return trainer.config_cls(**values)
 
@@ -125,7 +138,9 @@ def _run(args: argparse.Namespace) -> int:
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
     base = saved_config(targs.out, trainer.name, trainer.checkpoint) if targs.resume else None
-    restart = not targs.resume and check_fresh(targs.out, trainer.name, trainer.checkpoint, trainer.config_cls)
+    restart = not targs.resume and check_fresh(
+        targs.out, trainer.name, trainer.checkpoint, trainer.config_cls
+    )
     config = build_config(trainer, targs, base)  # every setting checked before the directory is made
     created = not targs.out.exists()
     try:
@@ -135,7 +150,9 @@ def _run(args: argparse.Namespace) -> int:
             out = trainer.run(config, targs.out, resume=targs.resume)
     except BaseException:
         if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:
-            shutil.rmtree(targs.out)  # the run failed before writing anything: leave no empty directory behind
+            shutil.rmtree(
+                targs.out
+            )  # the run failed before writing anything: leave no empty directory behind
         raise
     print(f"run directory: {out}")
     return 0
@@ -150,5 +167,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         add_help=True,
     )
     p.add_argument("trainer", metavar="NAME", help=f"one of: {names}")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="options of the trainer (see `ai2048 train NAME --help`)")
+    p.add_argument(
+        "rest", nargs=argparse.REMAINDER, help="options of the trainer (see `ai2048 train NAME --help`)"
+    )
     p.set_defaults(func=_run)

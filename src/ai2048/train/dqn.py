@@ -428,9 +428,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
         c = ckpt["counters"]
         set_rng_state(gen, ckpt["rng"])
     loop = Loop(out, "dqn", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-                tensorboard=cfg.tensorboard, progress=cfg.progress)
-    if resumed:
-        loop.metrics.truncate(c["episodes"])
+                tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
     learn_start = max(cfg.learn_start, cfg.batch_size)
 
     def save(status: str) -> None:

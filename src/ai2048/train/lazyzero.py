@@ -268,10 +268,9 @@ class _Trainer:
                          duration=config.duration, unit="epoch", tensorboard=config.tensorboard,
                          progress=config.progress,
                          bar=(config.epochs * config.episodes_per_epoch,
-                              self.epoch * config.episodes_per_epoch + self.episodes_in_epoch, "game"))
-        if resumed:
-            self.loop.metrics.truncate(self.epoch)
-        else:
+                              self.epoch * config.episodes_per_epoch + self.episodes_in_epoch, "game"),
+                         resumed=resumed)
+        if not resumed:
             self._write_meta("running")
 
     def _load(self) -> None:

@@ -297,9 +297,8 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
             np.copyto(net.w, src.w)
             del src
             st.ready[1:] = [int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill)) for s in range(1, len(st.ready))]
-    loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration, smoothing=0.1)
-    if resumed:
-        loop.metrics.truncate(st.done)
+    loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration,
+                smoothing=0.1, resumed=resumed)
 
     def save(status: str) -> None:
         """Checkpoint: weights and run state in one file (atomic), then meta.json."""

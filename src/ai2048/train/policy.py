@@ -307,9 +307,7 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
         c = ckpt["counters"]
         set_rng_state(gen, ckpt["rng"])
     loop = Loop(out, "policy", total=cfg.epochs, done=c["epoch"], elapsed=c["elapsed"], duration=cfg.duration,
-                unit="epoch", tensorboard=cfg.tensorboard, progress=cfg.progress)
-    if resumed:
-        loop.metrics.truncate(c["epoch"])
+                unit="epoch", tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
 
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed

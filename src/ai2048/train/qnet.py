@@ -226,9 +226,8 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         acc, c = ckpt["episode_acc"], {"validated": 0, **ckpt["counters"]}
         set_rng_state(gen, ckpt["rng"])
     loop = Loop(out, "qnet", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-                tensorboard=cfg.tensorboard, progress=cfg.progress)
+                tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
     if resumed:
-        loop.metrics.truncate(int(c["episodes"]))
         truncate_jsonl(out / "validation.jsonl", lambda r: r["episode"] <= c["episodes"])
     learn_start = max(cfg.learn_start, cfg.batch_size)
 

@@ -16,7 +16,8 @@ Every file is written atomically; old layouts are read by the tolerant readers o
 
     cfg, resumed = start(out, config, "dqn", resume, RESUMABLE)   # checks, then config.json
     ...networks, optimiser; restore them from the checkpoint when resumed...
-    loop = Loop(out, "dqn", total=cfg.episodes, done=episodes, elapsed=elapsed, duration=cfg.duration)
+    loop = Loop(out, "dqn", total=cfg.episodes, done=episodes, elapsed=elapsed, duration=cfg.duration,
+                resumed=resumed)
 
     def save(status):                                              # checkpoint, then meta.json
         torch_save(out / "checkpoint.pt", {...})
@@ -67,7 +68,7 @@ BUDGET_HELP = "wall-clock budget in seconds of training, counted across resumes 
 """The help text of every trainer's :data:`BUDGET` field."""
 
 CHECKPOINTS = ("checkpoint.pt", "weights.npz")
-"""Every trainer's checkpoint file: a directory holding one holds progress that a fresh run must not replace."""
+"""Every trainer's checkpoint file: a directory holding one holds progress a fresh run must not replace."""
 
 RUN_FILES = ("config.json", "meta.json", "metrics.jsonl", "model.pt", "eval.json", "tb", "validation.jsonl")
 """What trainers write besides their checkpoint; removed when a run without a checkpoint is restarted."""
@@ -99,7 +100,8 @@ def check_fresh(out: Path, trainer: str, checkpoint: str, config_cls: type) -> b
     foreign = sorted(set(saved) - {f.name for f in dataclasses.fields(config_cls)})
     if foreign:
         raise ValueError(
-            f"{out} holds another program's run (its config.json has keys {', '.join(foreign[:5])} that trainer "
+            f"{out} holds another program's run (its config.json has keys {', '.join(foreign[:5])} "
+            f"that trainer "
             f"{trainer!r} lacks); choose another --out"
         )
     return True
@@ -110,7 +112,10 @@ def restart_without_checkpoint(out: Path) -> None:
 
     Call it while holding the run (:func:`ai2048.checkpoint.hold_run`), so no trainer writes the directory.
     """
-    print(f"{out} holds no checkpoint yet (its run stopped before the first save): starting it afresh", file=sys.stderr)
+    print(
+        f"{out} holds no checkpoint yet (its run stopped before the first save): starting it afresh",
+        file=sys.stderr,
+    )
     for name in RUN_FILES:
         path = Path(out) / name
         if path.is_dir():
@@ -127,7 +132,8 @@ def saved_config(out: Path, trainer: str, checkpoint: str) -> dict[str, Any]:
         raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
     if not (out / "config.json").is_file():
         raise FileNotFoundError(
-            f"cannot resume: {out} has no config.json, so it is not a run directory of `ai2048 train {trainer}`"
+            f"cannot resume: {out} has no config.json, so it is not a run directory of "
+            f"`ai2048 train {trainer}`"
         )
     meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").is_file() else {}
     found = meta.get("trainer")
@@ -138,14 +144,21 @@ def saved_config(out: Path, trainer: str, checkpoint: str) -> dict[str, Any]:
         )
     if not (out / checkpoint).exists():
         raise FileNotFoundError(
-            f"cannot resume: {out} holds no checkpoint yet ({checkpoint}; the run stopped before its first save); "
+            f"cannot resume: {out} holds no checkpoint yet ({checkpoint}; the run stopped before its "
+            "first save); "
             "run the same command without --resume to start it afresh"
         )
     return read_run_config(out)
 
 
-def start(out: Path, config: Any, trainer: str, resume: bool, resumable: Iterable[str],
-          checkpoint: str = "checkpoint.pt") -> tuple[Any, bool]:
+def start(
+    out: Path,
+    config: Any,
+    trainer: str,
+    resume: bool,
+    resumable: Iterable[str],
+    checkpoint: str = "checkpoint.pt",
+) -> tuple[Any, bool]:
     """Check ``out`` for a new run or a resume, write ``config.json``; returns (config, resumed).
 
     A new run needs a directory without a run in it. A resume needs ``meta.json`` of ``trainer``
@@ -155,28 +168,40 @@ def start(out: Path, config: Any, trainer: str, resume: bool, resumable: Iterabl
     out = Path(out)
     if not resume:
         if any((out / name).exists() for name in (checkpoint, "metrics.jsonl", "config.json")):
-            raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+            raise ValueError(
+                f"{out} already holds a run; pass --resume to continue it or choose another --out"
+            )
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "config.json", dataclasses.asdict(config))
         return config, False
     if not out.is_dir():
         raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
     if not (out / "meta.json").is_file() or not (out / "config.json").is_file():
-        raise FileNotFoundError(f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory")
+        raise FileNotFoundError(
+            f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory"
+        )
     meta = read_run_meta(out)
     if meta["trainer"] != trainer:
         raise ValueError(f"cannot resume: {out} is a run of trainer {meta['trainer']!r}, not {trainer!r}")
     if meta["rules_version"] != RULES_VERSION:
-        raise ValueError(f"cannot resume: {out} was trained under rules version {meta['rules_version']}, "
-                         f"this ai2048 plays version {RULES_VERSION}; start a new --out")
+        raise ValueError(
+            f"cannot resume: {out} was trained under rules version {meta['rules_version']}, "
+            f"this ai2048 plays version {RULES_VERSION}; start a new --out"
+        )
     if not (out / checkpoint).is_file():
-        raise FileNotFoundError(f"cannot resume: {out / checkpoint} does not exist (no checkpoint was saved yet)")
+        raise FileNotFoundError(
+            f"cannot resume: {out / checkpoint} does not exist (no checkpoint was saved yet)"
+        )
     cls = type(config)
     names = {f.name for f in dataclasses.fields(cls)}
-    saved = dataclasses.asdict(make_config(cls, **{k: v for k, v in read_run_config(out).items() if k in names}))
+    saved = dataclasses.asdict(
+        make_config(cls, **{k: v for k, v in read_run_config(out).items() if k in names})
+    )
     now = dataclasses.asdict(config)
     keep = set(resumable)
-    differ = [f"{k} (saved {saved[k]!r}, now {now[k]!r})" for k in now if k not in keep and saved[k] != now[k]]
+    differ = [
+        f"{k} (saved {saved[k]!r}, now {now[k]!r})" for k in now if k not in keep and saved[k] != now[k]
+    ]
     if differ:
         raise ValueError(
             f"cannot resume {out} with different settings: {'; '.join(differ)}; "
@@ -186,17 +211,31 @@ def start(out: Path, config: Any, trainer: str, resume: bool, resumable: Iterabl
     return config, True
 
 
-def write_meta(out: Path, agent: str, trainer: str, status: str, progress: dict[str, Any],
-               info: dict[str, Any] | None = None) -> None:
+def write_meta(
+    out: Path,
+    agent: str,
+    trainer: str,
+    status: str,
+    progress: dict[str, Any],
+    info: dict[str, Any] | None = None,
+) -> None:
     """``meta.json`` in the one schema; ``progress`` has ``step``, ``games`` and ``time`` (then the
     trainer's counters), ``info`` what the trainer records about its network."""
     missing = {"step", "games", "time"} - set(progress)
     if missing:
         raise ValueError(f"meta.json progress needs {', '.join(sorted(missing))}")
-    write_json(Path(out) / "meta.json", {
-        "format": RUN_META_FORMAT, "agent": agent, "trainer": trainer, "rules_version": RULES_VERSION,
-        "status": status, "progress": progress, "info": info or {},
-    })
+    write_json(
+        Path(out) / "meta.json",
+        {
+            "format": RUN_META_FORMAT,
+            "agent": agent,
+            "trainer": trainer,
+            "rules_version": RULES_VERSION,
+            "status": status,
+            "progress": progress,
+            "info": info or {},
+        },
+    )
 
 
 # ---------------------------------------------------------------- the loop's parts
@@ -249,7 +288,7 @@ class Deadline:
 
 
 def tensorboard_available() -> bool:
-    """True when ``torch.utils.tensorboard`` can be imported (torch and the ``tensorboard`` package installed)."""
+    """True when ``torch.utils.tensorboard`` imports (torch and the ``tensorboard`` package installed)."""
     try:
         import torch.utils.tensorboard  # noqa: F401
     except ImportError:
@@ -258,7 +297,8 @@ def tensorboard_available() -> bool:
 
 
 class Metrics:
-    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars in ``out/tb`` when asked for and installed.
+    """``metrics.jsonl`` (one record a line) plus TensorBoard scalars in ``out/tb`` when asked for and
+    installed.
 
     Every numeric field of a record except ``step`` becomes a scalar of that name at the record's
     ``step``; ``None``, booleans and lists are skipped. On resume :meth:`truncate` drops the records
@@ -273,7 +313,7 @@ class Metrics:
         self.writer: Any = None
 
     def truncate(self, last: int) -> None:
-        """On resume: drop records after step ``last`` (the checkpoint's; old record shapes too) and rebuild ``tb/``."""
+        """On resume: drop records after step ``last`` (the checkpoint's; old shapes too), rebuild ``tb/``."""
         truncate_jsonl(self.path, lambda r: (run_record(r).get("step") or 0) <= last)
         if self.enabled:
             from ai2048.checkpoint import read_run_metrics
@@ -289,7 +329,8 @@ class Metrics:
             self._scalars(record)
 
     def _scalars(self, record: dict[str, Any]) -> None:
-        """One TensorBoard scalar per numeric field of ``record`` at its step (the writer opens on first use)."""
+        """One TensorBoard scalar per numeric field of ``record`` at its step (the writer opens on first
+        use)."""
         if self.writer is None:
             from torch.utils.tensorboard import SummaryWriter
 
@@ -324,19 +365,42 @@ class Loop:
         elapsed: training seconds already spent (from the checkpoint); ``duration`` the budget.
         unit: what a step is, for the progress bar and messages (game, epoch).
         bar: (total, done, unit) the progress bar counts instead of steps (LazyZero: games in epochs).
+        resumed: the run continues from its checkpoint at ``done``: later metrics records are dropped.
     """
 
-    def __init__(self, out: Path, trainer: str, *, total: int, done: int = 0, elapsed: float = 0.0,
-                 duration: float = 0.0, unit: str = "game", agent: str | None = None, tensorboard: bool = False,
-                 progress: bool = True, smoothing: float = 0.3, bar: tuple[int, int, str] | None = None) -> None:
+    def __init__(
+        self,
+        out: Path,
+        trainer: str,
+        *,
+        total: int,
+        done: int = 0,
+        elapsed: float = 0.0,
+        duration: float = 0.0,
+        unit: str = "game",
+        agent: str | None = None,
+        tensorboard: bool = False,
+        progress: bool = True,
+        smoothing: float = 0.3,
+        bar: tuple[int, int, str] | None = None,
+        resumed: bool = False,
+    ) -> None:
         self.out, self.trainer, self.agent = Path(out), trainer, agent or trainer
         self.total, self.unit = total, unit
         self.deadline = Deadline(duration, elapsed)
         self.metrics = Metrics(self.out, tensorboard)
+        if resumed:  # records logged after the checkpoint (a crash) are dropped; they are played again
+            self.metrics.truncate(done)
         self.stop = GracefulStop()
         bar_total, bar_done, bar_unit = bar or (total, done, unit)
-        self.bar = tqdm(total=bar_total or None, initial=bar_done, unit=bar_unit, disable=not progress,
-                        dynamic_ncols=True, smoothing=smoothing)
+        self.bar = tqdm(
+            total=bar_total or None,
+            initial=bar_done,
+            unit=bar_unit,
+            disable=not progress,
+            dynamic_ncols=True,
+            smoothing=smoothing,
+        )
         self.first = self.last_saved = done
         self.status = "running"
         self.out_of_time = False
@@ -403,8 +467,14 @@ class Loop:
             self.save(save, done, self.status)
         self.metrics.close()
         if self.status == "interrupted":
-            print(f"interrupted: saved after {done} {self.unit}s in {self.out} (continue with --resume)", flush=True)
+            print(
+                f"interrupted: saved after {done} {self.unit}s in {self.out} (continue with --resume)",
+                flush=True,
+            )
         elif self.out_of_time:
-            print(f"time budget of {self.deadline.seconds:.0f} s reached after {done} {self.unit}s; saved in "
-                  f"{self.out} (continue with a larger --{BUDGET} and --resume)", flush=True)
+            print(
+                f"time budget of {self.deadline.seconds:.0f} s reached after {done} {self.unit}s; saved in "
+                f"{self.out} (continue with a larger --{BUDGET} and --resume)",
+                flush=True,
+            )
         return self.out
