@@ -1,8 +1,8 @@
 """``ai2048 models [NAME]``: the shipped networks and their cards; ``ai2048 models pack``: make one.
 
     ai2048 models                      # names with headline figures
-    ai2048 models 4x6-tc-ms            # the model card (markdown; --json for the JSON)
-    ai2048 models pack runs/ship1 --name 4x6-tc-ms --eval-1ply e1.json --eval-depth2 e2.json --default
+    ai2048 models 4x6-tc-lambda            # the model card (markdown; --json for the JSON)
+    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-depth2 e2.json --default
 """
 
 from __future__ import annotations

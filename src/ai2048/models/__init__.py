@@ -1,8 +1,8 @@
 """Shipped trained networks: compact, checksummed files with their model cards.
 
     import ai2048.models as models
-    models.names()                           # what this install ships, e.g. ['4x6-tc-ms']
-    agent = models.make("4x6-tc-ms", depth=2)  # an Agent, as make_agent("ntuple", model=..., depth=2)
+    models.names()                           # what this install ships, e.g. ['4x6-tc-lambda']
+    agent = models.make("4x6-tc-lambda", depth=2)  # an Agent, as make_agent("ntuple", model=..., depth=2)
 
 ``ai2048 models`` lists them with their headline figures; ``ai2048 models pack`` makes one from a
 training run (:mod:`ai2048.models.pack`). The format is :mod:`ai2048.models.compact`; the folder

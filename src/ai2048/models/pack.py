@@ -1,6 +1,6 @@
 """Turn a training run and its evaluation results into a shipped network: ``NAME.ntz`` + card.
 
-    ai2048 models pack runs/ship1 --name 4x6-tc-ms --eval-1ply e1.json --eval-depth2 e2.json \\
+    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-depth2 e2.json \\
         --command "ai2048 train ntuple --preset tc ..." --default
 
 Steps: read the run (``config.json``, ``meta.json``, ``weights.npz``, all checked); keep as
