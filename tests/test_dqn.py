@@ -14,6 +14,7 @@ torch = pytest.importorskip("torch")
 
 from ai2048 import decode, encode, legal_mask, move  # noqa: E402
 from ai2048.agents import load_agent, make_agent  # noqa: E402
+from ai2048.agents.deeprl import entropy_probabilities  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
 from ai2048.train import dqn as dqn_module  # noqa: E402
@@ -23,7 +24,6 @@ from ai2048.train.dqn import (  # noqa: E402
     PRESETS,
     DQNConfig,
     Explorer,
-    entropy_probabilities,
     learning_rate,
     run,
     shaped_rewards,

@@ -9,10 +9,11 @@ torch = pytest.importorskip("torch")
 
 from ai2048 import encode, legal_mask  # noqa: E402
 from ai2048.agents import load_agent  # noqa: E402
+from ai2048.agents.deeprl import centred_rewards  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
 from ai2048.train.config import make_config  # noqa: E402
-from ai2048.train.qnet import QNetConfig, centred_rewards, first_legal_by_rank, run, td_targets  # noqa: E402
+from ai2048.train.qnet import QNetConfig, first_legal_by_rank, run, td_targets  # noqa: E402
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory  # noqa: E402
 
 TINY = {

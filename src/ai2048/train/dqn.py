@@ -26,6 +26,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ai2048.agents.deeprl import entropy_probabilities
 from ai2048.engine.board import flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
@@ -307,22 +308,6 @@ class Explorer:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.counts = np.asarray(state["counts"], dtype=np.float64).copy()
         self.steps = int(state["steps"])
-
-
-def entropy_probabilities(q: np.ndarray, mask: np.ndarray, counts: np.ndarray, alpha: float) -> np.ndarray:
-    """softmax over legal actions of Q(s,a)·β(a), β(a) = α·log(t(a)+1) (seed 000's ``entropy``).
-
-    Non-finite logits fall back to uniform over the legal actions (the seed zeroed NaNs).
-    """
-    logits = np.asarray(q, dtype=np.float64) * alpha * np.log(counts + 1.0)
-    p = np.zeros(4)
-    z = logits[mask]
-    if not np.all(np.isfinite(z)):
-        p[mask] = 1.0 / mask.sum()
-        return p
-    z = np.exp(z - z.max())
-    p[mask] = z / z.sum()
-    return p
 
 
 def shaped_rewards(cfg: DQNConfig, rewards: np.ndarray, log_rewards: np.ndarray, after_exps: np.ndarray, won: np.ndarray) -> np.ndarray:

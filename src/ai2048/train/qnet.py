@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ai2048.agents.deeprl import centred_rewards
 from ai2048.checkpoint import append_jsonl, truncate_jsonl
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
@@ -120,19 +121,6 @@ PRESET_HELP: dict[str, str] = {
     "seed003_v": "seed 003's network read as an after-state value V(after(s, a)), one output",
     "best_cpu_q": "seed003_q for 38 min on one core, keeping the network best on 200 validation games (5,112 mean)",
 }
-
-
-def centred_rewards(rewards: np.ndarray, legal: np.ndarray, scale: float) -> np.ndarray:
-    """[N, 4] merge rewards -> mean-centred over the legal moves and scaled so the largest |r| is ``scale``.
-
-    Illegal moves get 0; when every legal move earns the same, all get 0.
-    """
-    r = rewards.astype(np.float64)
-    n = np.maximum(legal.sum(axis=1, keepdims=True), 1)
-    mean = (r * legal).sum(axis=1, keepdims=True) / n
-    c = np.where(legal, r - mean, 0.0)
-    span = np.abs(c).max(axis=1, keepdims=True)
-    return np.where(span > 0, c / np.where(span > 0, span, 1.0) * scale, 0.0)
 
 
 def first_legal_by_rank(scores: np.ndarray, legal: np.ndarray) -> np.ndarray:
