@@ -68,7 +68,7 @@ def seed_states(seed: int | None, n: int) -> np.ndarray:
 
 def tile_values(max_exp: np.ndarray) -> np.ndarray:
     """[N] exponents -> [N] int64 tile values (0 stays 0)."""
-    return _TILE_OF[max_exp]
+    return _TILE_OF.take(max_exp)
 
 
 @dataclass(frozen=True)
