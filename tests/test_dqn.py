@@ -17,6 +17,8 @@ from ai2048.agents import load_agent, make_agent  # noqa: E402
 from ai2048.agents.deeprl import entropy_probabilities  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
+from ai2048.nets.device import resolve_device  # noqa: E402
+from ai2048.nets.files import load_weights  # noqa: E402
 from ai2048.train import dqn as dqn_module  # noqa: E402
 from ai2048.train import get_trainer  # noqa: E402
 from ai2048.train.config import make_config  # noqa: E402
@@ -32,7 +34,7 @@ from ai2048.train.dqn import (  # noqa: E402
 )
 from ai2048.train.kernels import exponents  # noqa: E402
 from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
-from ai2048.train.torchrun import flushed_denormals, load_weights, resolve_device, soft_update  # noqa: E402
+from ai2048.train.torchrun import flushed_denormals, soft_update  # noqa: E402
 
 TINY = {"episodes": 4, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "progress": False, "checkpoint_every": 2, "tensorboard": False}
 

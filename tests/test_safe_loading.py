@@ -18,8 +18,8 @@ torch = pytest.importorskip("torch")
 
 from ai2048.agents import load_agent  # noqa: E402
 from ai2048.cli import main  # noqa: E402
-from ai2048.nets.files import from_plain, load_torch_file, to_plain, torch_bytes  # noqa: E402
-from ai2048.train.torchrun import load_checkpoint, load_model  # noqa: E402
+from ai2048.nets.files import from_plain, load_model, load_torch_file, to_plain, torch_bytes  # noqa: E402
+from ai2048.train.torchrun import load_checkpoint  # noqa: E402
 
 
 class Payload:

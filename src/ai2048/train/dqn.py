@@ -29,6 +29,8 @@ import torch.nn.functional as F
 from ai2048.agents.deeprl import entropy_probabilities
 from ai2048.engine.board import flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
+from ai2048.nets.device import resolve_device
+from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
@@ -36,10 +38,9 @@ from ai2048.train.kernels import exponents
 from ai2048.train.replay import NStep, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
+    CHECKPOINT_FORMAT,
     flushed_denormals,
     load_checkpoint,
-    load_weights,
-    resolve_device,
     rng_state,
     save_model,
     set_rng_state,
@@ -419,7 +420,7 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
-            "format": 1, "trainer": "dqn", "net": spec, "policy": policy.state_dict(), "target": target.state_dict(),
+            "format": CHECKPOINT_FORMAT, "trainer": "dqn", "net": spec, "policy": policy.state_dict(), "target": target.state_dict(),
             "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "nstep": nstep.pending,
             "games": games.state_dict(), "explorer": explorer.state_dict(), "counters": dict(c), "rng": rng_state(gen),
             "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},

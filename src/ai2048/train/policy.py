@@ -32,14 +32,14 @@ import torch
 from ai2048.envs.batch import GameBatch
 from ai2048.envs.options import EnvOptions
 from ai2048.nets import SeedNet, build_net
+from ai2048.nets.device import resolve_device
+from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
     flushed_denormals,
     load_checkpoint,
-    load_weights,
-    resolve_device,
     rng_state,
     save_model,
     set_rng_state,

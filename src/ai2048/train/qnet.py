@@ -27,6 +27,8 @@ import torch
 from ai2048.agents.deeprl import centred_rewards
 from ai2048.checkpoint import append_jsonl, truncate_jsonl
 from ai2048.nets import SeedNet, build_net
+from ai2048.nets.device import resolve_device
+from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
@@ -34,12 +36,11 @@ from ai2048.train.kernels import all_moves, exponents
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
+    CHECKPOINT_FORMAT,
     VALIDATION_SEED,
     flushed_denormals,
     greedy_mean_score,
     load_checkpoint,
-    load_weights,
-    resolve_device,
     rng_state,
     save_model,
     set_rng_state,
@@ -222,7 +223,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
-            "format": 1, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
+            "format": CHECKPOINT_FORMAT, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
             "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "games": games.state_dict(),
             "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen), "best": best,
         })

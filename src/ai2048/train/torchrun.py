@@ -17,30 +17,11 @@ import torch
 from torch import nn
 
 from ai2048.checkpoint import atomic_write
-from ai2048.nets import SeedNet, build_net
-from ai2048.nets.files import load_torch_file, torch_bytes
+from ai2048.nets.files import MODEL_FORMAT, load_torch_file, torch_bytes
 from ai2048.train.games import BoardBatch
 
-FORMAT = 1
-
-
-def resolve_device(name: str) -> torch.device:
-    """``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"auto"`` (CUDA when present) -> a usable device."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cpu":
-        return torch.device("cpu")
-    if isinstance(name, str) and name.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ValueError(
-                f"device={name!r} was asked for but torch sees no CUDA device "
-                f"(torch {torch.__version__}); use device='cpu' or device='auto'"
-            )
-        dev = torch.device(name)
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device={name!r}: only {torch.cuda.device_count()} CUDA device(s) present")
-        return dev
-    raise ValueError(f"device={name!r} is not one of 'cpu', 'cuda', 'cuda:N', 'auto'")
+CHECKPOINT_FORMAT = 1
+"""``format`` of the ``checkpoint.pt`` files; ``model.pt`` files carry :data:`MODEL_FORMAT`."""
 
 
 @contextlib.contextmanager
@@ -53,8 +34,7 @@ def flushed_denormals() -> Iterator[bool]:
     inputs of tiles never seen, whose only gradient is the L2 term) the first moment and then
     the weight shrink geometrically into the denormal range: an fc DQN held 37,942 denormal
     optimizer entries and 36,720 denormal weights after 12,000 steps. Arithmetic on denormals is
-    slow on many x86 CPUs (an earlier session's fc runs fell from ~100 to ~24 gradient steps/s;
-    on this project's current AMD EPYC it costs nothing); values below 1.2e-38 change no Q-value.
+    slow on many x86 CPUs (measurements in docs/deeprl.md); values below 1.2e-38 change no Q-value.
     """
     ok = torch.set_flush_denormal(True)
     try:
@@ -73,56 +53,17 @@ def torch_save(path: Path, obj: Any) -> None:
 def load_checkpoint(path: Path, trainer: str) -> dict[str, Any]:
     """Load ``checkpoint.pt`` and check it comes from ``trainer``."""
     ckpt = load_torch_file(path, "ai2048 checkpoint")
-    if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
-        raise ValueError(f"{path} is not an ai2048 checkpoint of format {FORMAT}")
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not an ai2048 checkpoint of format {CHECKPOINT_FORMAT}")
     if ckpt.get("trainer") != trainer:
         raise ValueError(f"{path} was written by trainer {ckpt.get('trainer')!r}, not {trainer!r}")
     return ckpt
 
 
-def load_weights(net: nn.Module, spec: dict[str, Any], saved_spec: dict[str, Any], state: dict[str, Any], where: str) -> None:
-    """Load ``state`` into ``net``; a checkpoint of another network raises naming what differs."""
-    if saved_spec != spec:
-        keys = sorted(set(spec) | set(saved_spec))
-        diff = ", ".join(f"{k}: checkpoint {saved_spec.get(k)!r} vs config {spec.get(k)!r}" for k in keys if saved_spec.get(k) != spec.get(k))
-        raise ValueError(f"{where} holds a different network ({diff})")
-    own = net.state_dict()
-    missing = sorted(set(own) - set(state))
-    extra = sorted(set(state) - set(own))
-    shapes = [k for k in own if k in state and tuple(own[k].shape) != tuple(state[k].shape)]
-    if missing or extra or shapes:
-        parts = []
-        if missing:
-            parts.append(f"missing {', '.join(missing[:5])}")
-        if extra:
-            parts.append(f"unexpected {', '.join(extra[:5])}")
-        if shapes:
-            parts.append("shape of " + ", ".join(f"{k} {tuple(state[k].shape)} != {tuple(own[k].shape)}" for k in shapes[:5]))
-        raise ValueError(f"{where} does not fit network {spec.get('name')!r}: {'; '.join(parts)}")
-    net.load_state_dict(state)
-
-
 def save_model(out: Path, kind: str, spec: dict[str, Any], net: nn.Module, extra: dict[str, Any] | None = None) -> None:
     """Write ``model.pt``: what an agent needs to play (network spec and CPU weights)."""
     state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-    torch_save(out / "model.pt", {"format": FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})})
-
-
-def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet, dict[str, Any]]:
-    """Rebuild the network of a run directory written by trainer ``kind``; returns (net in eval mode, payload)."""
-    run = Path(run)
-    path = run / "model.pt" if run.is_dir() else run
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: {run} holds no trained {kind} model yet")
-    payload = load_torch_file(path, "ai2048 model file")
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT or "net" not in payload:
-        raise ValueError(f"{path} is not an ai2048 model file of format {FORMAT}")
-    if payload.get("kind") != kind:
-        raise ValueError(f"{path} holds a {payload.get('kind')!r} model, not a {kind!r} model")
-    net = build_net(payload["net"])
-    load_weights(net, payload["net"], payload["net"], payload["state_dict"], str(path))
-    dev = resolve_device(device)
-    return net.to(dev).eval(), payload
+    torch_save(out / "model.pt", {"format": MODEL_FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})})
 
 
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
