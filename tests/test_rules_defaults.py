@@ -21,13 +21,6 @@ from ai2048.rules import P_TWO
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ai2048"
 
-# Numbers typed where P_TWO belongs, in modules another change of issue 16 owns; each entry names
-# the place. The last test fails once one is gone, so the list cannot go stale.
-PENDING = {
-    ("plots.py", "p_two"),  # plots.py: result.get("p_two", 0.9) -> P_TWO
-}
-
-
 def literal_p_two_defaults(path: Path) -> list[tuple[int, str]]:
     """(line, what) for every numeric literal standing as a default of the spawn odds in ``path``."""
     found = []
@@ -125,7 +118,7 @@ def test_envs__the_torch_env_defaults_to_the_rules():
 
 
 def test_sources__no_module_types_the_odds_where_a_default_reads_rules():
-    found = {k: v for k, v in _all_literals().items() if k not in PENDING}
+    found = _all_literals()
     assert not found, f"use rules.P_TWO, not a number: {found}"
 
 
@@ -140,7 +133,3 @@ def test_literal_p_two_defaults__catches_each_form(tmp_path):
         "def ok(p_two=P_TWO, q=0.9, flag=True): ...\n"
     )
     assert [line for line, _ in literal_p_two_defaults(path)] == [1, 2, 4, 5, 6]
-
-
-def test_pending__each_excused_literal_is_still_there():
-    assert set(PENDING) <= set(_all_literals()), "remove fixed entries from PENDING"

@@ -28,6 +28,7 @@ import numpy as np
 
 from ai2048.checkpoint import read_json, read_run_metrics
 from ai2048.records import ACTION_CHARS, max_tiles, replay_actions
+from ai2048.rules import P_TWO
 
 EVAL_FORMAT = "ai2048.eval-result"
 ARENA_FORMAT = "ai2048.arena"
@@ -410,7 +411,7 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
     Raises naming the game whose actions do not replay to its recorded score.
     """
     out: dict[int, list[int]] = {}
-    p_two = float(result.get("p_two", 0.9))
+    p_two = float(result.get("p_two", P_TWO))
     for i, g in enumerate(result["games"]):
         acts = g.get("actions")
         if not isinstance(acts, str):
