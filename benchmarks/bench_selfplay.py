@@ -74,9 +74,9 @@ def _network(weights: str | None) -> tuple[FusedPolicyValue, str]:
     if weights:
         model, _ = load_lazyzero_network(weights)
         return FusedPolicyValue(model), weights
-    from ai2048.train.lazyzero import PRESETS, Config
+    from ai2048.train.lazyzero import PRESETS, LazyZeroConfig
 
-    cfg = asdict(Config(**{**PRESETS["tiny"], "device": "cpu"}))
+    cfg = asdict(LazyZeroConfig(**{**PRESETS["tiny"], "device": "cpu"}))
     torch.manual_seed(0)
     model = PolicyValueResNet(ResNetConfig(**{k: cfg[k] for k in ResNetConfig.__dataclass_fields__})).eval()
     return FusedPolicyValue(model), "untrained tiny preset network (seed 0)"

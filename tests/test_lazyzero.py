@@ -21,7 +21,7 @@ from ai2048.envs.torch_env import EngineBatch, TorchEnv2048, from_boards, to_boa
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig, count_parameters  # noqa: E402
 from ai2048.search.chance_mcts import chance_mcts  # noqa: E402
 from ai2048.search.lazyzero import RandomRolloutEvaluator, choose_actions, lazy_search, masked_softmax  # noqa: E402
-from ai2048.train.lazyzero import PRESETS, Config, GameReplay, rotate_examples, run  # noqa: E402
+from ai2048.train.lazyzero import PRESETS, GameReplay, LazyZeroConfig, rotate_examples, run  # noqa: E402
 
 TINY_RUN = {**PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 1, "rollouts": 3,
             "test_rollouts": 2, "replay_min_games": 1, "minibatch_size": 16, "device": "cpu", "seed": 3}
@@ -144,21 +144,21 @@ def test_game_replay__value_targets_are_log_moves_left():
 
 def test_config__bad_values_raise_clear_errors():
     with pytest.raises(ValueError, match="replay_min_games"):
-        Config(replay_min_games=10, replay_max_games=5)
+        LazyZeroConfig(replay_min_games=10, replay_max_games=5)
     with pytest.raises(ValueError, match="optimizer"):
-        Config(optimizer="adam")
+        LazyZeroConfig(optimizer="adam")
     with pytest.raises(ValueError, match="num_envs"):
-        Config(num_envs=0)
+        LazyZeroConfig(num_envs=0)
     with pytest.raises(ValueError, match="channels"):
-        Config(channels=0)
+        LazyZeroConfig(channels=0)
 
 
 def test_presets__seed_configs():
     assert set(PRESETS) == {"tiny", "mini", "gpu"}
-    gpu = Config(**PRESETS["gpu"])
+    gpu = LazyZeroConfig(**PRESETS["gpu"])
     assert count_parameters(PolicyValueResNet(gpu.network())) == 72917
     assert (gpu.rollouts, gpu.rollout_depth, gpu.num_envs, gpu.minibatch_size) == (500, 3, 8192, 4096)
-    tiny = Config(**PRESETS["tiny"])
+    tiny = LazyZeroConfig(**PRESETS["tiny"])
     assert (tiny.channels, tiny.blocks, tiny.rollouts, tiny.rollout_depth, tiny.num_envs) == (8, 2, 100, 2, 32)
 
 
@@ -166,13 +166,13 @@ def test_run__absent_cuda_is_a_clear_error(tmp_path):
     if torch.cuda.is_available():
         pytest.skip("CUDA is present")
     with pytest.raises(ValueError, match="CUDA"):
-        run(Config(**{**TINY_RUN, "device": "cuda"}), tmp_path / "r")
+        run(LazyZeroConfig(**{**TINY_RUN, "device": "cuda"}), tmp_path / "r")
 
 
 @pytest.mark.slow
 def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
     out = tmp_path / "run"
-    run(Config(**TINY_RUN), out)
+    run(LazyZeroConfig(**TINY_RUN), out)
     lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in lines] == [1]
     for key in ("moves_mean", "high_tile_mean", "loss", "policy_loss", "value_loss", "policy_accuracy"):
@@ -180,10 +180,10 @@ def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
     meta = json.loads((out / "meta.json").read_text())
     assert meta["agent"] == "lazyzero" and meta["status"] == "completed"
     with pytest.raises(ValueError, match="already holds a run"):
-        run(Config(**TINY_RUN), out)
+        run(LazyZeroConfig(**TINY_RUN), out)
     with pytest.raises(ValueError, match="different settings: channels"):
-        run(Config(**{**TINY_RUN, "channels": 16, "epochs": 2}), out, resume=True)
-    run(Config(**{**TINY_RUN, "epochs": 2}), out, resume=True)
+        run(LazyZeroConfig(**{**TINY_RUN, "channels": 16, "epochs": 2}), out, resume=True)
+    run(LazyZeroConfig(**{**TINY_RUN, "epochs": 2}), out, resume=True)
     lines = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["epoch"] for r in lines] == [1, 2]
     assert lines[1]["lr"] < lines[0]["lr"]
@@ -201,7 +201,7 @@ def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
 
 def test_run__resume_without_checkpoint_raises(tmp_path):
     with pytest.raises(FileNotFoundError, match="cannot resume"):
-        run(Config(**TINY_RUN), tmp_path / "none", resume=True)
+        run(LazyZeroConfig(**TINY_RUN), tmp_path / "none", resume=True)
 
 
 def test_cli__train_lazyzero_tiny_budget(tmp_path):
@@ -213,7 +213,7 @@ def test_cli__train_lazyzero_tiny_budget(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = json.loads((out / "config.json").read_text())
-    assert saved == asdict(Config(**TINY_RUN))
+    assert saved == asdict(LazyZeroConfig(**TINY_RUN))
 
 
 def test_random_rollout_agent__plays_legal_moves_and_values_playouts():

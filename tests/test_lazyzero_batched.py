@@ -22,7 +22,7 @@ from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig
 from ai2048.search.chance_mcts import chance_mcts, chance_mcts_reference  # noqa: E402
 from ai2048.search.lazyzero import lazy_search, lazy_search_boards  # noqa: E402
 from ai2048.search.streams import check_threads  # noqa: E402
-from ai2048.train.lazyzero import PRESETS, Config  # noqa: E402
+from ai2048.train.lazyzero import PRESETS, LazyZeroConfig  # noqa: E402
 
 OVER = encode([1, 2, 1, 2, 2, 1, 2, 1] * 2)
 _W = torch.arange(64, dtype=torch.float32).reshape(16, 4) / 37.0
@@ -196,7 +196,7 @@ def test_threads__the_agent_runs_torch_with_its_setting_and_restores_it():
 
 
 def _run_dir(tmp_path, cfg: ResNetConfig | None = None, **overrides):
-    config = asdict(Config(**{**PRESETS["tiny"], "device": "cpu", **overrides}))
+    config = asdict(LazyZeroConfig(**{**PRESETS["tiny"], "device": "cpu", **overrides}))
     run = tmp_path / "run"
     run.mkdir()
     (run / "config.json").write_text(json.dumps(config))
@@ -212,7 +212,7 @@ def test_load__device_cuda_without_cuda_is_a_clear_error(tmp_path):
         pytest.skip("this machine has CUDA")
     run, _ = _run_dir(tmp_path)
     for make in (make_lazyzero, make_chance_mcts):
-        with pytest.raises(ValueError, match="asked for CUDA, but torch sees no CUDA device"):
+        with pytest.raises(ValueError, match="asked for but torch sees no CUDA device"):
             make(str(run), device="cuda")
 
 

@@ -28,9 +28,9 @@ from ai2048.models.pack import pack
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import RULES_VERSION
-from ai2048.train.ntuple import Config, run
+from ai2048.train.ntuple import NTupleConfig, run
 
-TINY = Config(
+TINY = NTupleConfig(
     patterns="0123,4567", games=300, chunk=100, checkpoint_every=100, seed=5, stages=(7,), tc=True, alpha=1.0
 )
 

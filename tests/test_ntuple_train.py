@@ -21,10 +21,10 @@ from ai2048.checkpoint import hold_run, read_jsonl
 from ai2048.cli import main
 from ai2048.ntuple.network import load_file
 from ai2048.train import get_trainer
-from ai2048.train.ntuple import Config, run
+from ai2048.train.ntuple import NTupleConfig, run
 
 DATA = Path(__file__).parent / "data"
-TINY = Config(patterns="0123,4567", games=60, chunk=20, checkpoint_every=20, seed=3)
+TINY = NTupleConfig(patterns="0123,4567", games=60, chunk=20, checkpoint_every=20, seed=3)
 
 
 def weights(out: Path) -> np.ndarray:
@@ -127,7 +127,7 @@ def test_agent__plays_legal_moves_at_depth_1_and_2(tmp_path: Path) -> None:
 
 
 def test_cli__train_resume_and_play(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert get_trainer("ntuple").config_cls is Config
+    assert get_trainer("ntuple").config_cls is NTupleConfig
     out = tmp_path / "cli"
     args = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20", "--alpha", "0.1", "--seed", "3",
             "--chunk", "20", "--checkpoint-every", "20", "--out", str(out)]
@@ -156,8 +156,8 @@ def test_sigkill_and_ctrl_c__lose_at_most_games_since_checkpoint(tmp_path: Path)
     out = tmp_path / "killed"
     script = tmp_path / "train.py"
     script.write_text(
-        "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import Config, run\n"
-        "run(Config(patterns='0123,4567', games=4000, chunk=20, checkpoint_every=40, seed=3), "
+        "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import NTupleConfig, run\n"
+        "run(NTupleConfig(patterns='0123,4567', games=4000, chunk=20, checkpoint_every=40, seed=3), "
         "Path(sys.argv[1]), resume=sys.argv[2] == '1')\n"
     )
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
@@ -188,12 +188,12 @@ def test_sigkill_and_ctrl_c__lose_at_most_games_since_checkpoint(tmp_path: Path)
 def test_sigkill_during_checkpoint_write__last_checkpoint_loads_and_resumes(tmp_path: Path) -> None:
     """SIGKILL while ``weights.npz`` is being written (its temp file exists): the previous
     checkpoint still loads, agrees with ``meta.json``, and resumes to an uninterrupted run's weights."""
-    cfg = Config(patterns="012345", games=400, chunk=20, checkpoint_every=20, seed=5)  # a 64 MiB table
+    cfg = NTupleConfig(patterns="012345", games=400, chunk=20, checkpoint_every=20, seed=5)  # a 64 MiB table
     out = tmp_path / "killed"
     script = tmp_path / "train.py"
     script.write_text(
-        "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import Config, run\n"
-        "run(Config(patterns='012345', games=400, chunk=20, checkpoint_every=20, seed=5), Path(sys.argv[1]))\n"
+        "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import NTupleConfig, run\n"
+        "run(NTupleConfig(patterns='012345', games=400, chunk=20, checkpoint_every=20, seed=5), Path(sys.argv[1]))\n"
     )
     proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     killed = False
@@ -222,7 +222,7 @@ def test_resume__run_written_by_the_previous_trainer_continues_exactly(tmp_path:
     that trainer reached in an uninterrupted 40-game run."""
     out = tmp_path / "old"
     shutil.copytree(DATA / "ntuple_run_v1", out)
-    cfg = Config(
+    cfg = NTupleConfig(
         patterns="0123,4567", games=40, chunk=20, checkpoint_every=20, seed=3, tc=True, alpha=1.0, stages=(6,),
         restart_prob=0.5, restart_tile=5,
     )

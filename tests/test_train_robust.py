@@ -216,7 +216,7 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, mon
     pytest.importorskip("torch")
     from ai2048.train import lazyzero
 
-    cfg = lazyzero.Config(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 2,
+    cfg = lazyzero.LazyZeroConfig(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 2,
                              "rollouts": 3, "test_rollouts": 2, "test_games": 3, "replay_min_games": 1,
                              "minibatch_size": 16, "device": "cpu", "seed": 3})
     real = lazyzero._Trainer.play_test
@@ -249,13 +249,13 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, mon
 def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path: Path, capsys) -> None:
     """A fresh n-tuple run writes config.json, then its first weights.npz: a SIGKILL between left a
     directory that neither a rerun nor --resume accepted."""
-    from ai2048.train.ntuple import Config
+    from ai2048.train.ntuple import NTupleConfig
 
     out = tmp_path / "nt"
     out.mkdir()
     argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20", "--chunk", "20", "--checkpoint-every", "20",
             "--seed", "3", "--out", str(out)]
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(Config(patterns="0123,4567", games=20, chunk=20,
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(NTupleConfig(patterns="0123,4567", games=20, chunk=20,
                                                                           checkpoint_every=20, seed=3))))
     assert main([*argv, "--resume"]) == 2
     assert "holds no checkpoint yet (weights.npz" in capsys.readouterr().err
@@ -271,9 +271,9 @@ def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resume
     import numpy as np
 
     from ai2048.ntuple.network import load_file
-    from ai2048.train.ntuple import STOP_GAMES, Config, run
+    from ai2048.train.ntuple import STOP_GAMES, NTupleConfig, run
 
-    cfg = Config(patterns="0123,4567", games=20_000, chunk=20_000, checkpoint_every=20_000, seed=5)
+    cfg = NTupleConfig(patterns="0123,4567", games=20_000, chunk=20_000, checkpoint_every=20_000, seed=5)
     out = tmp_path / "stopped"
     argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20000", "--chunk", "20000",
             "--checkpoint-every", "20000", "--seed", "5", "--out", str(out)]

@@ -279,10 +279,10 @@ def test_old_run_dir__resumes_through_the_cli_then_plots(tmp_path: Path, name: s
 
 def test_old_run_dir__lazyzero_resumes_and_plots_its_curve(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    from ai2048.train.lazyzero import Config, run
+    from ai2048.train.lazyzero import LazyZeroConfig, run
 
     out = _old_copy(tmp_path, "lazyzero")
-    cfg = Config(**{**read_run_config(out), "epochs": 3, "tensorboard": False, "progress": False})
+    cfg = LazyZeroConfig(**{**read_run_config(out), "epochs": 3, "tensorboard": False, "progress": False})
     run(cfg, out, resume=True)
     meta = read_run_meta(out)
     assert meta["status"] == "completed" and (meta["progress"]["step"], meta["progress"]["games"]) == (3, 6)

@@ -33,7 +33,8 @@ import torch
 
 from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
 from ai2048.checkpoint import atomic_write
-from ai2048.envs.torch_env import _constants, from_boards, make_batch_env, resolve_device
+from ai2048.envs.torch_env import _constants, from_boards, make_batch_env
+from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_torch_file
 from ai2048.nets.resnet import (
     VALUE_ACTIVATIONS,
@@ -55,7 +56,7 @@ def _f(default: Any, help: str) -> Any:
 
 
 @dataclass(frozen=True)
-class Config:
+class LazyZeroConfig:
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
 
     channels: int = _f(16, "residual trunk channels (seed: 16)")
@@ -229,14 +230,14 @@ def _epoch_summary(games: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
-RESUMABLE = tuple(f.name for f in fields(Config) if f.name not in NETWORK_KEYS)
+RESUMABLE = tuple(f.name for f in fields(LazyZeroConfig) if f.name not in NETWORK_KEYS)
 """Fields a resumed run may change: all but the network's sizes (the checkpoint holds its weights)."""
 
 
 class _Trainer:
     """State of one training session (kept in one object so the loop reads top to bottom)."""
 
-    def __init__(self, config: Config, out: Path, resumed: bool) -> None:
+    def __init__(self, config: LazyZeroConfig, out: Path, resumed: bool) -> None:
         self.cfg = config
         self.out = out
         self.device = resolve_device(config.device)
@@ -429,10 +430,10 @@ class StoppedInTestGames(Exception):
     """A stop request arrived during an epoch's test games (see :meth:`_Trainer.play_test`)."""
 
 
-def run(config: Config, out: Path, resume: bool = False) -> Path:
+def run(config: LazyZeroConfig, out: Path, resume: bool = False) -> Path:
     """Train LazyZero into run directory ``out`` (``resume``: continue from its checkpoint)."""
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a lazyzero Config, got {type(config).__name__}")
+    if not isinstance(config, LazyZeroConfig):
+        raise TypeError(f"config must be a LazyZeroConfig, got {type(config).__name__}")
     out = Path(out)
     resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
     cfg, resumed = start(out, config, "lazyzero", resume, RESUMABLE)
@@ -445,14 +446,14 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
         ) from e
 
 
-def config_from_dict(values: dict[str, Any]) -> Config:
-    """A Config from a dict, naming unknown keys (used by tests and tools)."""
-    known = {f.name for f in fields(Config)}
+def config_from_dict(values: dict[str, Any]) -> LazyZeroConfig:
+    """A LazyZeroConfig from a dict, naming unknown keys (used by tests and tools)."""
+    known = {f.name for f in fields(LazyZeroConfig)}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown lazyzero config key(s) {unknown}; valid: {sorted(known)}")
-    return Config(**values)
+    return LazyZeroConfig(**values)
 
 
 TRAINER = Trainer("lazyzero", "LazyZero self-play (seed 001): PUCT root + policy rollouts, ResNet policy/value",
-                  Config, run, PRESETS, preset_help=PRESET_HELP)
+                  LazyZeroConfig, run, PRESETS, preset_help=PRESET_HELP)

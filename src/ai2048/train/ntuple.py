@@ -54,7 +54,7 @@ RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
 
 
 @dataclass(frozen=True)
-class Config:
+class NTupleConfig:
     """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
 
     patterns: str = field(
@@ -178,7 +178,7 @@ PRESET_HELP: dict[str, str] = {
 class _State:
     """Everything a run carries between chunks, saved with the weights at each checkpoint."""
 
-    def __init__(self, cfg: Config, net: Network) -> None:
+    def __init__(self, cfg: NTupleConfig, net: Network) -> None:
         w = cfg.workers
         self.net = net
         self.states = np.array(
@@ -219,7 +219,7 @@ class _State:
         self.elapsed = float(arrays["train_elapsed"])
 
 
-def _init_network(cfg: Config) -> Network:
+def _init_network(cfg: NTupleConfig) -> Network:
     """``--init``: the trained network a new run starts from, checked against the run's config.
 
     The TC accumulators start at zero (a shipped file holds weights only), so the first updates of
@@ -251,7 +251,7 @@ def _init_network(cfg: Config) -> Network:
     return src
 
 
-def compile_kernels(cfg: Config) -> ModuleType:
+def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     """The kernels of ``cfg``'s pattern set (``codegen.specialized``), compiled or loaded from the
     cache on tiny arrays before the weight table exists, so the compiler's memory is given back
     before the table is allocated (the run's peak is then the table's)."""
@@ -273,7 +273,7 @@ def compile_kernels(cfg: Config) -> ModuleType:
     return k
 
 
-def run(config: Config, out: Path, resume: bool = False) -> Path:
+def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     out = Path(out)
     src = _init_network(config) if config.init and not resume else None  # a wrong --init fails before any write
@@ -317,7 +317,7 @@ def run(config: Config, out: Path, resume: bool = False) -> Path:
     return out
 
 
-def _train(cfg: Config, loop: Loop, st: _State, save: Callable[[str], None]) -> None:
+def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None]) -> None:
     """Chunks of ``chunk`` games until the run's games, its budget or a signal; one metrics record a chunk."""
     net = st.net
     w = cfg.workers
@@ -372,11 +372,11 @@ def _train(cfg: Config, loop: Loop, st: _State, save: Callable[[str], None]) -> 
 TRAINER = Trainer(
     name="ntuple",
     description="N-tuple network TD learning (seed 004; TC, OTD, multistage, restarts, Hogwild)",
-    config_cls=Config,
+    config_cls=NTupleConfig,
     run=run,
     presets=PRESETS,
     checkpoint="weights.npz",
     preset_help=PRESET_HELP,
 )
 
-__all__ = ["Config", "PRESETS", "TRAINER", "run"]
+__all__ = ["NTupleConfig", "PRESETS", "TRAINER", "run"]
