@@ -296,9 +296,9 @@ def test_unit_cycles__catches_a_loop_of_three_and_ignores_imports_inside_a_packa
     assert unit_cycles([a for a in found if a.source != "ai2048.envs"]) == []
 
 
-@pytest.mark.parametrize(("package", "left_out"), [("search", set()), ("ntuple", {"stats"})])
-def test_all__search_and_ntuple_name_every_public_module(package, left_out):
-    """``__all__`` of ``search`` and ``ntuple`` is their list of modules (``ntuple.stats``: deprecated)."""
+@pytest.mark.parametrize("package", ["search", "ntuple"])
+def test_all__search_and_ntuple_name_every_public_module(package):
+    """``__all__`` of ``search`` and ``ntuple`` is their list of modules."""
     init = SRC / "ai2048" / package / "__init__.py"
     tree = ast.parse(init.read_text(encoding="utf-8"))
     names = next(
@@ -307,4 +307,4 @@ def test_all__search_and_ntuple_name_every_public_module(package, left_out):
         if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets)
     )
     modules = {p.stem for p in init.parent.glob("*.py") if not p.stem.startswith("_")}
-    assert sorted(names) == names and set(names) == modules - left_out
+    assert sorted(names) == names and set(names) == modules

@@ -49,10 +49,6 @@ def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Net
     return net
 
 
-load_network = load_ntuple_network
-"""Deprecated name of :func:`load_ntuple_network`, kept while ``train/ntuple.py`` imports it."""
-
-
 class NTupleAgent(BaseAgent):
     """A trained n-tuple network playing 2048.
 

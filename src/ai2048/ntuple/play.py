@@ -9,8 +9,8 @@ import numba
 import numpy as np
 
 from ai2048.ntuple.network import KINDS, Network
-from ai2048.ntuple.stats import tile_table
 from ai2048.rules import P_TWO
+from ai2048.stats import tile_table_percent
 
 
 def game_states(seed: int, games: int, salt: int = 0) -> np.ndarray:
@@ -48,7 +48,7 @@ def evaluate_greedy(
         "moves_mean": float(moves.mean()),
         "moves_per_s": float(moves.sum() / dt) if dt > 0 else 0.0,
         "seconds": dt,
-        "tiles": tile_table(tile),
+        "tiles": tile_table_percent(tile),
         "max_exponents": tile.tolist(),
         "scores": score.tolist(),
     }

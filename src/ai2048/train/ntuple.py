@@ -32,8 +32,8 @@ from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
-from ai2048.ntuple.stats import format_table, reach_rate, tile_table
 from ai2048.rules import P_TWO
+from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.run import BUDGET_HELP, Loop, start
@@ -226,14 +226,14 @@ def _init_network(cfg: NTupleConfig) -> Network:
     each weight take TC's full rate.
     """
     from ai2048 import models
-    from ai2048.agents.ntuple import load_network
+    from ai2048.agents.ntuple import load_ntuple_network
 
     spec = cfg.init
     if spec == "shipped" or spec in models.names():
         name = models.default_name() if spec == "shipped" else spec
         src, what = models.load(name), f"shipped network {name!r}"
     elif Path(spec).exists():
-        src, what = load_network(spec), str(spec)
+        src, what = load_ntuple_network(spec), str(spec)
     else:
         raise ValueError(
             f"--init {spec!r} is neither 'shipped', a shipped network (available: {', '.join(models.names()) or 'none'}) "
@@ -357,7 +357,7 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
                 "score_max": int(score[fresh].max()) if fresh.any() else None,
                 "score_min": int(score[fresh].min()) if fresh.any() else None,
                 "moves_mean": float(moves[fresh].mean()) if fresh.any() else None,
-                "tiles": tile_table(tile[fresh]) if fresh.any() else [],
+                "tiles": tile_table_percent(tile[fresh]) if fresh.any() else [],
             }, step=st.done, games=st.done, time=st.elapsed)
             loop.bar.update(g)
             loop.bar.set_postfix_str(
