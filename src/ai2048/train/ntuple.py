@@ -29,7 +29,7 @@ import numpy as np
 from ai2048.checkpoint import write_json
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.hogwild import train_chunk
-from ai2048.ntuple.network import KINDS, Network, load_file
+from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import P_TWO
@@ -188,9 +188,10 @@ class _State:
         self.pool_n = np.zeros(w, dtype=np.int64)
         self.ready = np.zeros(len(net.stages) + 1, dtype=np.int64)
         self.ready[0] = 1
-        size = net.w.size if cfg.tc else 1
-        self.e_acc = np.zeros(size, dtype=np.float32)
-        self.a_acc = np.zeros(size, dtype=np.float32)
+        if cfg.tc:  # (w, E, A) records: one cache line per feature in a TC step (Network.tc_arrays)
+            self.e_acc, self.a_acc = net.tc_arrays()
+        else:
+            self.e_acc = self.a_acc = np.zeros(1, dtype=np.float32)
         self.done = 0
         self.elapsed = 0.0
 
@@ -207,14 +208,15 @@ class _State:
                 f"{path} was saved by {arrays['train_states'].size} worker(s); resume it with "
                 f"--workers {arrays['train_states'].size}"
             )
-        if arrays["train_e"].shape != self.e_acc.shape:
+        if read_shape(path, "train_e") != self.e_acc.shape:  # (read below without a table copy)
             raise ValueError(f"{path} does not hold temporal-coherence state matching tc={self.e_acc.size > 1}")
         self.states[:] = arrays["train_states"]
         self.pools[:] = arrays["train_pools"]
         self.pool_n[:] = arrays["train_pool_n"]
         self.ready[:] = arrays["train_ready"]
-        self.e_acc = np.ascontiguousarray(arrays["train_e"])
-        self.a_acc = np.ascontiguousarray(arrays["train_a"])
+        if self.e_acc.size > 1:  # streamed into the records, 1 MiB at a time
+            read_into(path, "train_e", self.e_acc)
+            read_into(path, "train_a", self.a_acc)
         self.done = int(arrays["train_done"])
         self.elapsed = float(arrays["train_elapsed"])
 
@@ -280,7 +282,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     cfg, resumed = start(out, config, "ntuple", resume, RESUMABLE, checkpoint="weights.npz")
     compile_kernels(cfg)  # Network(...) below gets the same module, compiled
     if resumed:
-        keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_e", "train_a", "train_done", "train_elapsed")
+        keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_done", "train_elapsed")
         net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
         if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
             raise ValueError(

@@ -320,6 +320,8 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
         loop.write_meta(status, {"step": c["epoch"], "games": c["games"], "time": c["elapsed"], "moves": c["moves"]},
                         {"net": spec})
 
+    # compile (or load) the batch kernels now: a stop asked for during a first compile would wait for it
+    play_games(None, 1, cfg.seed, cfg.cutoff, 0.0, np.random.default_rng(0), device)
     with loop, flushed_denormals():
         while loop.running(c["epoch"]):
             epoch_seed = int(np.random.SeedSequence([cfg.seed, c["epoch"]]).generate_state(1)[0])
