@@ -57,10 +57,6 @@ LAYERS: dict[str, int] = {
 # Known arrows that still point up, each with the work that removes it. The test below fails when
 # one of them disappears, so this list cannot go stale.
 PENDING: dict[tuple[str, str], str] = {
-    ("ai2048.envs.torch_env", "ai2048.agents.seed_actions"): (
-        "issue 16 item 2 (envs): torch_env should import SEED_ORDERS from ai2048.rules, where the "
-        "table now lives"
-    ),
 }
 
 # Deliberate exceptions, each a documented public convenience imported lazily.

@@ -28,38 +28,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ai2048.agents.seed_actions import SEED_ORDERS
 from ai2048.board_io import check_boards
 from ai2048.envs.batch import GameBatch, seed_states
 from ai2048.envs.options import EnvOptions, check_num_envs
-from ai2048.rules import MAX_EXPONENT, P_TWO, Action
+from ai2048.nets.device import resolve_device
+from ai2048.rules import MAX_EXPONENT, P_TWO, SEED_ORDERS, START_TILES, Action
 
 _SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
 
 
-def resolve_device(device: str | torch.device) -> torch.device:
-    """``"auto"`` -> cuda if present else cpu; ``"cpu"``, ``"cuda"``, ``"cuda:1"`` checked to exist."""
-    if isinstance(device, torch.device):
-        spec = str(device)
-    elif isinstance(device, str):
-        spec = device.strip().lower()
-    else:
-        raise TypeError(f"device must be a string such as 'cpu', 'cuda' or 'auto', got {type(device).__name__}")
-    if spec == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(spec)
-    except RuntimeError as e:
-        raise ValueError(f"unknown device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'") from e
-    if dev.type == "cpu":
-        return dev
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} asked for CUDA, but torch sees no CUDA device; use 'cpu' or 'auto'")
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device {device!r} does not exist: torch sees {torch.cuda.device_count()} CUDA device(s)")
-        return dev
-    raise ValueError(f"unsupported device {device!r}; use 'cpu', 'cuda', 'cuda:N' or 'auto'")
 
 
 _SEED001_INDEX = [SEED_ORDERS["001"].index(Action(a)) for a in range(4)]
@@ -261,7 +238,7 @@ class TorchEnv2048:
         self.states[which] = 0
         self.scores[which] = 0
         self.moves[which] = 0
-        for _ in range(2):
+        for _ in range(START_TILES):
             self.states = spawn(self.states, which, self.generator, self.p_two)
         self.terminated[which] = False
 
@@ -341,7 +318,7 @@ class EngineBatch:
 
     Search and training code written against ``TorchEnv2048`` runs unchanged on either: on a GPU
     the tensor env keeps every board on the device; on a CPU the numba kernels step the boards
-    ~100x faster and only the network input crosses into torch. A thin adapter over
+    (far faster: docs/engine.md) and only the network input crosses into torch. A thin adapter over
     :class:`~ai2048.envs.batch.GameBatch` (each game owns a SplitMix64 state, so a seeded batch
     replays exactly); ``scores`` and ``moves`` are int64 [N] CPU tensors sharing its counters.
     """
