@@ -73,11 +73,13 @@ def test_vector_reset__a_reset_that_raises_changes_nothing(kwargs) -> None:
     for _ in range(5):
         _, _, _, _, info = venv.step(info_masks_first_legal(venv))
     env = venv.unwrapped
-    boards, scores, moves, states = env.boards, env._scores.copy(), env._moves.copy(), env._states.copy()
+    games = env.games  # the envs.batch.GameBatch the vector env steps
+    boards, scores = env.boards.copy(), games.scores.copy()
+    moves, states = games.moves.copy(), games.states.copy()
     with pytest.raises(Exception):  # noqa: B017 - ValueError, TypeError or gymnasium's seeding error
         venv.reset(**kwargs)
-    assert (env.boards == boards).all() and (env._scores == scores).all() and (env._moves == moves).all()
-    assert (env._states == states).all()
+    assert (env.boards == boards).all() and (games.scores == scores).all() and (games.moves == moves).all()
+    assert (games.states == states).all()
     _, _, _, _, after = venv.step(info_masks_first_legal(venv))  # the games go on where they were
     assert (after["moves"] == moves + 1).all()
 
