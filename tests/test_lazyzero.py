@@ -269,8 +269,10 @@ def test_cli__sigterm_saves_and_the_run_resumes(tmp_path):
     os.kill(proc.pid, signal.SIGTERM)
     text, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err[-2000:]
-    assert "stopped by a signal; saved" in text + err
-    epochs = json.loads((out / "meta.json").read_text())["progress"]["step"]
+    assert "interrupted: saved after" in text + err
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    epochs = meta["progress"]["step"]
     assert epochs >= 1
     resumed = subprocess.run([*cmd[:3], "--out", str(out), "--resume", "--set", f"epochs={epochs + 1}"],
                              capture_output=True, text=True, timeout=300)
