@@ -134,7 +134,7 @@ def test_start__resume_checks_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is a run of trainer 'other', not 'tiny'"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
     write_meta(out, "tiny", "tiny", "running", {"step": 1, "games": 1, "time": 0.0})
-    with pytest.raises(FileNotFoundError, match="checkpoint.pt does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"holds no checkpoint yet \(checkpoint.pt"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
     (out / "checkpoint.pt").write_bytes(b"x")
     with pytest.raises(ValueError, match=r"different settings: lr \(saved 0.1, now 0.5\); only steps may change"):

@@ -174,29 +174,20 @@ def start(
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "config.json", dataclasses.asdict(config))
         return config, False
-    if not out.is_dir():
-        raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
-    if not (out / "meta.json").is_file() or not (out / "config.json").is_file():
+    if out.is_dir() and not ((out / "meta.json").is_file() and (out / "config.json").is_file()):
         raise FileNotFoundError(
             f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory"
         )
+    stored = saved_config(out, trainer, checkpoint)  # the directory, trainer and checkpoint checks
     meta = read_run_meta(out)
-    if meta["trainer"] != trainer:
-        raise ValueError(f"cannot resume: {out} is a run of trainer {meta['trainer']!r}, not {trainer!r}")
     if meta["rules_version"] != RULES_VERSION:
         raise ValueError(
             f"cannot resume: {out} was trained under rules version {meta['rules_version']}, "
             f"this ai2048 plays version {RULES_VERSION}; start a new --out"
         )
-    if not (out / checkpoint).is_file():
-        raise FileNotFoundError(
-            f"cannot resume: {out / checkpoint} does not exist (no checkpoint was saved yet)"
-        )
     cls = type(config)
     names = {f.name for f in dataclasses.fields(cls)}
-    saved = dataclasses.asdict(
-        make_config(cls, **{k: v for k, v in read_run_config(out).items() if k in names})
-    )
+    saved = dataclasses.asdict(make_config(cls, **{k: v for k, v in stored.items() if k in names}))
     now = dataclasses.asdict(config)
     keep = set(resumable)
     differ = [
