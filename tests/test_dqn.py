@@ -16,6 +16,7 @@ from ai2048 import decode, encode, legal_mask, move  # noqa: E402
 from ai2048.agents import load_agent, make_agent  # noqa: E402
 from ai2048.agents.deeprl import entropy_probabilities  # noqa: E402
 from ai2048.checkpoint import read_jsonl  # noqa: E402
+from ai2048.engine.board import exponents  # noqa: E402
 from ai2048.nets import build_net  # noqa: E402
 from ai2048.nets.device import resolve_device  # noqa: E402
 from ai2048.nets.files import load_weights  # noqa: E402
@@ -32,7 +33,6 @@ from ai2048.train.dqn import (  # noqa: E402
     symmetric_batch,
     td_loss,
 )
-from ai2048.train.kernels import exponents  # noqa: E402
 from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
 from ai2048.train.torchrun import flushed_denormals, soft_update  # noqa: E402
 

@@ -27,14 +27,13 @@ import torch
 import torch.nn.functional as F
 
 from ai2048.agents.deeprl import entropy_probabilities
-from ai2048.engine.board import flip, mirror, transpose
+from ai2048.engine.board import exponents, flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
-from ai2048.train.kernels import exponents
 from ai2048.train.replay import NStep, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (

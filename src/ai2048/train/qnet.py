@@ -26,13 +26,14 @@ import torch
 
 from ai2048.agents.deeprl import centred_rewards
 from ai2048.checkpoint import append_jsonl, truncate_jsonl
+from ai2048.engine.board import exponents
+from ai2048.engine.moves import all_moves
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.games import BoardBatch
-from ai2048.train.kernels import all_moves, exponents
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
