@@ -354,6 +354,34 @@ def test_train_init__starts_from_the_shipped_weights(
     assert np.mean(fresh[on] == ship.w[on]) < 0.1
 
 
+def test_pack__a_run_from_init_shipped_records_its_parts(
+    trained: dict[str, Path], shipped: Path, tmp_path: Path
+) -> None:
+    """Packing a continued run sums the parts (games, kernel and wall seconds) and lists each one."""
+    before = models.card("tiny")["training"]
+    cfg = replace(TINY, games=200, init="shipped", tc=False, alpha=0.005)
+    out = run(cfg, tmp_path / "more")
+    card = pack(out, "tiny2", directory=shipped, wall_seconds=60.0, positions=2000, checks=1000, seed=3,
+                log=lambda s: None)
+    tr = card["training"]
+    assert [p["games"] for p in tr["parts"]] == [before["games"], 200]
+    assert tr["games"] == before["games"] + 200 and tr["init"] == "tiny" and tr["parts"][1]["init"] == "tiny"
+    assert tr["train_seconds"] == pytest.approx(before["train_seconds"] + tr["parts"][1]["train_seconds"])
+    assert tr["wall_seconds"] is None  # the first part's wall time was not given
+    assert tr["config"]["alpha"] == 0.005 and tr["parts"][0]["config"]["tc"] is True
+    text = (shipped / "tiny2.md").read_text()
+    assert "## Training parts" in text and "| 2 | tiny |" in text and "--alpha 0.005" in text
+    # a third part, started from the second by name, extends the same list
+    out3 = run(replace(cfg, games=100, init="tiny2"), tmp_path / "more3")
+    card3 = pack(out3, "tiny3", directory=shipped, positions=2000, checks=1000, seed=3, log=lambda s: None)
+    tr3 = card3["training"]
+    assert [p["games"] for p in tr3["parts"]] == [before["games"], 200, 100]
+    assert tr3["games"] == tr["games"] + 100
+    for name in ("tiny2", "tiny3"):
+        for suffix in (".json", ".md", compact.SUFFIX):
+            (shipped / f"{name}{suffix}").unlink()
+
+
 def test_train_init__mismatch_is_an_error_before_any_work(shipped: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"shipped network 'tiny' has \[7\], the config says \[\]"):
         run(replace(TINY, stages=(), init="tiny"), tmp_path / "a")

@@ -222,6 +222,16 @@ def markdown(card: dict[str, Any]) -> str:
             )
             + ") |"
         )
+    parts = tr.get("parts") or []
+    if parts:
+        lines += ["", "## Training parts", "",
+                  "| part | started from | command | games | kernel min | wall min |",
+                  "|---|---|---|---:|---:|---:|"]
+        for i, p in enumerate(parts, 1):
+            wall = f"{p['wall_seconds'] / 60:.1f}" if p.get("wall_seconds") else ""
+            start = p.get("init") or "an empty network"
+            lines.append(f"| {i} | {start} | `{p['command']}` | {p['games']:,} | "
+                         f"{p['train_seconds'] / 60:.1f} | {wall} |")
     lines += ["", "## Evaluation", ""]
     evs = card.get("evaluation", {})
     if not evs:
@@ -237,9 +247,13 @@ def markdown(card: dict[str, Any]) -> str:
         "```",
         f"ai2048 watch ntuple --set model={card['name']} --set depth=2",
         f"python -c \"import ai2048.models as m; agent = m.make('{card['name']}', depth=2)\"",
-        f"ai2048 train ntuple --init {card['name']} --preset tc"
-        + (f" --stages {','.join(map(str, net['stages']))}" if net["stages"] else "") + " --out runs/more",
+        f"ai2048 train ntuple --init {card['name']} --patterns {net.get('preset') or net['patterns']}"
+        + (f" --stages {','.join(map(str, net['stages']))}" if net["stages"] else "")
+        + f" --lam {float(tr.get('config', {}).get('lam', 0.0)):g} --alpha 0.005 --out runs/more",
         "```",
+        "",
+        "To train it further, use a small plain α as above: the file holds weights only, so temporal "
+        "coherence (`--tc`) would restart every weight's rate at 1 and undo much of the training.",
         "",
     ]
     return "\n".join(lines)

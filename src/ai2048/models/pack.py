@@ -27,7 +27,8 @@ import numpy as np
 from ai2048.checkpoint import atomic_write, read_run_config, read_run_meta, write_json
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
-from ai2048.models.store import models_dir
+from ai2048.models.store import card as shipped_card
+from ai2048.models.store import default_name, models_dir, names
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, parse_patterns, pattern_name
 from ai2048.rules import MAX_EXPONENT, P_TWO, RULES_VERSION
@@ -124,6 +125,50 @@ def _first_step(w: np.ndarray, nstages: int, fill: float, budget: int, index_byt
     return STEPS[-1]
 
 
+def training_record(
+    cfg: dict[str, Any],
+    meta: dict[str, Any],
+    command: str | None,
+    wall_seconds: float | None,
+    machine_text: str | None,
+    directory: str | Path | None,
+) -> dict[str, Any]:
+    """The card's ``training`` entry: this run, and the parts before it when it began with ``--init``.
+
+    A run started from a shipped network (``--init shipped`` or a name) continues that network's
+    training, so its card sums the parts (games, kernel seconds, wall seconds) and lists each one
+    under ``parts``; the fields outside ``parts`` describe the totals and the last part's command,
+    seed and config. A run started from a path records the path as ``init`` (its history is not known).
+    """
+    part: dict[str, Any] = {
+        "command": command or command_of(cfg),
+        "seed": cfg.get("seed"),
+        "games": int(meta["progress"].get("games", 0)),
+        "train_seconds": float(meta["progress"].get("time", 0.0)),
+        "wall_seconds": wall_seconds,
+        "machine": machine_text or machine(),
+        "config": cfg,
+    }
+    spec = str(cfg.get("init") or "")
+    if not spec:
+        return part
+    if spec != "shipped" and spec not in names(directory):
+        return {**part, "init": spec}
+    name = default_name(directory) if spec == "shipped" else spec
+    before = shipped_card(name, directory)["training"]
+    earlier_parts = before.get("parts", [{k: v for k, v in before.items() if k != "parts"}])
+    parts = [*earlier_parts, {**part, "init": name}]
+    walls = [p.get("wall_seconds") for p in parts]
+    return {
+        **part,
+        "games": sum(int(p["games"]) for p in parts),
+        "train_seconds": sum(float(p["train_seconds"]) for p in parts),
+        "wall_seconds": None if None in walls else float(sum(walls)),  # type: ignore[arg-type]
+        "init": name,
+        "parts": parts,
+    }
+
+
 def pack(
     run: str | Path,
     name: str,
@@ -174,6 +219,7 @@ def pack(
     for ev in evals.values():
         check_same_run(ev, run)
     net, cfg, meta = read_run(run)
+    training = training_record(cfg, meta, command, wall_seconds, machine_text, directory)
     nstages = len(net.stages) + 1
     fill = float(np.float32(float(cfg.get("init_value", 0.0)) / net.features))
     p_two = float(cfg.get("p_two", P_TWO))
@@ -272,11 +318,7 @@ def pack(
             "step": st, "stored_entries": int(header["touched"]), "exact_entries": int(exact.size), "codec": codec,
         },
         "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_EXPONENT},
-        "training": {
-            "command": command or command_of(cfg), "seed": cfg.get("seed"),
-            "games": int(meta["progress"].get("games", 0)), "train_seconds": float(meta["progress"].get("time", 0.0)),
-            "wall_seconds": wall_seconds, "machine": machine_text or machine(), "config": cfg,
-        },
+        "training": training,
         "evaluation": evals,
         "agreement": {
             "positions": checks, "agree": checks, "attempts": tries, "calibration_positions": positions,
