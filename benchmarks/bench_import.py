@@ -29,7 +29,8 @@ _PROBE = "import time\nc = time.process_time()\n{stmt}\nprint(time.process_time(
 
 def cpu_seconds(stmt: str) -> float:
     """CPU seconds of ``stmt`` in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", _PROBE.format(stmt=stmt)], capture_output=True, text=True, check=True)
+    cmd = [sys.executable, "-c", _PROBE.format(stmt=stmt)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -48,7 +49,8 @@ def main() -> None:
     print(f"{'statement':<44}{'median':>8}{'min':>8}{'max':>8}{'x numpy':>9}")
     for name, _ in STATEMENTS:
         t = times[name]
-        print(f"{name:<44}{statistics.median(t):>8.3f}{min(t):>8.3f}{max(t):>8.3f}{statistics.median(t) / base:>9.2f}")
+        med = statistics.median(t)
+        print(f"{name:<44}{med:>8.3f}{min(t):>8.3f}{max(t):>8.3f}{med / base:>9.2f}")
     target = statistics.median(times["import ai2048"])
     print(f"import ai2048: {target:.3f} CPU-s (target <= 1 s: {'met' if target <= 1.0 else 'not met'})")
 

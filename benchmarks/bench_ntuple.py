@@ -80,7 +80,8 @@ def tables(net: Network, tc: bool, layout: str) -> tuple[np.ndarray, np.ndarray,
 
 
 def train(
-    net: Network, games: int, workers: int, seed: int, online: bool, tc: bool, alpha: float, layout: str = "records"
+    net: Network, games: int, workers: int, seed: int, online: bool, tc: bool, alpha: float,
+    layout: str = "records",
 ) -> tuple[float, int, float]:
     """Train ``games`` games on ``workers`` threads: (wall seconds, moves, CPU seconds of the process)."""
     w, e, a = tables(net, tc, layout)
@@ -177,12 +178,16 @@ def speed(args: argparse.Namespace) -> None:
     for _, online, tc, alpha, _ in SETTINGS:  # compile or load every setting's kernels first
         t0 = time.perf_counter()
         train(net, 1, 1, 0, online, tc, alpha, args.tc_layout)
-        print(f"kernels online={online} tc={tc}: {time.perf_counter() - t0:.1f} s (compile or cache load)", flush=True)
+        dt = time.perf_counter() - t0
+        print(f"kernels online={online} tc={tc}: {dt:.1f} s (compile or cache load)", flush=True)
     NumpyTD(net).play(0.5, 6)  # (the engine's moves compile or load on their first call)
     base_dt, base_mv = NumpyTD(net).play(args.baseline_seconds, 7)
     base = base_mv / base_dt
     print(f"numpy baseline (same algorithm): {base / 1e3:.1f} k moves per CPU-second")
-    print(f"each setting: {args.games} games from an empty network, {args.repeat} round(s); TC layout {args.tc_layout}")
+    print(
+        f"each setting: {args.games} games from an empty network, {args.repeat} round(s); "
+        f"TC layout {args.tc_layout}"
+    )
     print("M moves per CPU-second of the process, median of the rounds (TDL2048+: less its start-up CPU)")
     head = f"{'setting':<30}{'wall M/s':>9}{'M/CPU-s':>9}{'x numpy':>8}"
     if binary:
@@ -196,7 +201,8 @@ def speed(args: argparse.Namespace) -> None:
             for r in range(args.repeat):
                 for who in ("ours", "theirs") if r % 2 == 0 else ("theirs", "ours"):
                     if who == "ours":
-                        dt, mv, cpu = train(net, args.games, workers, 100 + workers + 10 * r, online, tc, alpha, args.tc_layout)
+                        seed = 100 + workers + 10 * r
+                        dt, mv, cpu = train(net, args.games, workers, seed, online, tc, alpha, args.tc_layout)
                         ours.append((mv / dt, mv / cpu))
                     elif binary:
                         if workers not in startup:  # its start-up: one game with the same options
@@ -230,9 +236,10 @@ def memory(args: argparse.Namespace) -> None:
         for tc in (False, True):
             with tempfile.TemporaryDirectory() as tmp:
                 cmd = [
-                    sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main(sys.argv[1:]))",
-                    "train", "ntuple", "--patterns", patterns, "--games",
-                    str(args.games), "--chunk", str(chunk), "--checkpoint-every", str(chunk), "--workers", "1",
+                    sys.executable, "-c",
+                    "import sys; from ai2048.cli import main; sys.exit(main(sys.argv[1:]))",
+                    "train", "ntuple", "--patterns", patterns, "--games", str(args.games),
+                    "--chunk", str(chunk), "--checkpoint-every", str(chunk), "--workers", "1",
                     "--out", f"{tmp}/run",
                 ] + (["--tc", "true", "--alpha", "1.0"] if tc else [])
                 t0 = time.perf_counter()

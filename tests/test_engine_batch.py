@@ -1,4 +1,5 @@
-"""The batch kernels (serial and ``prange`` over ``uint64[N]``) equal the single-board kernels board by board."""
+"""The batch kernels (serial and ``prange`` over ``uint64[N]``) equal the single-board kernels
+board by board."""
 
 from __future__ import annotations
 

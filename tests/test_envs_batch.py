@@ -123,7 +123,9 @@ options_st = st.fixed_dictionaries({
 def test_game_batch__vector_and_single_env_equal_the_reference(seed, n, options, picks, parallel):
     """Any actions (illegal ones too, picks >= 4 choose among the legal ones), every option."""
     o = EnvOptions(**options)
-    venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode="vector_entry_point", parallel=parallel, **options)
+    venv = gym.make_vec(
+        ENV_ID, num_envs=n, vectorization_mode="vector_entry_point", parallel=parallel, **options
+    )
     _, vinfo = venv.reset(seed=seed)
     envs = [gym.make(ENV_ID, **options) for _ in range(n)]
     sinfo = [e.reset(seed=seed + i)[1] for i, e in enumerate(envs)]
@@ -152,8 +154,14 @@ def test_game_batch__vector_and_single_env_equal_the_reference(seed, n, options,
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 2**31), n=st.integers(1, 5), picks=st.lists(st.integers(0, 3), min_size=1, max_size=150),
-       goal=st.sampled_from([None, 64]), goal_terminal=st.booleans(), cutoff=st.sampled_from([None, 7, 40]))
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 5),
+    picks=st.lists(st.integers(0, 3), min_size=1, max_size=150),
+    goal=st.sampled_from([None, 64]),
+    goal_terminal=st.booleans(),
+    cutoff=st.sampled_from([None, 7, 40]),
+)
 def test_game_batch__trainers_batch_equals_the_reference(seed, n, picks, goal, goal_terminal, cutoff):
     """BoardBatch (serial) and GameBatch (parallel) against the reference with legal moves, goal
     tiles ending games as terminal or as a cut, and the move cutoff; restarts draw from the same
@@ -181,12 +189,14 @@ def test_game_batch__trainers_batch_equals_the_reference(seed, n, picks, goal, g
             terminal = not any(reference.legal_mask(r.cells)) or (won and goal_terminal)
             done = terminal or won or (cutoff is not None and r.moves >= cutoff)
             assert (bool(step.terminal[i]), bool(step.done[i])) == (terminal, done)
-            assert bool(pstep.terminated[i]) == terminal and bool(pstep.terminated[i] | pstep.truncated[i]) == done
+            assert bool(pstep.terminated[i]) == terminal
+            assert bool(pstep.terminated[i] | pstep.truncated[i]) == done
             assert over == terminal or won
         finished = games.restart(step.done)
         par.reset(step.done)
         for i, rec in zip(np.flatnonzero(step.done), finished, strict=True):
-            assert rec == {"score": refs[i].score, "length": refs[i].moves, "max_tile": 1 << max(refs[i].cells)}
+            ref = refs[i]
+            assert rec == {"score": ref.score, "length": ref.moves, "max_tile": 1 << max(ref.cells)}
             refs[i] = RefGame(refs[i].state, o)
         assert games.boards.tolist() == par.boards.tolist() == [r.board for r in refs]
 

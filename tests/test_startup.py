@@ -21,7 +21,10 @@ def _python(code: str) -> str:
 
 
 def test_import__loads_neither_numba_nor_gymnasium() -> None:
-    out = _python("import sys, ai2048; print(sorted(m for m in ('numba', 'gymnasium', 'ai2048.engine') if m in sys.modules))")
+    out = _python(
+        "import sys, ai2048\n"
+        "print(sorted(m for m in ('numba', 'gymnasium', 'ai2048.engine') if m in sys.modules))"
+    )
     assert out.strip() == "[]"
 
 
@@ -37,7 +40,9 @@ def test_import__gymnasium_after_ai2048_finds_the_env_ids() -> None:
 
 
 def test_import__gymnasium_before_ai2048_finds_the_env_ids() -> None:
-    out = _python("import gymnasium as gym, ai2048\nprint(sorted(k for k in gym.registry if k.startswith('ai2048/')))")
+    out = _python(
+        "import gymnasium as gym, ai2048\nprint(sorted(k for k in gym.registry if k.startswith('ai2048/')))"
+    )
     assert "ai2048/Game2048-v" in out
 
 
@@ -51,7 +56,9 @@ def test_public_names__every_one_imports_and_unknown_names_fail() -> None:
 
 
 def test_star_import__gives_the_public_api() -> None:
-    out = _python("from ai2048 import *\nprint(Game.__name__, evaluate.__name__, envs.__name__, MAX_EXPONENT)")
+    out = _python(
+        "from ai2048 import *\nprint(Game.__name__, evaluate.__name__, envs.__name__, MAX_EXPONENT)"
+    )
     assert out.split() == ["Game", "evaluate", "ai2048.envs", "15"]
 
 
@@ -59,7 +66,8 @@ def test_evaluate__stays_the_function_whichever_name_is_imported_first() -> None
     """Importing the submodule ai2048.evaluate (for EvalResult, or by any other module) binds it on
     the package; the public name must stay the function."""
     out = _python(
-        "import ai2048\nai2048.EvalResult\nimport ai2048.evaluate\nfrom ai2048.evaluate import evaluate as f\n"
+        "import ai2048\nai2048.EvalResult\nimport ai2048.evaluate\n"
+        "from ai2048.evaluate import evaluate as f\n"
         "print(callable(ai2048.evaluate), ai2048.evaluate is f, type(ai2048.envs).__name__)"
     )
     assert out.split() == ["True", "True", "module"]

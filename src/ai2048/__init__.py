@@ -111,7 +111,9 @@ def _register_quietly() -> None:
     except Exception as e:  # noqa: BLE001 (reported, not swallowed)
         import warnings
 
-        warnings.warn(f"ai2048 could not register its Gymnasium environments: {e!r}", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"ai2048 could not register its Gymnasium environments: {e!r}", RuntimeWarning, stacklevel=2
+        )
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):

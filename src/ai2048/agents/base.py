@@ -81,7 +81,9 @@ def _spec(name: str) -> AgentSpec:
 
 
 def config_keys(name: str) -> dict[str, Any]:
-    """The config keys agent ``name`` accepts, with their defaults (``inspect.Parameter.empty`` if required)."""
+    """The config keys agent ``name`` accepts, with their defaults.
+
+    A required key's default is ``inspect.Parameter.empty``."""
     sig = inspect.signature(_spec(name).factory())
     return {
         k: p.default
@@ -110,9 +112,11 @@ def _missing_message(name: str, missing: list[str]) -> str:
     """Why agent ``name`` cannot be built without ``missing`` and how to fix it (a network needs a run)."""
     if missing == ["weights"]:
         trainer = name.split("-")[0]  # dqn, qnet, policy, lazyzero (lazyzero-chance plays a lazyzero run)
-        return (f"agent {name!r} plays a trained network and needs its run directory: give the directory as the "
-                f"agent (ai2048 eval RUN_DIR) or --set weights=RUN_DIR; train one with `ai2048 train {trainer} "
-                f"--out RUN_DIR` (see `ai2048 train {trainer} --help`)")
+        return (
+            f"agent {name!r} plays a trained network and needs its run directory: give the directory "
+            "as the agent (ai2048 eval RUN_DIR) or --set weights=RUN_DIR; train one with "
+            f"`ai2048 train {trainer} --out RUN_DIR` (see `ai2048 train {trainer} --help`)"
+        )
     return f"agent {name!r} needs the config key(s) {', '.join(missing)} (see `ai2048 agents {name}`)"
 
 

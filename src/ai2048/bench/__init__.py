@@ -387,7 +387,8 @@ def eval_figure(run: str, games: int, seconds: float) -> Figure:
 
     agent = load_agent(run)
     if not hasattr(agent, "net"):
-        raise ValueError(f"{run} is not an n-tuple run directory (its agent is {getattr(agent, 'name', '?')!r})")
+        name = getattr(agent, "name", "?")
+        raise ValueError(f"{run} is not an n-tuple run directory (its agent is {name!r})")
     fast, moves, _ = fast_rate(agent, games, 0)
     base, _ = loop_rate(agent, seconds, 0)
     lo, hi = TDL2048_TEST_MOVES_PER_S
@@ -422,7 +423,9 @@ def run(
     if unknown:
         raise ValueError(f"unknown bench section(s) {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
     if "eval" in sections and ntuple is None:
-        raise ValueError("bench section 'eval' plays an n-tuple network: give its run directory (--ntuple RUN)")
+        raise ValueError(
+            "bench section 'eval' plays an n-tuple network: give its run directory (--ntuple RUN)"
+        )
     for name, value in (("seconds", seconds), ("boards", boards), ("games", games), ("num_envs", num_envs)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")

@@ -58,8 +58,14 @@ def random_games(starts: np.ndarray, states: np.ndarray, p_two: np.float64) -> t
 
 
 _LEGAL_COUNT = np.array([bin(m).count("1") for m in range(16)], dtype=np.int64)
-_KTH_LEGAL = np.array([[([a for a in range(4) if m >> a & 1] + [0] * 4)[k] for k in range(4)] for m in range(16)],
-                      dtype=np.int64)
+
+
+def _legal_actions_padded(mask: int) -> list[int]:
+    """The actions set in 4-bit ``mask``, in order, padded with 0 to four entries."""
+    return ([a for a in range(4) if mask >> a & 1] + [0] * 4)[:4]
+
+
+_KTH_LEGAL = np.array([_legal_actions_padded(m) for m in range(16)], dtype=np.int64)
 
 
 @njit(cache=True)
@@ -67,6 +73,11 @@ def pick_legal(masks: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """A uniformly random legal action per row of ``masks`` [N, 4] into ``out`` [N] (0 if none):
     the k-th legal action, k uniform, looked up by the row's 4-bit mask."""
     for i in range(masks.shape[0]):
-        m = np.int64(masks[i, 0]) | (np.int64(masks[i, 1]) << 1) | (np.int64(masks[i, 2]) << 2) | (np.int64(masks[i, 3]) << 3)
+        m = (
+            np.int64(masks[i, 0])
+            | (np.int64(masks[i, 1]) << 1)
+            | (np.int64(masks[i, 2]) << 2)
+            | (np.int64(masks[i, 3]) << 3)
+        )
         n = _LEGAL_COUNT[m]
         out[i] = _KTH_LEGAL[m, rand_below(state, n)] if n else 0

@@ -37,9 +37,16 @@ STEP, RESTART, HOLD = 0, 1, 2
 autoreset: the action is ignored), or leave the slot as it is (a finished game waiting)."""
 NO_GOAL = 99
 """``goal_exp`` of a batch without a goal tile (no exponent reaches it)."""
-OPT_REWARD, OPT_ILLEGAL, OPT_PENALTY, OPT_GOAL_EXP, OPT_GOAL_REWARD, OPT_GOAL_TERMINAL, OPT_FULL_ENDS, OPT_MAX_STEPS = (
-    range(8)
-)
+(
+    OPT_REWARD,
+    OPT_ILLEGAL,
+    OPT_PENALTY,
+    OPT_GOAL_EXP,
+    OPT_GOAL_REWARD,
+    OPT_GOAL_TERMINAL,
+    OPT_FULL_ENDS,
+    OPT_MAX_STEPS,
+) = range(8)
 """Indices into the options array ``opts`` [8] float64."""
 
 _H = np.uint64(0x8080808080808080)
@@ -279,10 +286,11 @@ def batch_env_step_serial(
     In/out (state): ``boards`` [N] uint64, ``states`` [N] uint64 RNG states, ``scores``, ``moves``
     (legal moves), ``steps`` (every step: the cutoff counts these) [N] int64. In: ``actions`` [N]
     int64 0..3 (unchecked), ``control`` [N] uint8: STEP, RESTART (a new game instead: next-step
-    autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0). Out: ``rewards`` [N] float64 after the
-    options, ``gains`` and ``log_gains`` [N] int64 raw score and log2 score gained, ``illegal``,
-    ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool legal actions of the new board,
-    ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4] uint8 exponents (C-contiguous).
+    autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0). Out:
+    ``rewards`` [N] float64 after the options, ``gains`` and ``log_gains`` [N] int64 raw score and
+    log2 score gained, ``illegal``, ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool
+    legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4]
+    uint8 exponents (C-contiguous).
     """
     words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     _step_range(0, boards.shape[0], boards, actions, states, p_two, opts, control, scores, moves, steps,
@@ -303,8 +311,9 @@ def batch_env_step(
     words = obs.reshape(n * 16).view(np.uint64)
     for c in prange(min(max(chunks, 1), max(n, 1))):
         lo, hi = _chunk(c, chunks, n)
-        _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves,
-                    steps, rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words)
+        _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves, steps,
+                    rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty,
+                    words)
 
 
 @njit(cache=True)
@@ -353,7 +362,9 @@ def batch_observe(
 
 
 @njit(cache=True)
-def first_bad_action(actions: np.ndarray, masks: np.ndarray, control: np.ndarray, need_legal: bool) -> tuple[np.int64, bool]:
+def first_bad_action(
+    actions: np.ndarray, masks: np.ndarray, control: np.ndarray, need_legal: bool
+) -> tuple[np.int64, bool]:
     """Check ``actions`` [N] before a step: (first slot whose action is out of 0..3 or, when
     ``need_legal``, illegal by ``masks`` [N, 4] (slots not under STEP excepted), and whether it is
     out of range); (-1, False) when all are fine."""
@@ -393,7 +404,9 @@ def batch_move(boards: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.
 
 
 @njit(cache=True, parallel=True)
-def batch_random_play(boards: np.ndarray, states: np.ndarray, p_two: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def batch_random_play(
+    boards: np.ndarray, states: np.ndarray, p_two: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every board to the end with uniformly random legal moves: (finals, scores, moves)."""
     n = boards.shape[0]
     finals = np.empty(n, dtype=np.uint64)

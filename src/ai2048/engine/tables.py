@@ -83,5 +83,7 @@ def build_tables() -> tuple[np.ndarray, ...]:
     LEFT_LOG_REWARD,
     RIGHT_LOG_REWARD,
 ) = build_tables()
-for _t in (LEFT_ROW, RIGHT_ROW, UP_COL, DOWN_COL, LEFT_REWARD, RIGHT_REWARD, LEFT_LOG_REWARD, RIGHT_LOG_REWARD):
+for _t in (
+    LEFT_ROW, RIGHT_ROW, UP_COL, DOWN_COL, LEFT_REWARD, RIGHT_REWARD, LEFT_LOG_REWARD, RIGHT_LOG_REWARD
+):
     _t.setflags(write=False)

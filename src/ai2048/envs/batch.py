@@ -127,8 +127,9 @@ class GameBatch:
         parallel: bool | None = None,
     ) -> None:
         n = check_num_envs(n)
-        if cutoff is not None and (isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, (int, np.integer))
-                                   or cutoff < 1):
+        if cutoff is not None and (
+            isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1
+        ):
             raise ValueError(f"cutoff={cutoff!r} must be a positive int (steps per game) or None")
         if parallel is not None and not isinstance(parallel, (bool, np.bool_)):
             raise TypeError(f"parallel must be True, False or None (automatic), got {parallel!r}")
@@ -231,7 +232,9 @@ class GameBatch:
         i, out_of_range = first_bad_action(a, self.masks, self.control, self._raise)
         if i >= 0:
             if out_of_range:
-                raise ValueError(f"actions must be in 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3); game {i} got {int(a[i])}")
+                raise ValueError(
+                    f"actions must be in 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3); game {i} got {int(a[i])}"
+                )
             from ai2048.board_io import render_text
 
             legal = ", ".join(Action(k).name for k in range(4) if self.masks[i, k]) or "none"
@@ -290,7 +293,8 @@ class GameBatch:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue these games exactly (observations are recomputed)."""
-        return {k: getattr(self, k).copy() for k in ("boards", "states", "scores", "moves", "steps", "control")}
+        keys = ("boards", "states", "scores", "moves", "steps", "control")
+        return {k: getattr(self, k).copy() for k in keys}
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
         """Restore :meth:`state_dict` (same N; ``steps`` and ``control`` default to ``moves`` and STEP

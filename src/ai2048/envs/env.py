@@ -96,7 +96,8 @@ class Game2048Env(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        """Start a new game (two random tiles), or from ``options["board"]`` (checked before anything changes)."""
+        """Start a new game (two random tiles), or from ``options["board"]`` (checked before anything
+        changes)."""
         unknown = set(options or {}) - {"board"}
         if unknown:
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")

@@ -22,7 +22,9 @@ def check_num_envs(num_envs: Any) -> int:
     if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
         raise TypeError(f"num_envs must be a positive int, got {type(num_envs).__name__} {num_envs!r}")
     if not 1 <= num_envs <= MAX_NUM_ENVS:
-        raise ValueError(f"num_envs={num_envs} must be in 1..{MAX_NUM_ENVS:,} (one batched env's memory bound)")
+        raise ValueError(
+            f"num_envs={num_envs} must be in 1..{MAX_NUM_ENVS:,} (one batched env's memory bound)"
+        )
     return int(num_envs)
 
 
@@ -74,7 +76,8 @@ class EnvOptions:
                 raise ValueError(f"{name}={v!r} must be a finite number")
         if self.goal_tile is not None:
             g = self.goal_tile
-            if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 4 or g & (g - 1) or g > 2**MAX_EXPONENT:
+            is_int = not isinstance(g, bool) and isinstance(g, (int, np.integer))
+            if not is_int or g < 4 or g & (g - 1) or g > 2**MAX_EXPONENT:
                 raise ValueError(
                     f"goal_tile={g!r} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), or None"
                 )

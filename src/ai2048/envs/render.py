@@ -36,7 +36,9 @@ _FONT = {
 }
 
 
-def _draw_text(img: np.ndarray, text: str, cy: int, cx: int, scale: int, colour: tuple[int, int, int]) -> None:
+def _draw_text(
+    img: np.ndarray, text: str, cy: int, cx: int, scale: int, colour: tuple[int, int, int]
+) -> None:
     w = len(text) * 4 * scale - scale
     h = 5 * scale
     y0 = cy - h // 2
@@ -66,5 +68,6 @@ def board_frame(exponents: np.ndarray) -> np.ndarray:
                 scale = 4 if len(text) <= 3 else 3
                 if len(text) >= 5:
                     scale = 2
-                _draw_text(img, text, y + CELL // 2, x + CELL // 2, scale, DARK_TEXT if e <= 2 else LIGHT_TEXT)
+                colour = DARK_TEXT if e <= 2 else LIGHT_TEXT
+                _draw_text(img, text, y + CELL // 2, x + CELL // 2, scale, colour)
     return img

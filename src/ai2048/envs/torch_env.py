@@ -68,7 +68,8 @@ def _rotation_tables() -> torch.Tensor:
 
 @functools.cache
 def _constants(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(rotation gathers [4, 16], their inverses [4, 16], collapse ranks [4], seed 001 ids [4]) on ``device``."""
+    """(rotation gathers [4, 16], their inverses [4, 16], collapse ranks [4], seed 001 ids [4]) on
+    ``device``."""
     rot = _rotation_tables()
     unrot = torch.stack([rot[(4 - k) % 4] for k in range(4)])
     rank = torch.tensor([4.0, 3.0, 2.0, 1.0])
@@ -156,7 +157,9 @@ def push_actions(states: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Ten
     return moved, reward.view(n, 4).sum(1).round().long()
 
 
-def spawn(states: torch.Tensor, which: torch.Tensor, generator: torch.Generator, p_two: float = P_TWO) -> torch.Tensor:
+def spawn(
+    states: torch.Tensor, which: torch.Tensor, generator: torch.Generator, p_two: float = P_TWO
+) -> torch.Tensor:
     """Put one tile in a uniformly chosen empty cell of each board where ``which`` [N] is True.
 
     A 2 (exponent 1) with probability ``p_two``, else a 4; full boards are left as they are.
@@ -213,7 +216,9 @@ class TorchEnv2048:
     [N], ``moves`` int64 [N] legal moves made, ``terminated`` bool [N] (no legal move).
     """
 
-    def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
+    def __init__(
+        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
+    ) -> None:
         check_num_envs(num_envs)
         if not 0.0 < float(p_two) <= 1.0:
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
@@ -323,7 +328,9 @@ class EngineBatch:
     replays exactly); ``scores`` and ``moves`` are int64 [N] CPU tensors sharing its counters.
     """
 
-    def __init__(self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> None:
+    def __init__(
+        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
+    ) -> None:
         check_num_envs(num_envs)
         if not 0.0 < float(p_two) <= 1.0:
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
@@ -406,14 +413,23 @@ class EngineBatch:
     def load(self, snap: Snapshot, which: torch.Tensor | None = None) -> None:
         """Restore all games, or only those where ``which`` [N] is True, from ``snap``."""
         saved = snap.states.numpy().view(np.uint64)
-        w = np.ones(self.num_envs, dtype=np.bool_) if which is None else which.to("cpu").numpy().astype(np.bool_)
+        if which is None:
+            w = np.ones(self.num_envs, dtype=np.bool_)
+        else:
+            w = which.to("cpu").numpy().astype(np.bool_)
         g = self.games
         g.set_boards(saved[w], w)
         g.scores[w] = snap.scores.numpy()[w]
         g.moves[w] = snap.moves.numpy()[w]
 
 
-def make_batch_env(backend: str, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO) -> TorchEnv2048 | EngineBatch:
+def make_batch_env(
+    backend: str,
+    num_envs: int,
+    device: str | torch.device = "cpu",
+    seed: int | None = None,
+    p_two: float = P_TWO,
+) -> TorchEnv2048 | EngineBatch:
     """``backend`` "torch" (tensors on ``device``), "engine" (numba boards) or "auto" (engine on CPU)."""
     dev = resolve_device(device)
     if backend == "auto":

@@ -39,8 +39,14 @@ class Game2048VectorEnv(VectorEnv):
         "autoreset_mode": AutoresetMode.NEXT_STEP,
     }
 
-    def __init__(self, num_envs: int = 1, render_mode: str | None = None, max_episode_steps: int | None = None,
-                 parallel: bool | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        num_envs: int = 1,
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+        parallel: bool | None = None,
+        **options: Any,
+    ) -> None:
         check_num_envs(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not one of ansi, rgb_array, or None")
@@ -78,7 +84,9 @@ class Game2048VectorEnv(VectorEnv):
         else:
             seeds = list(seed)
             if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} envs; pass one int or one seed per env")
+                raise ValueError(
+                    f"got {len(seeds)} seeds for {self.num_envs} envs; pass one int or one seed per env"
+                )
         states = np.empty(self.num_envs, dtype=np.uint64)
         for i, s in enumerate(seeds):
             rng, _ = seeding.np_random(s)
