@@ -73,8 +73,8 @@ def _save(fig: Any, out: Path, name: str) -> Path:
 
 
 def load_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
-    """The records of ``run_dir/metrics.jsonl`` in the one shape (old logs too); a missing or empty log raises,
-    naming the folder."""
+    """The records of ``run_dir/metrics.jsonl`` in the one shape (old logs too); a missing or empty
+    log raises, naming the folder."""
     run = Path(run_dir)
     path = run / "metrics.jsonl"
     if not run.is_dir():
@@ -246,7 +246,9 @@ def episode_curves(recs: list[dict[str, Any]], span: float = 10.0, skip: int = 1
     return out
 
 
-def action_distribution(recs: list[dict[str, Any]], window: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def action_distribution(
+    recs: list[dict[str, Any]], window: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Share of each action over training: (x at each window's end [W], shares [4, W]) from the ``actions``
     counts (4 per record) that the DQN-family and policy trainers log; empty arrays when none are logged."""
     rows = [(i, r["actions"]) for i, r in enumerate(recs)
@@ -331,7 +333,10 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
         fig, ax = plt.subplots()
         for t, y in c["reach"].items():
             ax.plot(c["x"], y, marker="o" if len(y) < 30 else None, ms=3, label=f">= {t}")
-        ax.set(xlabel=c["xlabel"], ylabel="% of games", ylim=(-2, 102), title=f"{title}: tile reach rate per window")
+        ax.set(
+            xlabel=c["xlabel"], ylabel="% of games", ylim=(-2, 102),
+            title=f"{title}: tile reach rate per window",
+        )
         ax.legend()
         written.append(_save(fig, out, "training_reach.png"))
     if c["losses"]:
@@ -369,7 +374,9 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
         written.append(lz)
     if not written:
         keys = sorted({k for r in recs for k in r})
-        raise PlotInputError(f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})")
+        raise PlotInputError(
+            f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})"
+        )
     return written
 
 
@@ -386,8 +393,8 @@ def load_result(path: str | Path) -> dict[str, Any]:
     if not isinstance(d, dict) or d.get("format") not in (EVAL_FORMAT, ARENA_FORMAT):
         found = d.get("format") if isinstance(d, dict) else type(d).__name__
         raise PlotInputError(
-            f"{p} is not an ai2048 evaluation or arena result (format {found!r}); plot takes a run directory, "
-            "a result of `ai2048 eval --out` or `ai2048 arena --out`"
+            f"{p} is not an ai2048 evaluation or arena result (format {found!r}); plot takes a run "
+            "directory, a result of `ai2048 eval --out` or `ai2048 arena --out`"
         )
     results = d["results"] if d["format"] == ARENA_FORMAT else [d]
     for r in results:
@@ -402,7 +409,10 @@ def load_result(path: str | Path) -> dict[str, Any]:
 
 def _label(r: dict[str, Any]) -> str:
     cfg = r.get("config") or {}
-    return str(r.get("agent", "agent")) + ("(" + ", ".join(f"{k}={v}" for k, v in cfg.items()) + ")" if cfg else "")
+    agent = str(r.get("agent", "agent"))
+    if not cfg:
+        return agent
+    return agent + "(" + ", ".join(f"{k}={v}" for k, v in cfg.items()) + ")"
 
 
 def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int, list[int]]:
@@ -422,7 +432,8 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
             raise PlotInputError(f"{source}: game {i} does not replay: {e}") from e
         if int(t.scores[-1]) != int(g["score"]):
             raise PlotInputError(
-                f"{source}: game {i} replays to score {int(t.scores[-1])} but records {g['score']}; the file was altered"
+                f"{source}: game {i} replays to score {int(t.scores[-1])} but records {g['score']}; "
+                "the file was altered"
             )
         mt = max_tiles(t.boards)
         for tile in MILESTONES:
@@ -455,8 +466,8 @@ def action_shares(games: Sequence[dict[str, Any]], bins: int = 40) -> tuple[np.n
 
 def mean_board(games: Sequence[dict[str, Any]]) -> np.ndarray:
     """[4, 4] mean exponent (log2 tile) of the final boards."""
-    boards = np.array([int(str(g["final_board"]), 16) if isinstance(g["final_board"], str) else int(g["final_board"])
-                       for g in games if "final_board" in g], dtype=np.uint64)
+    finals = [g["final_board"] for g in games if "final_board" in g]
+    boards = np.array([int(b, 16) if isinstance(b, str) else int(b) for b in finals], dtype=np.uint64)
     if boards.size == 0:
         return np.full((4, 4), np.nan)
     shifts = np.arange(0, 64, 4, dtype=np.uint64)
@@ -499,7 +510,8 @@ def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
     fig, ax = plt.subplots()
     ax.hist(scores, bins=min(40, max(5, n // 5)), color="#4c72b0", edgecolor="white")
     ax.axvline(scores.mean(), color="#c44e52", lw=2, label=f"mean {scores.mean():,.0f}")
-    ax.axvline(float(np.median(scores)), color="#55a868", lw=2, ls="--", label=f"median {np.median(scores):,.0f}")
+    median = float(np.median(scores))
+    ax.axvline(median, color="#55a868", lw=2, ls="--", label=f"median {median:,.0f}")
     ax.set(xlabel="score", ylabel="games", title=f"{label}: score distribution ({n} games)")
     ax.legend()
     written.append(_save(fig, out, "score_hist.png"))
@@ -525,8 +537,9 @@ def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
     if any(isinstance(g.get("actions"), str) and g["actions"] for g in games):
         x, shares = action_shares(games)
         fig, ax = plt.subplots()
-        ax.stackplot(x, 100 * shares, labels=[c for c in ("up", "right", "down", "left")], colors=ACTION_COLORS,
-                     step="post")
+        ax.stackplot(
+            x, 100 * shares, labels=["up", "right", "down", "left"], colors=ACTION_COLORS, step="post"
+        )
         ax.set(xlabel="move number", ylabel="% of moves (games still playing)", ylim=(0, 100),
                title=f"{label}: action share over the game")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4)
@@ -616,7 +629,8 @@ def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]
     n_bins = max(5, int(math.sqrt(max(len(r["games"]) for r in results))))
     edges = np.linspace(all_scores.min(), max(all_scores.max(), all_scores.min() + 1), n_bins + 1)
     for r, lab in zip(results, labels, strict=True):
-        ax.hist([g["score"] for g in r["games"]], bins=edges, alpha=0.5, label=f"{lab} ({len(r['games'])} games)")
+        scores = [g["score"] for g in r["games"]]
+        ax.hist(scores, bins=edges, alpha=0.5, label=f"{lab} ({len(scores)} games)")
     ax.set(xlabel="score", ylabel="games", title="arena: score histograms")
     ax.legend()
     written.append(_save(fig, out, "arena_score_hist.png"))

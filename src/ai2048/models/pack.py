@@ -41,12 +41,15 @@ STEPS = tuple(2.0**k for k in range(-8, 5))
 """Fixed-point steps tried, finest first: 2**-8 (every weight within 0.002) to 16."""
 
 LIMITS = [
-    f"Cells hold tiles up to {1 << MAX_EXPONENT} (exponent {MAX_EXPONENT}); two {1 << MAX_EXPONENT} tiles do "
-    f"not merge (rules version {RULES_VERSION}), so no game reaches {1 << (MAX_EXPONENT + 1)} and the network "
-    "never saw a board beyond that. With a second 32768 on the board it plays on, but that is new ground.",
+    f"Cells hold tiles up to {1 << MAX_EXPONENT} (exponent {MAX_EXPONENT}); two {1 << MAX_EXPONENT} "
+    f"tiles do not merge (rules version {RULES_VERSION}), so no game reaches {1 << (MAX_EXPONENT + 1)} "
+    "and the network never saw a board beyond that. With a second 32768 on the board it plays on, "
+    "but that is new ground.",
     "It values boards under the spawn odds it was trained with; other odds (p_two) play, uncalibrated.",
-    "It is one fixed network: it does not adapt to an opponent placing tiles (minimax) or to other board sizes.",
-    "Deeper search (depth >= 3) is stronger but far slower: depth 2 is the setting the card's tables measure.",
+    "It is one fixed network: it does not adapt to an opponent placing tiles (minimax) or to other "
+    "board sizes.",
+    "Deeper search (depth >= 3) is stronger but far slower: depth 2 is the setting the card's tables "
+    "measure.",
 ]
 
 
@@ -70,13 +73,17 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
         raise FileNotFoundError(f"run directory {run} does not exist")
     for f in ("config.json", "meta.json", "weights.npz"):
         if not (run / f).is_file():
-            raise FileNotFoundError(f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory")
+            raise FileNotFoundError(
+                f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory"
+            )
     cfg = read_run_config(run)  # the tolerant readers: every layout `train ntuple` has written
     meta = read_run_meta(run)
     if not isinstance(cfg, dict) or not isinstance(meta, dict):
         raise ValueError(f"{run}/config.json and meta.json must be JSON objects")
     if meta.get("trainer") != "ntuple":
-        raise ValueError(f"{run} is a run of trainer {meta.get('trainer')!r}; only n-tuple networks are packed")
+        raise ValueError(
+            f"{run} is a run of trainer {meta.get('trainer')!r}; only n-tuple networks are packed"
+        )
     if meta.get("rules_version") != RULES_VERSION:
         raise ValueError(
             f"{run}/meta.json says rules version {meta.get('rules_version')}; this ai2048 plays version "
@@ -226,8 +233,8 @@ def pack(
     out_dir = models_dir(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
     touched = int((net.w != np.float32(fill)).sum())
-    log(f"{run}: patterns {net.patterns}, stages {list(net.stages)}, {touched:,} of {net.w.size:,} weights touched "
-        f"({100 * touched / net.w.size:.2f}%)")
+    log(f"{run}: patterns {net.patterns}, stages {list(net.stages)}, {touched:,} of {net.w.size:,} "
+        f"weights touched ({100 * touched / net.w.size:.2f}%)")
 
     cal = agreement.game_positions(net, positions, seed=seed, p_two=p_two)
     want_cal = agreement.greedy_moves(net, cal, p_two=p_two)
@@ -238,9 +245,11 @@ def pack(
     budget = int(max_mib * 2**20)
     if step is None:
         x, _ = compact.stage_deltas(net.w, nstages, fill, STEPS[-1])
-        index_bytes = len(compact.CODECS[codec][0](np.packbits(x != 0).tobytes() + x[x != 0].tobytes()))
+        compress = compact.CODECS[codec][0]
+        index_bytes = len(compress(np.packbits(x != 0).tobytes() + x[x != 0].tobytes()))
         first = _first_step(net.w, nstages, fill, budget, index_bytes + hot_bytes)
-        log(f"index {index_bytes / 2**20:.1f} MiB; the finest step predicted to fit {max_mib} MiB is {first:g}")
+        log(f"index {index_bytes / 2**20:.1f} MiB; the finest step predicted to fit {max_mib} MiB "
+            f"is {first:g}")
         steps = [s for s in STEPS if s >= first]
     else:
         steps = [step]
@@ -264,15 +273,18 @@ def pack(
             tries.append({"seed": seed + 1 + attempt, "agree": int(checks - bad.size)})
             if not bad.size:
                 break
-            log(f"  {bad.size} of {checks} fresh positions disagree: their decision weights join the exact set")
-            exact = np.union1d(exact, np.concatenate([agreement.decision_indices(net, int(board[i]), p_two) for i in bad]))
+            log(f"  {bad.size} of {checks} fresh positions disagree: their decision weights join the "
+                "exact set")
+            deciding = [agreement.decision_indices(net, int(board[i]), p_two) for i in bad]
+            exact = np.union1d(exact, np.concatenate(deciding))
         else:
             raise RuntimeError(
-                f"moves on fresh positions still disagree after {ATTEMPTS} sets: {tries}; choose a finer --step "
-                "(and a larger --max-mib) or more --positions"
+                f"moves on fresh positions still disagree after {ATTEMPTS} sets: {tries}; choose a finer "
+                "--step (and a larger --max-mib) or more --positions"
             )
         sections = compact.encode(
-            net, step=st, fill=fill, exact=exact, check_boards=board, check_moves=want, p_two=p_two, codec=codec
+            net, step=st, fill=fill, exact=exact, check_boards=board, check_moves=want, p_two=p_two,
+            codec=codec,
         )
         size = sum(a.nbytes for a in sections.values()) + 4096
         log(f"  encoded: about {size / 2**20:.1f} MiB")
@@ -280,7 +292,8 @@ def pack(
             break
     else:
         raise ValueError(
-            f"{run} does not fit in {max_mib} MiB even at step {steps[-1]:g}; raise max_mib or choose a coarser step"
+            f"{run} does not fit in {max_mib} MiB even at step {steps[-1]:g}; raise max_mib or choose a "
+            "coarser step"
         )
 
     path = out_dir / f"{name}{compact.SUFFIX}"
@@ -288,7 +301,9 @@ def pack(
     nbytes = path.stat().st_size
     if nbytes > budget:
         path.unlink()
-        raise ValueError(f"{path} came to {nbytes / 2**20:.1f} MiB, over {max_mib} MiB; choose a coarser step")
+        raise ValueError(
+            f"{path} came to {nbytes / 2**20:.1f} MiB, over {max_mib} MiB; choose a coarser step"
+        )
     sha = compact.sha256_file(path)
     t0 = time.perf_counter()
     header, w, cb, cm = compact.decode(path, sha256=sha, size=nbytes)
@@ -298,7 +313,8 @@ def pack(
     back = Network(net.patterns, stages=net.stages, kind=net.kind, weights=w)
     if not np.array_equal(agreement.greedy_moves(back, cb, p_two=p_two), cm):
         raise RuntimeError(f"{path} does not replay its own check moves after decoding")
-    log(f"wrote {path}: {nbytes / 2**20:.2f} MiB, decoded in {load_s:.2f} s, moves agree on {checks} fresh positions")
+    log(f"wrote {path}: {nbytes / 2**20:.2f} MiB, decoded in {load_s:.2f} s, moves agree on {checks} "
+        "fresh positions")
 
     preset = next((k for k, v in PRESETS.items() if pattern_name(parse_patterns(v)) == net.patterns), None)
     card = {
@@ -315,7 +331,8 @@ def pack(
             "patterns": net.patterns, "preset": preset, "stages": list(net.stages), "kind": net.kind,
             "entries": int(net.w.size), "touched": touched, "touched_fraction": touched / net.w.size,
             "values": f"fixed point, step {st:g} (2^{int(np.log2(st))}), stage deltas",
-            "step": st, "stored_entries": int(header["touched"]), "exact_entries": int(exact.size), "codec": codec,
+            "step": st, "stored_entries": int(header["touched"]), "exact_entries": int(exact.size),
+            "codec": codec,
         },
         "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_EXPONENT},
         "training": training,
