@@ -4,8 +4,9 @@ Tree: a max node tries every legal move; the after-state is a chance node that p
 (probability ``p_two``) or a 4 in each empty cell, uniformly. **Depth** counts units of
 (max layer + chance layer), as in seed 003: the chance node of the last unit is not expanded but
 valued by the evaluator. So depth 1 plays greedily on evaluator values, depth 2 is
-max-chance-max (the n-tuple literature's "3-ply"), and nneonneo/2048-ai's ``depth_limit = D``
-is depth ``D + 1`` here.
+max-chance-max. Depth ``D`` is the n-tuple literature's "D-ply", which counts move layers
+(ziap/2048-tdl's ``-d 2`` is "3 ply", TDL2048+'s and Guei et al. 2022's "N-ply" search N moves),
+and nneonneo/2048-ai's ``depth_limit = D`` is depth ``D + 1`` here.
 
 Evaluator contract (the seam for heuristics, n-tuple networks and value nets)
 --------------------------------------------------------------------------------
