@@ -13,8 +13,9 @@ Fixed seed bugs (see INVENTORY): the network trains on the same transformed inpu
 ``cutoff``. Each is also a named option (``seed002_raw_inputs``, ``seed002_first_weight_only``,
 ``seed002_random_ignore_cutoff``), off by default, and so are the options of the seed's history
 (early 2020, ``pytorch_dev.ipynb`` and ``network.py`` before HEAD): ``game_weight="binary"`` (±1
-around the median, its default then), ``win_tile`` (the win split of j) and ``memory`` (a kept
-fraction of old training data instead of the rolling window).
+around the median, its default then), ``win_tile`` (the win split of j), ``memory`` (a kept
+fraction of old training data instead of the rolling window) and ``curriculum`` (its ``game_type``:
+mini games from a start layout to a goal tile, ``network.py`` at 512f57a, the last version with it).
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ai2048.board_io import encode
 from ai2048.envs.batch import GameBatch
 from ai2048.envs.options import EnvOptions
+from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
@@ -38,6 +41,7 @@ from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
+    CHECKPOINT_FORMAT,
     flushed_denormals,
     load_checkpoint,
     rng_state,
@@ -48,41 +52,91 @@ from ai2048.train.torchrun import (
 
 GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums", "binary")
 MOVE_WEIGHTS = ("none", "nonzero", "linear_move_num", "exponential_move_num")
+CURRICULA = ("none", "mini_iterative", "mini_random")
+CURRICULUM_FIRST = 3
+"""Exponent of the largest start tile of a curriculum's first stage (seed 002's ``max_idx_start=3``:
+a start tile of 8, goal 16)."""
+CURRICULUM_LAST = 10
+"""Exponent of the largest start tile of a curriculum's last stage (1024, goal 2048; seed 002's
+``min(10, ...)`` and ``% 11``)."""
+
+
+def _help(*parts: str) -> dict[str, str]:
+    """``field`` metadata holding the one-line help (joined: the parts only keep lines short)."""
+    return {"help": "".join(parts)}
 
 
 @dataclass(frozen=True)
 class PolicyConfig:
-    """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is ``forget_interval``)."""
+    """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
+    ``forget_interval``)."""
 
-    hidden_j: int = field(default=200, metadata={"help": "first hidden layer width J (text: 200; the seed's code: 50)"})
-    hidden_k: int = field(default=100, metadata={"help": "second hidden layer width K"})
-    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate"})
-    batch_size: int = field(default=10, metadata={"help": "games the network plays per epoch"})
-    forget_interval: int = field(default=30, metadata={"help": "epochs of games kept in the rolling training set"})
-    game_weight: str = field(default="scores", metadata={"help": "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score around the median (the seed's early default)"})
-    move_weight: str = field(default="none", metadata={"help": "move weight k: none, nonzero, linear_move_num, exponential_move_num"})
-    random_frac: float = field(default=0.0, metadata={"help": "fraction of the network's moves played uniformly at random"})
-    random_games: int = field(default=0, metadata={"help": "uniformly random games added to each epoch's batch"})
-    cutoff: int = field(default=0, metadata={"help": "end every game after this many moves (0 = play to the end; PoC: 20)"})
-    epochs: int = field(default=1000, metadata={"help": "epochs to run (0 = until duration or target_score)"})
-    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP + " (the seed: 3 hours for the PoC)"})
-    target_score: float = field(default=0.0, metadata={"help": "stop once the mean network score over the last target_window epochs reaches this (0 = never; PoC: 87)"})
-    target_window: int = field(default=1, metadata={"help": "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about ±1.4 points)"})
-    win_tile: int = field(default=0, metadata={"help": "seed 002's history win split: when a game in the set reached this tile, won games get j in [0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as the seed); 0 = off"})
-    memory: float = field(default=0.0, metadata={"help": "seed 002's history: train on this random fraction of the previous training moves plus the new batch (its memory=0.9) instead of the forget_interval window; 0 = the window"})
-    seed002_raw_inputs: bool = field(default=False, metadata={"help": "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25"})
-    seed002_first_weight_only: bool = field(default=False, metadata={"help": "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores"})
-    seed002_random_ignore_cutoff: bool = field(default=False, metadata={"help": "seed 002's bug: the random games play to the end whatever cutoff says"})
-    seed: int = field(default=0, metadata={"help": "seed of games, move sampling and network init"})
-    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
-    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
-    checkpoint_every: int = field(default=50, metadata={"help": "checkpoint every this many epochs"})
-    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
-    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+    hidden_j: int = field(default=200, metadata=_help(
+        "first hidden layer width J (text: 200; the seed's code: 50)"))
+    hidden_k: int = field(default=100, metadata=_help("second hidden layer width K"))
+    lr: float = field(default=1e-3, metadata=_help("Adam learning rate"))
+    batch_size: int = field(default=10, metadata=_help("games the network plays per epoch"))
+    forget_interval: int = field(default=30, metadata=_help(
+        "epochs of games kept in the rolling training set"))
+    game_weight: str = field(default="scores", metadata=_help(
+        "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score ",
+        "around the median (the seed's early default)"))
+    move_weight: str = field(default="none", metadata=_help(
+        "move weight k: none, nonzero, linear_move_num, exponential_move_num"))
+    random_frac: float = field(default=0.0, metadata=_help(
+        "fraction of the network's moves played uniformly at random"))
+    random_games: int = field(default=0, metadata=_help("uniformly random games added to each epoch's batch"))
+    cutoff: int = field(default=0, metadata=_help(
+        "end every game after this many moves (0 = play to the end; PoC: 20)"))
+    epochs: int = field(default=1000, metadata=_help("epochs to run (0 = until duration or target_score)"))
+    duration: float = field(default=0.0, metadata=_help(BUDGET_HELP, " (the seed: 3 hours for the PoC)"))
+    target_score: float = field(default=0.0, metadata=_help(
+        "stop once the mean network score over the last target_window epochs reaches this ",
+        "(0 = never; PoC: 87)"))
+    target_window: int = field(default=1, metadata=_help(
+        "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about ",
+        "±1.4 points)"))
+    win_tile: int = field(default=0, metadata=_help(
+        "seed 002's history win split: when a game in the set reached this tile, won games get j in ",
+        "[0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as ",
+        "the seed); 0 = off"))
+    memory: float = field(default=0.0, metadata=_help(
+        "seed 002's history: train on this random fraction of the previous training moves plus the new ",
+        "batch (its memory=0.9) instead of the forget_interval window; 0 = the window"))
+    curriculum: str = field(default="none", metadata=_help(
+        "seed 002's history mini games (its game_type): none = full games; mini_iterative = from a random ",
+        "layout with an 8 (and 4-11 smaller tiles) play to 16, then from the best won game's end board to ",
+        "32, 64, ... 2048, then a new round (a stage none of curriculum_attempts batches won also starts ",
+        "one); mini_random = each epoch a random layout whose largest tile is drawn from 8 up to a top ",
+        "tile, goal its double; the top rises (up to 1024) when it was drawn and more than ",
+        "curriculum_win_rate of the games won. Games end at the goal; won games get j in [0.5, 1] (the win ",
+        "split); each epoch's games are ranked among themselves"))
+    curriculum_attempts: int = field(default=10, metadata=_help(
+        "mini_iterative: batches played from one stage's start before the stage fails and a new round ",
+        "starts (seed: 10); only the last batch is trained on"))
+    curriculum_win_rate: float = field(default=0.6, metadata=_help(
+        "mini_random: win fraction above which drawing the top start tile raises it (seed: 0.6; 0.8 in its ",
+        "first version)"))
+    seed002_raw_inputs: bool = field(default=False, metadata=_help(
+        "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25"))
+    seed002_first_weight_only: bool = field(default=False, metadata=_help(
+        "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores"))
+    seed002_random_ignore_cutoff: bool = field(default=False, metadata=_help(
+        "seed 002's bug: the random games play to the end whatever cutoff says"))
+    seed: int = field(default=0, metadata=_help("seed of games, move sampling and network init"))
+    device: str = field(default="cpu", metadata=_help("cpu, cuda, cuda:N or auto"))
+    threads: int = field(default=1, metadata=_help(
+        "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on ",
+        "idle cores)"))
+    checkpoint_every: int = field(default=50, metadata=_help("checkpoint every this many epochs"))
+    tensorboard: bool = field(default=True, metadata=_help(
+        "also write TensorBoard logs when tensorboard is installed"))
+    progress: bool = field(default=True, metadata=_help("show a progress bar"))
 
     def __post_init__(self) -> None:
         check_field_types(self)
-        for name in ("hidden_j", "hidden_k", "threads", "batch_size", "forget_interval", "checkpoint_every", "target_window"):
+        for name in ("hidden_j", "hidden_k", "threads", "batch_size", "forget_interval", "checkpoint_every",
+                     "target_window", "curriculum_attempts"):
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("random_games", "cutoff", "epochs", "seed"):
             check_number(name, getattr(self, name), low=0, integer=True)
@@ -97,7 +151,22 @@ class PolicyConfig:
         if self.win_tile and (self.win_tile < 4 or self.win_tile & (self.win_tile - 1)):
             raise ValueError(f"win_tile={self.win_tile} must be a power of two >= 4, or 0 for no win split")
         if self.win_tile and self.game_weight == "binary":
-            raise ValueError("win_tile splits a graded game weight; game_weight='binary' has none (the seed ignored it too)")
+            raise ValueError("win_tile splits a graded game weight; game_weight='binary' has none "
+                             "(the seed ignored it too)")
+        check_choice("curriculum", self.curriculum, CURRICULA)
+        check_number("curriculum_win_rate", self.curriculum_win_rate, low=0, high=1)
+        if self.curriculum != "none" and self.win_tile:
+            raise ValueError(f"win_tile={self.win_tile} is for full games: curriculum={self.curriculum!r} "
+                             "games are won at their goal tile and split by it (as the seed's); "
+                             "set win_tile=0")
+        if self.curriculum != "mini_iterative" and self.curriculum_attempts != 10:
+            raise ValueError(f"curriculum_attempts={self.curriculum_attempts} applies to "
+                             f"curriculum='mini_iterative' only (curriculum={self.curriculum!r}); "
+                             "set curriculum=mini_iterative or drop it")
+        if self.curriculum != "mini_random" and self.curriculum_win_rate != 0.6:
+            raise ValueError(f"curriculum_win_rate={self.curriculum_win_rate} applies to "
+                             f"curriculum='mini_random' only (curriculum={self.curriculum!r}); "
+                             "set curriculum=mini_random or drop it")
         if self.epochs == 0 and self.duration == 0 and self.target_score == 0:
             raise ValueError("set at least one of epochs, duration or target_score, or the run never ends")
 
@@ -108,7 +177,8 @@ class PolicyConfig:
 PRESETS: dict[str, dict[str, Any]] = {
     # The seed's proof of concept: train(duration=3, game_penalty_type='scores', cutoff=20,
     # batch_size=200, forget_after=40), stopping at a batch mean of 87 after 20 moves.
-    "poc": {"batch_size": 200, "forget_interval": 40, "game_weight": "scores", "cutoff": 20, "epochs": 0, "duration": 600.0, "target_score": 87.0, "target_window": 50},
+    "poc": {"batch_size": 200, "forget_interval": 40, "game_weight": "scores", "cutoff": 20, "epochs": 0,
+            "duration": 600.0, "target_score": 87.0, "target_window": 50},
 }
 PRESET_HELP: dict[str, str] = {
     "poc": "seed 002's proof of concept: the first 20 moves, score-weighted games, until a batch mean of 87",
@@ -116,7 +186,8 @@ PRESET_HELP: dict[str, str] = {
 
 
 def game_weights(values: np.ndarray) -> np.ndarray:
-    """Seed 002's j: above the median (v − med)/(max − med) ∈ (0, 1]; below (v − med)/|min − med| ∈ [−1, 0); 0 at the median."""
+    """Seed 002's j: above the median (v − med)/(max − med) ∈ (0, 1]; below (v − med)/|min − med|
+    ∈ [−1, 0); 0 at the median."""
     v = np.asarray(values, dtype=np.float64)
     med = np.median(v)
     hi, lo = v.max() - med, med - v.min()
@@ -128,7 +199,8 @@ def game_weights(values: np.ndarray) -> np.ndarray:
 
 
 def binary_game_weights(scores: np.ndarray) -> np.ndarray:
-    """Seed 002's early default j (``game_penalty_type=None``, 2020-02): +1 above the median score, −1 at or below."""
+    """Seed 002's early default j (``game_penalty_type=None``, 2020-02): +1 above the median score,
+    −1 at or below."""
     v = np.asarray(scores, dtype=np.float64)
     return np.where(v <= np.median(v), -1.0, 1.0)
 
@@ -151,8 +223,8 @@ def win_split_weights(values: np.ndarray, won: np.ndarray) -> np.ndarray:
 
 
 def move_weights(kind: str, n_moves: int, nonzero: np.ndarray | None = None) -> np.ndarray:
-    """Seed 002's k for the moves of one game: none → 1, nonzero → #tiles/16, linear_move_num → linspace(0, 1, n),
-    exponential_move_num → 1 − e^(−3x)."""
+    """Seed 002's k for the moves of one game: none → 1, nonzero → #tiles/16, linear_move_num →
+    linspace(0, 1, n), exponential_move_num → 1 − e^(−3x)."""
     if kind == "none":
         return np.ones(n_moves)
     if kind == "nonzero":
@@ -165,7 +237,8 @@ def move_weights(kind: str, n_moves: int, nonzero: np.ndarray | None = None) -> 
 
 def game_metric(kind: str, scores: np.ndarray, max_exp: np.ndarray, tile_sums: np.ndarray) -> np.ndarray:
     """The per-game value that ranks games (seed 002's ``get_rank_values``)."""
-    return {"scores": scores, "max": 2.0**max_exp, "log2_max": max_exp, "tile_sums": tile_sums}[kind].astype(np.float64)
+    table = {"scores": scores, "max": 2.0**max_exp, "log2_max": max_exp, "tile_sums": tile_sums}
+    return table[kind].astype(np.float64)
 
 
 def labels(moves: np.ndarray, good: np.ndarray) -> np.ndarray:
@@ -175,13 +248,45 @@ def labels(moves: np.ndarray, good: np.ndarray) -> np.ndarray:
 
 
 def raw_values(exps: np.ndarray) -> np.ndarray:
-    """[M, 16] exponents -> float [M, 16] raw tile values (0 empty): the inputs seed 002 trained on by mistake."""
+    """[M, 16] exponents -> float [M, 16] raw tile values (0 empty): the inputs seed 002 trained on by
+    mistake."""
     e = np.asarray(exps, dtype=np.int64)
     return np.where(e > 0, np.left_shift(1, e), 0).astype(np.float32)
 
 
+def random_start(top_exp: int, gen: np.random.Generator) -> np.ndarray:
+    """Seed 002's ``random_init(max_tile)``: a mini game's start layout as [16] exponents.
+
+    The tile ``2**top_exp`` on a uniformly random cell, then 4 to 11 more tiles, each on a random
+    empty cell of a random row that has one, of value ``2**e`` with ``e`` uniform in 1..top_exp − 1.
+    """
+    if not 2 <= top_exp <= CURRICULUM_LAST:
+        raise ValueError(f"top_exp={top_exp} must be in 2..{CURRICULUM_LAST} (largest start tile 4..1024)")
+    layout = np.zeros((4, 4), dtype=np.uint8)
+    layout[gen.integers(4), gen.integers(4)] = top_exp
+    for _ in range(int(gen.integers(4, 12))):
+        row = gen.choice(np.flatnonzero((layout == 0).sum(axis=1) > 0))
+        col = gen.choice(np.flatnonzero(layout[row] == 0))
+        layout[row, col] = gen.integers(1, top_exp)
+    return layout.reshape(16)
+
+
+def iterative_next(start_exp: int, won: bool) -> int:
+    """mini_iterative's next stage, as the exponent of its largest start tile (seed 002's
+    ``max_idx_start``): one up after a won stage, back to the first after 1024 → 2048 (a new round),
+    and to the first after a failed one."""
+    return max(CURRICULUM_FIRST, (start_exp + 1) % (CURRICULUM_LAST + 1)) if won else CURRICULUM_FIRST
+
+
+def random_next_top(top_exp: int, drawn_exp: int, win_rate: float, threshold: float) -> int:
+    """mini_random's next top start exponent: one up (at most 1024) when the top was drawn and more
+    than ``threshold`` of the games reached the goal."""
+    return min(CURRICULUM_LAST, top_exp + 1) if drawn_exp == top_exp and win_rate > threshold else top_exp
+
+
 def weighted_l1(probs: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """L1(w·Y, w·Ŷ) averaged over every element (seed 002's ``nn.L1Loss`` on weighted tensors), w = |j|·k."""
+    """L1(w·Y, w·Ŷ) averaged over every element (seed 002's ``nn.L1Loss`` on weighted tensors),
+    w = |j|·k."""
     return (w[:, None] * (probs - y)).abs().mean()
 
 
@@ -189,20 +294,27 @@ class EpochStopped(Exception):
     """A stop request (Ctrl-C or SIGTERM) arrived in the middle of an epoch, which is then abandoned."""
 
 
-def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac: float, gen: np.random.Generator,
-               device: torch.device, stop: Callable[[], bool] | None = None) -> dict[str, np.ndarray]:
+def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac: float,
+               gen: np.random.Generator, device: torch.device, stop: Callable[[], bool] | None = None,
+               start: np.ndarray | None = None,
+               goal_exp: int | None = None) -> dict[str, np.ndarray]:
     """Play ``n`` games to the end (or ``cutoff`` moves), all at once; ``net=None`` plays uniformly.
 
     The games are a :class:`~ai2048.envs.batch.GameBatch` seeded with ``seed``; finished games
     are held while the others play on. ``stop`` is asked before every move; when it says True the
     games are abandoned with :class:`EpochStopped` (a batch of long games can take minutes, and
-    Ctrl-C must act in seconds).
+    Ctrl-C must act in seconds). A curriculum's mini games all begin at ``start`` ([16] exponents)
+    and end on the move that makes the tile ``2**goal_exp`` (seed 002's ``early_stop``).
 
     Returns per move ``layouts`` [M, 16] (before the move), ``moves`` [M], ``game`` [M], and per
-    game ``scores``, ``lengths``, ``max_exp``, ``tile_sums``.
+    game ``scores``, ``lengths``, ``max_exp``, ``tile_sums`` and ``final`` [n, 16] (the end boards).
     """
-    games = GameBatch(n, EnvOptions(illegal_action="raise"), cutoff=cutoff or None, seed=seed, parallel=False)
+    goal = None if goal_exp is None else 1 << int(goal_exp)
+    games = GameBatch(n, EnvOptions(illegal_action="raise", goal_tile=goal), cutoff=cutoff or None, seed=seed,
+                      parallel=False)
     games.reset()
+    if start is not None:
+        games.set_boards(np.full(n, encode(np.asarray(start, dtype=np.int64)), dtype=np.uint64))
     layouts, moves, game = [], [], []
     active = ~games.over()
     while active.any():
@@ -241,23 +353,41 @@ def play_games(net: SeedNet | None, n: int, seed: int, cutoff: int, random_frac:
         "lengths": games.moves.copy(),
         "max_exp": final.max(axis=1).astype(np.int64),
         "tile_sums": tile_sums,
+        "final": final.copy(),
     }
 
 
-def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]], first: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(layouts [M, 16], labels [M, 4], weights |j|·k [M]) from the games held in the window.
+def epoch_weights(cfg: PolicyConfig, window: list[dict[str, np.ndarray]], first: bool = True) -> np.ndarray:
+    """j of every game held in ``window``, ranked together (``first``: as in :func:`training_set`).
 
-    ``first``: the window holds the first epoch's games (``seed002_first_weight_only`` ranks later
-    ones by score).
+    Full games are won at ``win_tile``; a curriculum's at their batch's goal (``goal_exp``), where
+    the seed split every set that holds a won game.
     """
     kind = "scores" if cfg.seed002_first_weight_only and not first else cfg.game_weight
     scores = np.concatenate([b["scores"] for b in window])
     if kind == "binary":
-        j_all = binary_game_weights(scores)
+        return binary_game_weights(scores)
+    values = np.concatenate([game_metric(kind, b["scores"], b["max_exp"], b["tile_sums"]) for b in window])
+    if cfg.curriculum != "none":
+        won = np.concatenate([b["max_exp"] >= b["goal_exp"] for b in window])
     else:
-        values = np.concatenate([game_metric(kind, b["scores"], b["max_exp"], b["tile_sums"]) for b in window])
         won = np.concatenate([b["max_exp"] for b in window]) >= (cfg.win_tile.bit_length() - 1)
-        j_all = win_split_weights(values, won) if cfg.win_tile and won.any() else game_weights(values)
+    split = cfg.curriculum != "none" or cfg.win_tile
+    return win_split_weights(values, won) if split and won.any() else game_weights(values)
+
+
+def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]], first: bool = True
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(layouts [M, 16], labels [M, 4], weights |j|·k [M]) from the games held in the window.
+
+    ``first``: the window holds the first epoch's games (``seed002_first_weight_only`` ranks later
+    ones by score). A curriculum ranks each epoch's games among themselves: they share a start
+    layout and a goal, which other epochs' games do not (the seed trained on one epoch's games).
+    """
+    if cfg.curriculum != "none":
+        j_all = np.concatenate([epoch_weights(cfg, [b], first) for b in window])
+    else:
+        j_all = epoch_weights(cfg, window, first)
     xs, ys, ws = [], [], []
     offset = 0
     for b in window:
@@ -279,7 +409,87 @@ def training_set(cfg: PolicyConfig, window: list[dict[str, np.ndarray]], first: 
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(ws).astype(np.float32)
 
 
-RESUMABLE = ("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device", "threads")
+def play_batch(cfg: PolicyConfig, net: SeedNet, seed: int, gen: np.random.Generator, device: torch.device,
+               stop: Callable[[], bool] | None = None, start: np.ndarray | None = None,
+               goal_exp: int | None = None) -> dict[str, np.ndarray]:
+    """The network's ``batch_size`` games and the ``random_games`` uniform ones (numbered after them)."""
+    batch = play_games(net, cfg.batch_size, seed, cfg.cutoff, cfg.random_frac, gen, device, stop=stop,
+                       start=start, goal_exp=goal_exp)
+    if cfg.random_games:
+        cutoff = 0 if cfg.seed002_random_ignore_cutoff else cfg.cutoff
+        rnd = play_games(None, cfg.random_games, seed ^ 0x5EED, cutoff, 0.0, gen, device, stop=stop,
+                         start=start, goal_exp=goal_exp)
+        rnd["game"] = rnd["game"] + cfg.batch_size
+        batch = {k: np.concatenate([batch[k], rnd[k]]) for k in batch}
+    return batch
+
+
+def best_won_board(cfg: PolicyConfig, batch: dict[str, np.ndarray], first: bool) -> list[int] | None:
+    """mini_iterative's next start: the end board ([16] exponents) of the won game with the largest j
+    (seed 002: ``final_layouts[argmax(j)]``), among those that still have a legal move; None if none.
+
+    The seed took the argmax over every game, so under the binary j a lost game (even a dead board)
+    could start the next stage; only won games are taken here.
+    """
+    j = epoch_weights(cfg, [batch], first)
+    won = batch["max_exp"] >= batch["goal_exp"]
+    for g in np.argsort(-j, kind="stable"):
+        if won[g] and not is_over(encode(batch["final"][g].astype(np.int64))):
+            return [int(e) for e in batch["final"][g]]
+    return None
+
+
+def play_epoch(cfg: PolicyConfig, net: SeedNet, epoch: int, cur: dict[str, Any], gen: np.random.Generator,
+               device: torch.device, stop: Callable[[], bool] | None = None
+               ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any], tuple[int, int]]:
+    """One epoch's games: (the batch to train on, the curriculum's metrics, its next state, (games, moves)
+    played, failed attempts included).
+
+    Without a curriculum, one batch of full games. ``cur`` is the curriculum's state: ``top`` (the
+    exponent of the largest start tile: mini_iterative's stage, mini_random's highest draw) and
+    ``start`` (mini_iterative's carried start board, or None); it is returned changed, not changed
+    in place, so an abandoned epoch leaves it as it was.
+    """
+    seed = int(np.random.SeedSequence([cfg.seed, epoch]).generate_state(1)[0])
+    if cfg.curriculum == "none":
+        batch = play_batch(cfg, net, seed, gen, device, stop)
+        return batch, {}, cur, (len(batch["scores"]), len(batch["moves"]))
+    top = int(cur["top"])
+    if cfg.curriculum == "mini_random":
+        drawn = int(gen.integers(CURRICULUM_FIRST, top + 1))
+        batch = play_batch(cfg, net, seed, gen, device, stop, random_start(drawn, gen), drawn + 1)
+        rate = float((batch["max_exp"] >= drawn + 1).mean())
+        nxt: dict[str, Any] = {"top": random_next_top(top, drawn, rate, cfg.curriculum_win_rate),
+                               "start": None}
+        played, attempts = (len(batch["scores"]), len(batch["moves"])), 1
+    else:
+        drawn = top
+        start = random_start(top, gen) if top == CURRICULUM_FIRST or cur["start"] is None else np.asarray(
+            cur["start"], dtype=np.uint8)
+        played = (0, 0)
+        for attempts in range(1, cfg.curriculum_attempts + 1):
+            s = seed if attempts == 1 else int(
+                np.random.SeedSequence([cfg.seed, epoch, attempts]).generate_state(1)[0])
+            batch = play_batch(cfg, net, s, gen, device, stop, start, top + 1)
+            played = (played[0] + len(batch["scores"]), played[1] + len(batch["moves"]))
+            if (batch["max_exp"] >= top + 1).any():
+                break
+        rate = float((batch["max_exp"] >= top + 1).mean())
+        nxt = {"top": iterative_next(top, rate > 0), "start": None}
+    batch["goal_exp"] = np.array([drawn + 1], dtype=np.int64)
+    if cfg.curriculum == "mini_iterative" and nxt["top"] != CURRICULUM_FIRST:
+        nxt["start"] = best_won_board(cfg, batch, first=epoch == 0)
+        if nxt["start"] is None:  # every won game ended on a dead board: nothing to build on
+            nxt["top"] = CURRICULUM_FIRST
+    info: dict[str, Any] = {"stage": drawn - CURRICULUM_FIRST + 1, "start_tile": 1 << drawn,
+                            "goal_tile": 1 << (drawn + 1), "win_rate": rate, "attempts": attempts}
+    if cfg.curriculum == "mini_random":
+        info["top_tile"] = 1 << top
+    return batch, info, nxt, played
+
+
+RESUMABLE = ("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device",
+             "threads")
 """Fields a resumed run may change; every other field must match the saved config."""
 
 
@@ -296,15 +506,18 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)
     window: deque[dict[str, np.ndarray]] = deque(maxlen=cfg.forget_interval)
-    memory: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (x, y, w) of the training moves, with cfg.memory
-    c: dict[str, Any] = {"epoch": 0, "games": 0, "moves": 0, "elapsed": 0.0, "recent": []}
+    # (x, y, w) of the training moves, with cfg.memory
+    memory: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    c: dict[str, Any] = {"epoch": 0, "games": 0, "moves": 0, "elapsed": 0.0, "recent": [],
+                         "curriculum": {"top": CURRICULUM_FIRST, "start": None}}
     if resumed:
         ckpt = load_checkpoint(out / "checkpoint.pt", "policy")
         load_weights(net, spec, ckpt["net"], ckpt["net_state"], str(out / "checkpoint.pt"))
         optimizer.load_state_dict(ckpt["optimizer"])
         window.extend(ckpt["window"])
         memory = tuple(ckpt["memory"]) if ckpt.get("memory") is not None else None
-        c = ckpt["counters"]
+        # runs saved before the curriculum existed have no state for it
+        c = {"curriculum": {"top": CURRICULUM_FIRST, "start": None}, **ckpt["counters"]}
         set_rng_state(gen, ckpt["rng"])
     loop = Loop(out, "policy", total=cfg.epochs, done=c["epoch"], elapsed=c["elapsed"], duration=cfg.duration,
                 unit="epoch", tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
@@ -312,67 +525,68 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
-            "format": 1, "trainer": "policy", "net": spec, "net_state": net.state_dict(), "optimizer": optimizer.state_dict(),
-            "window": list(window), "memory": None if memory is None else list(memory), "counters": dict(c),
-            "rng": rng_state(gen),
+            "format": CHECKPOINT_FORMAT, "trainer": "policy", "net": spec, "net_state": net.state_dict(),
+            "optimizer": optimizer.state_dict(), "window": list(window),
+            "memory": None if memory is None else list(memory), "counters": dict(c), "rng": rng_state(gen),
         })
         save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)})
-        loop.write_meta(status, {"step": c["epoch"], "games": c["games"], "time": c["elapsed"], "moves": c["moves"]},
-                        {"net": spec})
+        loop.write_meta(status, {"step": c["epoch"], "games": c["games"], "time": c["elapsed"],
+                                 "moves": c["moves"]}, {"net": spec})
 
     # compile (or load) the batch kernels now: a stop asked for during a first compile would wait for it
     play_games(None, 1, cfg.seed, cfg.cutoff, 0.0, np.random.default_rng(0), device)
     with loop, flushed_denormals():
         while loop.running(c["epoch"]):
-            epoch_seed = int(np.random.SeedSequence([cfg.seed, c["epoch"]]).generate_state(1)[0])
             net.eval()
             gen_state = gen.bit_generator.state
             try:
-                batch = play_games(net, cfg.batch_size, epoch_seed, cfg.cutoff, cfg.random_frac, gen, device,
-                                   stop=lambda: loop.stopping)
-            except EpochStopped:  # abandon the epoch: the checkpoint holds the state before it, so a resume replays it
+                batch, stage, c["curriculum"], played = play_epoch(cfg, net, c["epoch"], c["curriculum"], gen,
+                                                                   device, stop=lambda: loop.stopping)
+            except EpochStopped:
+                # abandon the epoch: the checkpoint holds the state before it, so a resume replays it
                 gen.bit_generator.state = gen_state
                 loop.status = "interrupted"
                 break
-            mean_score = float(batch["scores"].mean())
-            if cfg.random_games:
-                cutoff = 0 if cfg.seed002_random_ignore_cutoff else cfg.cutoff
-                rnd = play_games(None, cfg.random_games, epoch_seed ^ 0x5EED, cutoff, 0.0, gen, device)
-                rnd["game"] = rnd["game"] + cfg.batch_size
-                batch = {k: np.concatenate([batch[k], rnd[k]]) for k in batch}
-            if cfg.memory:  # the seed's history: a random `memory` share of the old moves, weights as computed then
+            nb = cfg.batch_size
+            mean_score = float(batch["scores"][:nb].mean())
+            if cfg.memory:
+                # the seed's history: a random `memory` share of the old moves, weights as computed then
                 x, y, w = training_set(cfg, [batch], first=c["epoch"] == 0)
                 if memory is not None:
                     keep = gen.permutation(len(memory[0]))[: int(len(memory[0]) * cfg.memory)]
-                    x, y, w = (np.concatenate([old[keep], new]) for old, new in zip(memory, (x, y, w), strict=True))
+                    x, y, w = (np.concatenate([old[keep], new])
+                               for old, new in zip(memory, (x, y, w), strict=True))
                 memory = (x, y, w)
             else:
                 window.append(batch)
                 x, y, w = training_set(cfg, list(window), first=c["epoch"] == 0)
             net.train()
             inputs = torch.from_numpy(raw_values(x)) if cfg.seed002_raw_inputs else net.encode(x)
-            loss = weighted_l1(net(inputs.to(device)), torch.from_numpy(y).to(device), torch.from_numpy(w).to(device))
+            loss = weighted_l1(net(inputs.to(device)), torch.from_numpy(y).to(device),
+                               torch.from_numpy(w).to(device))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             c["epoch"] += 1
-            c["games"] += len(batch["scores"])
-            c["moves"] += len(batch["moves"])
-            nb = cfg.batch_size
+            c["games"] += played[0]
+            c["moves"] += played[1]
             c["recent"] = (c["recent"] + [mean_score])[-cfg.target_window :]
             rolling = float(np.mean(c["recent"]))
             loop.log({
-                "epoch": c["epoch"], "score": mean_score, "score_avg": rolling, "score_max": int(batch["scores"][:nb].max()),
-                "length": float(batch["lengths"][:nb].mean()), "max_tile": int(2 ** batch["max_exp"][:nb].max()),
-                "loss": loss.item(), "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
-                "train_moves": len(x),
+                "epoch": c["epoch"], "score": mean_score, "score_avg": rolling,
+                "score_max": int(batch["scores"][:nb].max()), "length": float(batch["lengths"][:nb].mean()),
+                "max_tile": int(2 ** batch["max_exp"][:nb].max()), "loss": loss.item(),
+                "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
+                "train_moves": len(x), **stage,
             }, step=c["epoch"], games=c["games"])
             loop.bar.update(1)
-            loop.bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}", refresh=False)
+            loop.bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}",
+                                 refresh=False)
             loop.checkpoint_every(c["epoch"], cfg.checkpoint_every, save)
             if cfg.target_score and len(c["recent"]) == cfg.target_window and rolling >= cfg.target_score:
                 break
     return loop.finish(save, c["epoch"])
 
 
-TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)", PolicyConfig, run, PRESETS, preset_help=PRESET_HELP)
+TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)",
+                  PolicyConfig, run, PRESETS, preset_help=PRESET_HELP)
