@@ -36,7 +36,10 @@ from ai2048.train.dqn import (  # noqa: E402
 from ai2048.train.replay import NStep, ReplayMemory  # noqa: E402
 from ai2048.train.torchrun import flushed_denormals, soft_update  # noqa: E402
 
-TINY = {"episodes": 4, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "progress": False, "checkpoint_every": 2, "tensorboard": False}
+TINY = {
+    "episodes": 4, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "progress": False,
+    "checkpoint_every": 2, "tensorboard": False,
+}
 
 
 class FakeGen:
@@ -85,7 +88,8 @@ def test_explorer__torch_version_decays_exponentially_from_eps_start_to_eps_end(
 
 def test_explorer__entropy_is_softmax_of_q_times_alpha_log_counts_plus_one_over_legal_actions():
     counts = np.array([0.0, 1.0, 3.0, 0.0])
-    p = entropy_probabilities(np.array([1.0, 2.0, 3.0, 4.0]), np.array([True, True, True, False]), counts, 1.0)
+    legal = np.array([True, True, True, False])
+    p = entropy_probabilities(np.array([1.0, 2.0, 3.0, 4.0]), legal, counts, 1.0)
     # logits 1·log1, 2·log2, 3·log4 -> weights 1, 4, 64, and the illegal action gets nothing
     np.testing.assert_allclose(p, [1 / 69, 4 / 69, 64 / 69, 0.0])
 
@@ -112,28 +116,36 @@ def test_explorer__only_legal_actions_are_ever_chosen():
 def test_shaping__progressive_bonus_penalty_and_win_bonus():
     board = [512, 512, 1024, 2048] + [2] * 4 + [0] * 8
     exps = np.array([[0 if v == 0 else v.bit_length() - 1 for v in board]], dtype=np.uint8)
-    cfg = make_config(DQNConfig, PRESETS, "shaping5")
-    r = shaped_rewards(cfg, np.array([8]), np.array([3]), exps, np.array([True]))
-    assert r[0] == pytest.approx(3 + (2 * 1 + 2.5 + 6) - 1.5 + 11)
-    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping2"), np.array([8]), np.array([3]), exps, np.array([False]))
-    assert r[0] == pytest.approx(8)
-    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping1"), np.array([8]), np.array([3]), exps, np.array([True]))
-    assert r[0] == pytest.approx(1.0)
-    r = shaped_rewards(make_config(DQNConfig, PRESETS, "shaping4"), np.array([8]), np.array([3]), exps, np.array([False]))
-    assert r[0] == pytest.approx(3 + 10.5)
+
+    def reward(preset: str, won: bool) -> float:
+        """The shaped reward of a step that merged 8 points (log2: 3) and left ``board``."""
+        cfg = make_config(DQNConfig, PRESETS, preset)
+        return shaped_rewards(cfg, np.array([8]), np.array([3]), exps, np.array([won]))[0]
+
+    assert reward("shaping5", True) == pytest.approx(3 + (2 * 1 + 2.5 + 6) - 1.5 + 11)
+    assert reward("shaping2", False) == pytest.approx(8)
+    assert reward("shaping1", True) == pytest.approx(1.0)
+    assert reward("shaping4", False) == pytest.approx(3 + 10.5)
 
 
 def test_presets__seed000_is_the_saved_agents_configuration():
     cfg = make_config(DQNConfig, PRESETS, "seed000")
-    assert (cfg.net, cfg.planes, cfg.batch_size, cfg.gamma, cfg.tau, cfg.exploration, cfg.reward) == ("bigconv", 12, 384, 0.995, 5e-3, "entropy", "log2")
-    assert (cfg.l2_reg, cfg.replay_size, cfg.goal_tile, cfg.num_envs, cfg.n_step, cfg.double_dqn) == (3e-4, 10_000, 2048, 1, 1, False)
+    want = {
+        "net": "bigconv", "planes": 12, "batch_size": 384, "gamma": 0.995, "tau": 5e-3,
+        "exploration": "entropy", "reward": "log2", "l2_reg": 3e-4, "replay_size": 10_000,
+        "goal_tile": 2048, "num_envs": 1, "n_step": 1, "double_dqn": False,
+    }
+    assert {k: getattr(cfg, k) for k in want} == want
 
 
 def test_presets__best_cpu_is_seed000_with_the_fc_net_augment_and_an_annealed_step_size():
     cfg = make_config(DQNConfig, PRESETS, "best_cpu")
-    assert (cfg.net, cfg.planes, cfg.fc_neurons, cfg.fc_output_relu, cfg.augment, cfg.mask_next) == ("fc", 16, 256, False, True, True)
-    assert (cfg.num_envs, cfg.replay_ratio, cfg.replay_size, cfg.goal_tile, cfg.duration) == (16, 0.0625, 50_000, 0, 3300.0)
-    assert (cfg.gamma, cfg.batch_size, cfg.exploration, cfg.reward) == (0.995, 384, "entropy", "log2")
+    want = {
+        "net": "fc", "planes": 16, "fc_neurons": 256, "fc_output_relu": False, "augment": True,
+        "mask_next": True, "num_envs": 16, "replay_ratio": 0.0625, "replay_size": 50_000, "goal_tile": 0,
+        "duration": 3300.0, "gamma": 0.995, "batch_size": 384, "exploration": "entropy", "reward": "log2",
+    }
+    assert {k: getattr(cfg, k) for k in want} == want
     net = build_net(cfg.net_spec())
     assert [tuple(m.weight.shape) for m in net.layers] == [(256, 256), (256, 256), (4, 256)]
     q = net(net.encode(np.zeros((2, 16), dtype=np.uint8)))
@@ -150,7 +162,8 @@ def test_learning_rate__decays_linearly_to_lr_end_then_holds_and_is_constant_by_
 
 
 def test_dqn__the_optimiser_uses_the_annealed_learning_rate(tmp_path):
-    out = run(make_config(DQNConfig, **{**TINY, "lr": 1e-3, "lr_end": 2e-4, "lr_decay_steps": 1}), tmp_path / "run")
+    cfg = make_config(DQNConfig, **{**TINY, "lr": 1e-3, "lr_end": 2e-4, "lr_decay_steps": 1})
+    out = run(cfg, tmp_path / "run")
     ckpt = torch.load(out / "checkpoint.pt", weights_only=True)
     assert ckpt["counters"]["grad_steps"] > 0
     assert [g["lr"] for g in ckpt["optimizer"]["param_groups"]] == pytest.approx([2e-4])
@@ -181,7 +194,8 @@ def _random_batch(n=64, seed=0):
         legal = legal_mask(b)
         a = int(rng.choice(np.flatnonzero(legal))) if legal.any() else 0
         e2 = rng.integers(0, 8, 16)
-        mem.push(b, a, float(rng.integers(0, 5)), encode(e2), bool(rng.random() < 0.1), 0.99, legal_mask(encode(e2)))
+        b2 = encode(e2)
+        mem.push(b, a, float(rng.integers(0, 5)), b2, bool(rng.random() < 0.1), 0.99, legal_mask(b2))
     return mem.batch(np.arange(n))
 
 
@@ -220,11 +234,19 @@ def test_symmetric_batch__the_eight_symmetries_map_a_drawn_board_and_relabel_its
                 [0, 0, 0, 0],
                 [0, 0, 0, 0],
                 [0, 0, 0, 3]])
-    batch = {"s": np.full(8, b, dtype=np.uint64), "s2": np.full(8, b, dtype=np.uint64), "a": np.full(8, 1), "m2": np.tile([True, True, False, False], (8, 1))}
+    batch = {
+        "s": np.full(8, b, dtype=np.uint64),
+        "s2": np.full(8, b, dtype=np.uint64),
+        "a": np.full(8, 1),
+        "m2": np.tile([True, True, False, False], (8, 1)),
+    }
     out = symmetric_batch(batch, np.arange(8))
-    assert decode(out["s"][1]).tolist() == [[0, 0, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0], [1, 2, 0, 0]]  # flip; RIGHT stays
-    assert decode(out["s"][2]).tolist() == [[0, 0, 2, 1], [0, 0, 0, 0], [0, 0, 0, 0], [3, 0, 0, 0]]  # mirror; RIGHT -> LEFT
-    assert decode(out["s"][4]).tolist() == [[1, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]]  # transpose; RIGHT -> DOWN
+    # flip; RIGHT stays
+    assert decode(out["s"][1]).tolist() == [[0, 0, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0], [1, 2, 0, 0]]
+    # mirror; RIGHT -> LEFT
+    assert decode(out["s"][2]).tolist() == [[0, 0, 2, 1], [0, 0, 0, 0], [0, 0, 0, 0], [3, 0, 0, 0]]
+    # transpose; RIGHT -> DOWN
+    assert decode(out["s"][4]).tolist() == [[1, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]]
     assert out["a"].tolist() == [1, 1, 3, 3, 2, 2, 0, 0]
     assert out["m2"][4].tolist() == [False, False, True, True]  # legal UP, RIGHT -> legal LEFT, DOWN
     assert len({int(x) for x in out["s"]}) == 8  # eight different boards
@@ -249,7 +271,8 @@ def test_dqn__augment_changes_what_is_learned_and_resumes_exactly(tmp_path):
     full = run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 6}), tmp_path / "full")
     part = run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 3}), tmp_path / "part")
     run(make_config(DQNConfig, **{**TINY, "augment": True, "episodes": 6}), part, resume=True)
-    a, b, p = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl"), read_jsonl(plain / "metrics.jsonl")
+    a, b = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl")
+    p = read_jsonl(plain / "metrics.jsonl")
     assert [r["loss"] for r in a] == pytest.approx([r["loss"] for r in b], rel=1e-5)
     assert [r["score"] for r in a] == [r["score"] for r in b]
     assert [r["loss"] for r in a[:3]] != pytest.approx([r["loss"] for r in p[:3]], rel=1e-3)
@@ -285,7 +308,8 @@ def test_dqn__resume_continues_exactly_as_an_uninterrupted_run(tmp_path):
     part = run(make_config(DQNConfig, **{**TINY, "episodes": 4}), tmp_path / "part")
     run(make_config(DQNConfig, **{**TINY, "episodes": 8}), part, resume=True)
     a, b = read_jsonl(full / "metrics.jsonl"), read_jsonl(part / "metrics.jsonl")
-    assert [(r["episode"], r["score"], r["length"]) for r in a] == [(r["episode"], r["score"], r["length"]) for r in b]
+    games = [[(r["episode"], r["score"], r["length"]) for r in recs] for recs in (a, b)]
+    assert games[0] == games[1]
     assert [r["loss"] for r in a] == pytest.approx([r["loss"] for r in b], rel=1e-5)
 
 
@@ -302,11 +326,12 @@ def test_dqn__resume_refuses_other_settings_and_missing_runs(tmp_path):
 def test_dqn__checkpoint_of_another_network_is_refused_naming_the_difference(tmp_path):
     net = build_net({"name": "conv", "planes": 16})
     other = build_net({"name": "bigconv", "planes": 12})
+    conv16 = {"name": "conv", "planes": 16}
     with pytest.raises(ValueError, match="name: checkpoint 'bigconv' vs config 'conv'"):
-        load_weights(net, {"name": "conv", "planes": 16}, {"name": "bigconv", "planes": 12}, other.state_dict(), "ckpt")
+        load_weights(net, conv16, {"name": "bigconv", "planes": 12}, other.state_dict(), "ckpt")
     small = build_net({"name": "conv", "planes": 12})
     with pytest.raises(ValueError, match="does not fit network 'conv': shape of fc.weight"):
-        load_weights(net, {"name": "conv", "planes": 16}, {"name": "conv", "planes": 16}, small.state_dict(), "ckpt")
+        load_weights(net, conv16, conv16, small.state_dict(), "ckpt")
 
 
 def test_dqn__unknown_config_key_and_bad_values_are_clear_errors():
@@ -423,7 +448,8 @@ def test_run__trains_with_denormals_flushed_and_leaves_the_process_as_it_was(tmp
 
 
 def test_dqn__no_burst_of_gradient_steps_when_learning_starts(tmp_path):
-    # Regression: the credit of every move before learn_start was spent at once (shaping5: 385 steps at episode 3).
+    # Regression: the credit of every move before learn_start was spent at once (shaping5: 385 steps
+    # at episode 3).
     cfg = make_config(DQNConfig, **{**TINY, "learn_start": 300, "replay_ratio": 0.5, "checkpoint_every": 100})
     recs = read_jsonl(run(cfg, tmp_path / "run") / "metrics.jsonl")
     assert recs[-1]["grad_steps"] > 0

@@ -42,7 +42,9 @@ def test_resnet__configurable_sizes_change_the_count_and_shapes():
         ResNetConfig(kernel_size=2)
 
 
-@pytest.mark.parametrize("cfg", [ResNetConfig(), ResNetConfig(channels=8, head_channels=4, head_blocks=1, value_activation="tanh")])
+@pytest.mark.parametrize(
+    "cfg", [ResNetConfig(), ResNetConfig(channels=8, head_channels=4, head_blocks=1, value_activation="tanh")]
+)
 def test_fused__equals_eval_mode_network(cfg):
     torch.manual_seed(0)
     net = PolicyValueResNet(cfg)
@@ -115,7 +117,8 @@ def test_lazy_search__prefers_the_move_whose_leaves_score_higher():
 
     env = EngineBatch(1, seed=0)
     env.set_boards(np.array([board], dtype=np.uint64))
-    visits, _ = lazy_search(env, value, rollouts=60, depth=1, puct=0.1, generator=torch.Generator().manual_seed(1))
+    gen = torch.Generator().manual_seed(1)
+    visits, _ = lazy_search(env, value, rollouts=60, depth=1, puct=0.1, generator=gen)
     assert visits[0, 0] == 0  # UP illegal
     assert visits[0].argmax().item() in (1, 3)  # a merge leaves more empty cells
 
@@ -159,7 +162,8 @@ def test_presets__seed_configs():
     assert count_parameters(PolicyValueResNet(gpu.network())) == 72917
     assert (gpu.rollouts, gpu.rollout_depth, gpu.num_envs, gpu.minibatch_size) == (500, 3, 8192, 4096)
     tiny = LazyZeroConfig(**PRESETS["tiny"])
-    assert (tiny.channels, tiny.blocks, tiny.rollouts, tiny.rollout_depth, tiny.num_envs) == (8, 2, 100, 2, 32)
+    tiny_sizes = (tiny.channels, tiny.blocks, tiny.rollouts, tiny.rollout_depth, tiny.num_envs)
+    assert tiny_sizes == (8, 2, 100, 2, 32)
 
 
 def test_run__absent_cuda_is_a_clear_error(tmp_path):
@@ -207,7 +211,8 @@ def test_run__resume_without_checkpoint_raises(tmp_path):
 def test_cli__train_lazyzero_tiny_budget(tmp_path):
     out = tmp_path / "cli"
     sets = [f"{k}={v}" for k, v in TINY_RUN.items() if k not in PRESETS["tiny"] or PRESETS["tiny"][k] != v]
-    cmd = [str(Path(sys.executable).parent / "ai2048"), "train", "lazyzero", "--preset", "tiny", "--out", str(out)]
+    ai2048 = str(Path(sys.executable).parent / "ai2048")
+    cmd = [ai2048, "train", "lazyzero", "--preset", "tiny", "--out", str(out)]
     for s in sets:
         cmd += ["--set", s]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -257,9 +262,12 @@ def test_cli__sigterm_saves_and_the_run_resumes(tmp_path):
     import time
 
     out = tmp_path / "bg"
-    cmd = [str(Path(sys.executable).parent / "ai2048"), "train", "lazyzero", "--preset", "tiny", "--out", str(out),
-           "--set", "num_envs=4", "--set", "episodes_per_epoch=4", "--set", "rollouts=3", "--set", "epochs=1000",
-           "--set", "replay_min_games=1", "--set", "minibatch_size=16", "--set", "device=cpu"]
+    cmd = [
+        str(Path(sys.executable).parent / "ai2048"), "train", "lazyzero", "--preset", "tiny",
+        "--out", str(out), "--set", "num_envs=4", "--set", "episodes_per_epoch=4", "--set", "rollouts=3",
+        "--set", "epochs=1000", "--set", "replay_min_games=1", "--set", "minibatch_size=16",
+        "--set", "device=cpu",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     deadline = time.time() + 240

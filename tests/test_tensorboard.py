@@ -1,4 +1,5 @@
-"""TensorBoard logs of the torch trainers: tiny runs write ``RUN/tb/``, read back with tensorboard's reader."""
+"""TensorBoard logs of the torch trainers: tiny runs write ``RUN/tb/``, read back with tensorboard's
+reader."""
 
 from __future__ import annotations
 
@@ -20,12 +21,32 @@ from ai2048.train.policy import run as run_policy  # noqa: E402
 from ai2048.train.qnet import QNetConfig  # noqa: E402
 from ai2048.train.qnet import run as run_qnet  # noqa: E402
 
-GAME_TAGS = {"episode", "games", "score", "length", "max_tile", "loss", "epsilon", "env_steps", "grad_steps", "time"}
-TRAINERS = {
-    "dqn": (DQNConfig, run_dqn, {"episodes": 5, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1, "checkpoint_every": 2}, "episode", GAME_TAGS | {"reward"}),
-    "qnet": (QNetConfig, run_qnet, {"episodes": 5, "num_envs": 4, "batch_size": 16, "replay_ratio": 0.2, "checkpoint_every": 2}, "episode", GAME_TAGS),
-    "policy": (PolicyConfig, run_policy, {"epochs": 5, "batch_size": 6, "forget_interval": 3, "cutoff": 30, "checkpoint_every": 2}, "epoch",
-               {"epoch", "score", "score_avg", "score_max", "length", "max_tile", "loss", "epsilon", "train_moves", "games", "time"}),
+GAME_TAGS = {
+    "episode", "games", "score", "length", "max_tile", "loss", "epsilon", "env_steps", "grad_steps", "time"
+}
+EPOCH_TAGS = {
+    "epoch", "score", "score_avg", "score_max", "length", "max_tile", "loss", "epsilon", "train_moves",
+    "games", "time",
+}
+TRAINERS = {  # name: (config class, run, tiny settings, step field, scalar tags)
+    "dqn": (
+        DQNConfig, run_dqn,
+        {
+            "episodes": 5, "num_envs": 4, "net": "conv", "batch_size": 16, "replay_ratio": 0.1,
+            "checkpoint_every": 2,
+        },
+        "episode", GAME_TAGS | {"reward"},
+    ),
+    "qnet": (
+        QNetConfig, run_qnet,
+        {"episodes": 5, "num_envs": 4, "batch_size": 16, "replay_ratio": 0.2, "checkpoint_every": 2},
+        "episode", GAME_TAGS,
+    ),
+    "policy": (
+        PolicyConfig, run_policy,
+        {"epochs": 5, "batch_size": 6, "forget_interval": 3, "cutoff": 30, "checkpoint_every": 2},
+        "epoch", EPOCH_TAGS,
+    ),
 }
 
 
@@ -52,10 +73,12 @@ def test_tensorboard__tiny_run_writes_one_scalar_per_record_and_tag(tmp_path, na
 
 def test_tensorboard__off_or_not_installed_writes_no_tb_dir(tmp_path, monkeypatch):
     cls, run, tiny, _, _ = TRAINERS["dqn"]
-    out = run(make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": False}), tmp_path / "off")
+    off = make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": False})
+    out = run(off, tmp_path / "off")
     assert not (out / "tb").exists() and (out / "metrics.jsonl").exists()
     monkeypatch.setattr("ai2048.train.run.tensorboard_available", lambda: False)
-    out = run(make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": True}), tmp_path / "missing")
+    wanted = make_config(cls, **{**tiny, "episodes": 2, "progress": False, "tensorboard": True})
+    out = run(wanted, tmp_path / "missing")
     assert not (out / "tb").exists() and len(read_jsonl(out / "metrics.jsonl")) >= 2
 
 

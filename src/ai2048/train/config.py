@@ -11,23 +11,37 @@ import typing
 from typing import Any
 
 
+def option(default: Any, help: str) -> Any:
+    """A config field with its one-line ``--help`` text (``field(default=..., metadata={"help": ...})``)."""
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
 def config_help(cls: type) -> dict[str, str]:
-    """Field name -> its one-line help (from ``field(metadata={"help": ...})``)."""
+    """Field name -> its one-line help (``field(metadata={"help": ...})``, as :func:`option` writes it)."""
     return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}
 
 
-def make_config(cls: type, presets: dict[str, dict[str, Any]] | None = None, preset: str | None = None, **overrides: Any) -> Any:
-    """``cls(**presets[preset], **overrides)``; an unknown preset or key raises ValueError listing the valid ones."""
+def make_config(
+    cls: type,
+    presets: dict[str, dict[str, Any]] | None = None,
+    preset: str | None = None,
+    **overrides: Any,
+) -> Any:
+    """``cls(**presets[preset], **overrides)``; an unknown preset or key raises ValueError listing the
+    valid ones."""
     values: dict[str, Any] = {}
     if preset is not None:
         if not presets or preset not in presets:
-            raise ValueError(f"unknown preset {preset!r}; available: {', '.join(sorted(presets or {})) or 'none'}")
+            available = ", ".join(sorted(presets or {})) or "none"
+            raise ValueError(f"unknown preset {preset!r}; available: {available}")
         values.update(presets[preset])
     values.update(overrides)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ValueError(f"{cls.__name__} has no key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
+        raise ValueError(
+            f"{cls.__name__} has no key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}"
+        )
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for k, v in list(values.items()):
         default = fields[k].default
@@ -42,8 +56,16 @@ def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
 
 
-def check_number(name: str, value: Any, low: float | None = None, high: float | None = None, integer: bool = False, low_open: bool = False) -> None:
-    """Raise ValueError unless ``value`` is a number (an int if ``integer``) within [low, high] (or (low, high])."""
+def check_number(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    integer: bool = False,
+    low_open: bool = False,
+) -> None:
+    """Raise ValueError unless ``value`` is a number (an int if ``integer``) within [low, high] (or
+    (low, high] if ``low_open``)."""
     ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
     if isinstance(value, bool) or not ok_type:
         raise ValueError(f"{name}={value!r} must be {'an integer' if integer else 'a number'}")

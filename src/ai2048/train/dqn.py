@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
@@ -57,56 +57,96 @@ BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
 class DQNConfig:
     """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
 
-    episodes: int = field(default=3000, metadata={"help": "training games to finish"})
-    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP + "; training stops at whichever budget ends first"})
-    seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay sampling and network init"})
-    num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels (seed 000: 1)"})
-    replay_ratio: float = field(default=0.125, metadata={"help": "gradient steps per collected transition (seed 000: 1)"})
-    net: str = field(default="bigconv", metadata={"help": "Q-network: bigconv (seed's baseline), conv, fc; the seed's early fc variants small_qnet, dqn_3ls_128, dqn_4ls_256_bn, dqn_5ls_bn (fc_neurons sets small_qnet's and dqn_5ls_bn's width)"})
-    planes: int = field(default=16, metadata={"help": "one-hot planes (12 as in seed 000 drops tiles >= 4096)"})
-    out_channels: int = field(default=0, metadata={"help": "Conv3d channels (0 = the net's default: conv 3, bigconv 4)"})
-    n_fc: int = field(default=128, metadata={"help": "width of the conv nets' fully connected layers"})
-    fc_layers: int = field(default=3, metadata={"help": "fc net: number of Linear layers"})
-    fc_neurons: int = field(default=128, metadata={"help": "fc net: hidden width"})
-    fc_output_relu: bool = field(default=True, metadata={"help": "fc net: ReLU after the output layer, as the seed (Q >= 0)"})
-    batch_size: int = field(default=256, metadata={"help": "transitions per gradient step"})
-    gamma: float = field(default=0.99, metadata={"help": "discount factor"})
-    lr: float = field(default=1e-3, metadata={"help": "AdamW (amsgrad) learning rate"})
-    lr_end: float = field(default=0.0, metadata={"help": "learning rate after lr_decay_steps (linear decay from lr; used only with lr_decay_steps > 0)"})
-    lr_decay_steps: int = field(default=0, metadata={"help": "collected transitions over which lr decays linearly to lr_end (0 = constant lr)"})
-    tau: float = field(default=5e-3, metadata={"help": "soft target update rate, applied after every gradient step"})
-    replay_size: int = field(default=100_000, metadata={"help": "replay memory capacity (transitions)"})
-    learn_start: int = field(default=0, metadata={"help": "transitions stored before learning starts (0 = one batch, as the seed)"})
-    l2_reg: float = field(default=3e-4, metadata={"help": "λ of the L2 term λ/2·Σ‖W‖² over the Linear weights (seed's saved agent: 3e-4)"})
-    grad_clip: float = field(default=100.0, metadata={"help": "clip every gradient component to ±this (seed: 100; 0 = off)"})
-    exploration: str = field(default="entropy", metadata={"help": "entropy, lai_robbins, torch_version (seed 000's rules) or greedy"})
-    eps_start: float = field(default=0.8, metadata={"help": "torch_version: ε at step 0"})
-    eps_end: float = field(default=0.02, metadata={"help": "torch_version: asymptotic ε"})
-    eps_decay: float = field(default=1000.0, metadata={"help": "torch_version: ε decays as exp(−steps/eps_decay)"})
-    eta: float = field(default=0.8, metadata={"help": "lai_robbins: ε = η / (1 + ν·t(a*))"})
-    nu: float = field(default=0.01, metadata={"help": "lai_robbins: ν"})
-    alpha: float = field(default=1.0, metadata={"help": "entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a)"})
-    reward: str = field(default="log2", metadata={"help": "log2 (merged exponents, seed 000), score (merged values) or win (0 per move)"})
-    tile_bonus: tuple[float, float, float] = field(default=(1.0, 2.5, 6.0), metadata={"help": "per-step bonus per 512, 1024, 2048 tile on the board (seed's progressive shaping); 0,0,0 = off"})
-    move_penalty: float = field(default=0.0, metadata={"help": "subtracted from every move's reward (seed's shaping 5: 1.5)"})
-    goal_tile: int = field(default=0, metadata={"help": "end the game at this tile (seed 000: 2048); 0 = play to the end"})
-    win_bonus: float = field(default=11.0, metadata={"help": "added when the goal tile is reached (seed env: 11 in log2 mode, 2048 in score mode)"})
-    goal_terminal: bool = field(default=True, metadata={"help": "treat reaching the goal tile as terminal (the seed stored it as non-terminal)"})
-    mask_next: bool = field(default=True, metadata={"help": "max over legal actions only in the target (the seed took the max over all 4)"})
-    double_dqn: bool = field(default=True, metadata={"help": "double DQN target: argmax by the online net, value by the target net"})
-    n_step: int = field(default=3, metadata={"help": "n-step returns (1 = the seed's one-step target)"})
-    augment: bool = field(default=False, metadata={"help": "learn each sampled transition under a random one of the board's 8 symmetries (move and legal moves relabelled)"})
-    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto (CUDA when present)"})
-    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
-    checkpoint_every: int = field(default=100, metadata={"help": "save a checkpoint every this many finished games"})
-    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
-    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+    episodes: int = option(3000, "training games to finish")
+    duration: float = option(0.0, BUDGET_HELP + "; training stops at whichever budget ends first")
+    seed: int = option(0, "seed of games, exploration, replay sampling and network init")
+    num_envs: int = option(16, "games played side by side on the numba kernels (seed 000: 1)")
+    replay_ratio: float = option(0.125, "gradient steps per collected transition (seed 000: 1)")
+    net: str = option(
+        "bigconv",
+        "Q-network: bigconv (seed's baseline), conv, fc; the seed's early fc variants small_qnet, "
+        "dqn_3ls_128, dqn_4ls_256_bn, dqn_5ls_bn (fc_neurons sets small_qnet's and dqn_5ls_bn's width)",
+    )
+    planes: int = option(16, "one-hot planes (12 as in seed 000 drops tiles >= 4096)")
+    out_channels: int = option(0, "Conv3d channels (0 = the net's default: conv 3, bigconv 4)")
+    n_fc: int = option(128, "width of the conv nets' fully connected layers")
+    fc_layers: int = option(3, "fc net: number of Linear layers")
+    fc_neurons: int = option(128, "fc net: hidden width")
+    fc_output_relu: bool = option(True, "fc net: ReLU after the output layer, as the seed (Q >= 0)")
+    batch_size: int = option(256, "transitions per gradient step")
+    gamma: float = option(0.99, "discount factor")
+    lr: float = option(1e-3, "AdamW (amsgrad) learning rate")
+    lr_end: float = option(
+        0.0,
+        "learning rate after lr_decay_steps (linear decay from lr; used only with lr_decay_steps > 0)",
+    )
+    lr_decay_steps: int = option(
+        0,
+        "collected transitions over which lr decays linearly to lr_end (0 = constant lr)",
+    )
+    tau: float = option(5e-3, "soft target update rate, applied after every gradient step")
+    replay_size: int = option(100_000, "replay memory capacity (transitions)")
+    learn_start: int = option(0, "transitions stored before learning starts (0 = one batch, as the seed)")
+    l2_reg: float = option(
+        3e-4,
+        "λ of the L2 term λ/2·Σ‖W‖² over the Linear weights (seed's saved agent: 3e-4)",
+    )
+    grad_clip: float = option(100.0, "clip every gradient component to ±this (seed: 100; 0 = off)")
+    exploration: str = option("entropy", "entropy, lai_robbins, torch_version (seed 000's rules) or greedy")
+    eps_start: float = option(0.8, "torch_version: ε at step 0")
+    eps_end: float = option(0.02, "torch_version: asymptotic ε")
+    eps_decay: float = option(1000.0, "torch_version: ε decays as exp(−steps/eps_decay)")
+    eta: float = option(0.8, "lai_robbins: ε = η / (1 + ν·t(a*))")
+    nu: float = option(0.01, "lai_robbins: ν")
+    alpha: float = option(1.0, "entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a)")
+    reward: str = option(
+        "log2",
+        "log2 (merged exponents, seed 000), score (merged values) or win (0 per move)",
+    )
+    tile_bonus: tuple[float, float, float] = option(
+        (1.0, 2.5, 6.0),
+        "per-step bonus per 512, 1024, 2048 tile on the board (seed's progressive shaping); 0,0,0 = off",
+    )
+    move_penalty: float = option(0.0, "subtracted from every move's reward (seed's shaping 5: 1.5)")
+    goal_tile: int = option(0, "end the game at this tile (seed 000: 2048); 0 = play to the end")
+    win_bonus: float = option(
+        11.0,
+        "added when the goal tile is reached (seed env: 11 in log2 mode, 2048 in score mode)",
+    )
+    goal_terminal: bool = option(
+        True,
+        "treat reaching the goal tile as terminal (the seed stored it as non-terminal)",
+    )
+    mask_next: bool = option(
+        True,
+        "max over legal actions only in the target (the seed took the max over all 4)",
+    )
+    double_dqn: bool = option(True, "double DQN target: argmax by the online net, value by the target net")
+    n_step: int = option(3, "n-step returns (1 = the seed's one-step target)")
+    augment: bool = option(
+        False,
+        "learn each sampled transition under a random one of the "
+        "board's 8 symmetries (move and legal moves relabelled)",
+    )
+    device: str = option("cpu", "cpu, cuda, cuda:N or auto (CUDA when present)")
+    threads: int = option(
+        1,
+        "torch CPU threads (1 is fastest on a shared or busy "
+        "machine; more only help large batches on idle cores)",
+    )
+    checkpoint_every: int = option(100, "save a checkpoint every this many finished games")
+    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.tile_bonus, list):
             object.__setattr__(self, "tile_bonus", tuple(self.tile_bonus))
         check_field_types(self)
-        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "checkpoint_every", "n_step", "planes", "n_fc", "fc_layers", "fc_neurons"):
+        positive = (
+            "episodes", "threads", "num_envs", "batch_size", "replay_size", "checkpoint_every", "n_step",
+            "planes", "n_fc", "fc_layers", "fc_neurons",
+        )
+        for name in positive:
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("learn_start", "out_channels", "goal_tile", "seed", "lr_decay_steps"):
             check_number(name, getattr(self, name), low=0, integer=True)
@@ -114,7 +154,11 @@ class DQNConfig:
         check_number("gamma", self.gamma, low=0, high=1)
         check_number("tau", self.tau, low=0, high=1, low_open=True)
         check_number("lr", self.lr, low=0, low_open=True)
-        for name in ("duration", "replay_ratio", "l2_reg", "lr_end", "grad_clip", "move_penalty", "win_bonus", "eps_decay", "eta", "nu", "alpha"):
+        non_negative = (
+            "duration", "replay_ratio", "l2_reg", "lr_end", "grad_clip", "move_penalty", "win_bonus",
+            "eps_decay", "eta", "nu", "alpha",
+        )
+        for name in non_negative:
             check_number(name, getattr(self, name), low=0)
         check_number("eps_start", self.eps_start, low=0, high=1)
         check_number("eps_end", self.eps_end, low=0, high=1)
@@ -131,7 +175,13 @@ class DQNConfig:
     def net_spec(self) -> dict[str, Any]:
         """The network spec stored in checkpoints."""
         if self.net == "fc":
-            return {"name": "fc", "planes": self.planes, "n_layers": self.fc_layers, "n_neurons": self.fc_neurons, "output_relu": self.fc_output_relu}
+            return {
+                "name": "fc",
+                "planes": self.planes,
+                "n_layers": self.fc_layers,
+                "n_neurons": self.fc_neurons,
+                "output_relu": self.fc_output_relu,
+            }
         if self.net in ("small_qnet", "dqn_5ls_bn"):
             return {"name": self.net, "planes": self.planes, "n_neurons": self.fc_neurons}
         if self.net in ("dqn_3ls_128", "dqn_4ls_256_bn"):
@@ -222,7 +272,10 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 PRESET_HELP: dict[str, str] = {
-    "seed000": "seed 000's saved 10,000-episode agent: bigconv net, 12 planes, entropy exploration, log2 reward + tile bonus",
+    "seed000": (
+        "seed 000's saved 10,000-episode agent: bigconv net, 12 planes, entropy exploration, "
+        "log2 reward + tile bonus"
+    ),
     "best_cpu": "ai2048's best DQN on one core in 55 min: fc net, 8 symmetries, masked target, lr annealed",
     "shaping1": "seed 000 shaping (1): reward only for winning (+1 at 2048)",
     "shaping2": "seed 000 shaping (2): merged tile values, +2048 on a win",
@@ -230,10 +283,18 @@ PRESET_HELP: dict[str, str] = {
     "shaping4": "seed 000 shaping (4, its best): log2 reward + bonus #512 + 2.5·#1024 + 6·#2048",
     "shaping5": "seed 000 shaping (5): shaping 4 minus 1.5 a move",
     "explore_entropy": "seed 000's 300-episode exploration test: entropy-weighted softmax over Q",
-    "explore_lai_robbins": "seed 000's 300-episode exploration test: ε = η / (1 + ν·t(a*)) (Lai & Robbins)",
-    "explore_torch_version": "seed 000's 300-episode exploration test: ε decaying exponentially (PyTorch tutorial)",
-    "seed000_code_defaults": "ConvDQN_Agent's code defaults: conv net, γ 0.9995, ε 0.7→0.02 (torch_version), τ 5e-5, batch 128",
-    "seed000_text_defaults": "ConvDQN_Agent as seed 000's text lists it: γ 0.99, ε 1.0→0.01, τ 1e-3, lai_robbins, batch 128",
+    "explore_lai_robbins": (
+        "seed 000's 300-episode exploration test: ε = η / (1 + ν·t(a*)) (Lai & Robbins)"
+    ),
+    "explore_torch_version": (
+        "seed 000's 300-episode exploration test: ε decaying exponentially (PyTorch tutorial)"
+    ),
+    "seed000_code_defaults": (
+        "ConvDQN_Agent's code defaults: conv net, γ 0.9995, ε 0.7→0.02 (torch_version), τ 5e-5, batch 128"
+    ),
+    "seed000_text_defaults": (
+        "ConvDQN_Agent as seed 000's text lists it: γ 0.99, ε 1.0→0.01, τ 1e-3, lai_robbins, batch 128"
+    ),
 }
 
 
@@ -310,17 +371,22 @@ class Explorer:
         self.steps = int(state["steps"])
 
 
-def shaped_rewards(cfg: DQNConfig, rewards: np.ndarray, log_rewards: np.ndarray, after_exps: np.ndarray, won: np.ndarray) -> np.ndarray:
+def shaped_rewards(
+    cfg: DQNConfig, rewards: np.ndarray, log_rewards: np.ndarray, after_exps: np.ndarray, won: np.ndarray
+) -> np.ndarray:
     """The training reward of each game's step: base + tile bonus − penalty + win bonus.
 
     ``after_exps`` [N, 16] are the boards after the step (with the spawned tile), as the seed counts.
     """
-    base = {"log2": log_rewards, "score": rewards, "win": np.zeros_like(rewards)}[cfg.reward].astype(np.float64)
-    bonus = sum(w * (after_exps == e).sum(axis=1) for w, e in zip(cfg.tile_bonus, BONUS_EXPONENTS, strict=True))
+    by_kind = {"log2": log_rewards, "score": rewards, "win": np.zeros_like(rewards)}
+    base = by_kind[cfg.reward].astype(np.float64)
+    weights = zip(cfg.tile_bonus, BONUS_EXPONENTS, strict=True)
+    bonus = sum(w * (after_exps == e).sum(axis=1) for w, e in weights)
     return base + bonus - cfg.move_penalty + cfg.win_bonus * won
 
 
-# The board symmetries as (uint64 map, relabelling of the moves UP, RIGHT, DOWN, LEFT); each is its own inverse.
+# The board symmetries as (uint64 map, relabelling of the moves UP, RIGHT, DOWN, LEFT); each is its
+# own inverse.
 SYMMETRIES = (
     (flip.py_func, np.array([2, 1, 0, 3])),  # row order reversed: UP <-> DOWN
     (mirror.py_func, np.array([0, 3, 2, 1])),  # every row reversed: RIGHT <-> LEFT
@@ -329,7 +395,8 @@ SYMMETRIES = (
 
 
 def symmetric_batch(batch: dict[str, np.ndarray], which: np.ndarray) -> dict[str, np.ndarray]:
-    """Transition i under board symmetry ``which[i]`` in 0..7 (bit 0: flip, bit 1: mirror, bit 2: transpose, applied in that order).
+    """Transition i under board symmetry ``which[i]`` in 0..7 (bit 0: flip, bit 1: mirror, bit 2:
+    transpose, applied in that order).
 
     The 8 combinations are the dihedral group of the square. s and s' are mapped, the move a is
     relabelled so that ``move(g(s), g(a)) = g(move(s, a))``, and legal(s') [B, 4] follows its moves;
@@ -345,7 +412,9 @@ def symmetric_batch(batch: dict[str, np.ndarray], which: np.ndarray) -> dict[str
     return out
 
 
-def td_loss(cfg: DQNConfig, policy: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def td_loss(
+    cfg: DQNConfig, policy: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(Huber TD loss + λ/2·Σ‖W‖², Huber part alone) on a replay batch."""
     x = policy.encode(exponents(batch["s"])).to(device)
     x2 = policy.encode(exponents(batch["s2"])).to(device)
@@ -393,7 +462,9 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr, amsgrad=True, foreach=True)
     memory = ReplayMemory(cfg.replay_size)
     nstep = NStep(cfg.num_envs, cfg.n_step, cfg.gamma)
-    games = BoardBatch(cfg.num_envs, cfg.seed, goal_tile=cfg.goal_tile or None, goal_terminal=cfg.goal_terminal)
+    games = BoardBatch(
+        cfg.num_envs, cfg.seed, goal_tile=cfg.goal_tile or None, goal_terminal=cfg.goal_terminal
+    )
     explorer = Explorer(cfg, gen)
     ep_reward = np.zeros(cfg.num_envs)
     ep_actions = np.zeros((cfg.num_envs, 4), dtype=np.int64)
@@ -409,24 +480,40 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
         nstep.pending = ckpt["nstep"]
         games.load_state_dict(ckpt["games"])
         explorer.load_state_dict(ckpt["explorer"])
-        ep_reward, ep_actions, ep_loss, ep_eps = (ckpt["episode_acc"][k] for k in ("reward", "actions", "loss", "eps"))
+        acc = ckpt["episode_acc"]
+        ep_reward, ep_actions, ep_loss, ep_eps = acc["reward"], acc["actions"], acc["loss"], acc["eps"]
         c = ckpt["counters"]
         set_rng_state(gen, ckpt["rng"])
-    loop = Loop(out, "dqn", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-                tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
+    loop = Loop(
+        out, "dqn", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
+        tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed,
+    )
     learn_start = max(cfg.learn_start, cfg.batch_size)
 
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
-            "format": CHECKPOINT_FORMAT, "trainer": "dqn", "net": spec, "policy": policy.state_dict(), "target": target.state_dict(),
-            "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "nstep": nstep.pending,
-            "games": games.state_dict(), "explorer": explorer.state_dict(), "counters": dict(c), "rng": rng_state(gen),
+            "format": CHECKPOINT_FORMAT,
+            "trainer": "dqn",
+            "net": spec,
+            "policy": policy.state_dict(),
+            "target": target.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "replay": memory.state_dict(),
+            "nstep": nstep.pending,
+            "games": games.state_dict(),
+            "explorer": explorer.state_dict(),
+            "counters": dict(c),
+            "rng": rng_state(gen),
             "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},
         })
-        save_model(out, "dqn", spec, policy, {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()})
-        loop.write_meta(status, {"step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
-                                 "env_steps": c["env_steps"], "grad_steps": c["grad_steps"]}, {"net": spec})
+        extra = {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()}
+        save_model(out, "dqn", spec, policy, extra)
+        progress = {
+            "step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
+            "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+        }
+        loop.write_meta(status, progress, {"net": spec})
 
     recent: list[int] = []
     with loop, flushed_denormals():
@@ -441,13 +528,18 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             won = st.max_exp >= games.goal_exp
             r = shaped_rewards(cfg, st.rewards, st.log_rewards, after, won)
             for i in range(cfg.num_envs):
-                for tr in nstep.push(i, int(prev[i]), int(actions[i]), float(r[i]), int(st.boards[i]), bool(st.terminal[i]), bool(st.done[i]), st.masks[i]):
+                ready = nstep.push(
+                    i, int(prev[i]), int(actions[i]), float(r[i]), int(st.boards[i]),
+                    bool(st.terminal[i]), bool(st.done[i]), st.masks[i],
+                )
+                for tr in ready:
                     memory.push(*tr)
             ep_reward += r
             ep_actions[np.arange(cfg.num_envs), actions] += 1
             ep_eps += np.stack([eps, np.ones_like(eps)], axis=1)
             c["env_steps"] += cfg.num_envs
-            if len(memory) >= learn_start:  # no gradient steps are owed before learning starts (seed 000: one a move)
+            # no gradient steps are owed before learning starts (seed 000: one a move)
+            if len(memory) >= learn_start:
                 c["credit"] += cfg.num_envs * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
@@ -469,10 +561,14 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
                 c["episodes"] += 1
                 recent = (recent + [game["score"]])[-100:]
                 loop.log({
-                    "episode": c["episodes"], **game, "reward": float(ep_reward[i]),
+                    "episode": c["episodes"],
+                    **game,
+                    "reward": float(ep_reward[i]),
                     "loss": float(ep_loss[i, 0] / ep_loss[i, 1]) if ep_loss[i, 1] else None,
-                    "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)), "actions": ep_actions[i].tolist(),
-                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+                    "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)),
+                    "actions": ep_actions[i].tolist(),
+                    "env_steps": c["env_steps"],
+                    "grad_steps": c["grad_steps"],
                 }, step=c["episodes"], games=c["episodes"])
                 ep_reward[i] = 0
                 ep_actions[i] = 0
@@ -485,5 +581,11 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     return loop.finish(save, c["episodes"])
 
 
-TRAINER = Trainer("dqn", "DQN with replay, soft target updates and seed 000's exploration rules (torch)", DQNConfig, run, PRESETS,
-                  preset_help=PRESET_HELP)
+TRAINER = Trainer(
+    "dqn",
+    "DQN with replay, soft target updates and seed 000's exploration rules (torch)",
+    DQNConfig,
+    run,
+    PRESETS,
+    preset_help=PRESET_HELP,
+)

@@ -24,7 +24,7 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -45,62 +45,68 @@ from ai2048.nets.resnet import (
 )
 from ai2048.search.lazyzero import choose_actions, lazy_search
 from ai2048.train import Trainer
-from ai2048.train.config import check_field_types
+from ai2048.train.config import check_field_types, option
 from ai2048.train.run import BUDGET_HELP, Loop, start
 
 CHECKPOINT = "checkpoint.pt"
-
-
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
 
 
 @dataclass(frozen=True)
 class LazyZeroConfig:
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
 
-    channels: int = _f(16, "residual trunk channels (seed: 16)")
-    blocks: int = _f(6, "residual blocks in the trunk (seed: 6)")
-    head_channels: int = _f(16, "channels of the policy and value heads' residual blocks")
-    head_blocks: int = _f(3, "residual blocks in each head (seed: 3)")
-    kernel_size: int = _f(3, "convolution kernel size (odd)")
-    policy_fc: int = _f(32, "hidden units of the policy head's linear layer")
-    value_fc: int = _f(32, "hidden units of the value head's linear layer")
-    value_activation: str = _f("none", f"value output activation, one of {VALUE_ACTIVATIONS} (seed mini/tiny: tanh0to1, which cannot fit log(moves) > 1)")
-    rollouts: int = _f(500, "LazyZero rollouts per move while training")
-    rollout_depth: int = _f(3, "moves per rollout including the root move; the leaf is scored by the value head")
-    puct: float = _f(1.0, "PUCT exploration constant c")
-    temperature: float = _f(1.0, "training move choice: sample visits^(1/T); 0 = argmax")
-    test_rollouts: int = _f(500, "rollouts per move in test games and in the trained agent")
-    num_envs: int = _f(8192, "games played in parallel")
-    episodes_per_epoch: int = _f(20000, "finished self-play games per epoch")
-    epochs: int = _f(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)")
-    test_games: int = _f(1000, "greedy (T=0) test games after each epoch; 0 = none")
-    optimizer: str = _f("adamw", "'adamw' or 'sgd' (SGD uses momentum)")
-    lr: float = _f(3e-4, "learning rate")
-    momentum: float = _f(0.8, "SGD momentum")
-    weight_decay: float = _f(1e-4, "weight decay (seed c_reg)")
-    lr_decay_gamma: float = _f(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant")
-    minibatch_size: int = _f(4096, "positions per gradient step")
-    minibatches_per_update: int = _f(1, "gradient steps per finished game")
-    policy_factor: float = _f(1.0, "weight of the policy cross-entropy in the loss")
-    replay_max_games: int = _f(20000, "whole games kept in the replay memory")
-    replay_min_games: int = _f(20000, "games in memory before training starts")
-    device: str = _f("auto", "'cpu', 'cuda', 'cuda:N' or 'auto'")
-    env_backend: str = _f("auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)")
-    threads: int = _f(1, "CPU threads for torch and numba")
-    seed: int = _f(0, "seed of the games, the network's initialisation and all sampling")
-    duration: float = _f(0.0, BUDGET_HELP)
-    checkpoint_every: int = _f(1, "save a checkpoint every this many epochs (and at a stop)")
-    tensorboard: bool = _f(True, "also write TensorBoard logs when tensorboard is installed")
-    progress: bool = _f(True, "show a progress bar")
+    channels: int = option(16, "residual trunk channels (seed: 16)")
+    blocks: int = option(6, "residual blocks in the trunk (seed: 6)")
+    head_channels: int = option(16, "channels of the policy and value heads' residual blocks")
+    head_blocks: int = option(3, "residual blocks in each head (seed: 3)")
+    kernel_size: int = option(3, "convolution kernel size (odd)")
+    policy_fc: int = option(32, "hidden units of the policy head's linear layer")
+    value_fc: int = option(32, "hidden units of the value head's linear layer")
+    value_activation: str = option(
+        "none",
+        f"value output activation, one of {VALUE_ACTIVATIONS} "
+        "(seed mini/tiny: tanh0to1, which cannot fit log(moves) > 1)",
+    )
+    rollouts: int = option(500, "LazyZero rollouts per move while training")
+    rollout_depth: int = option(
+        3, "moves per rollout including the root move; the leaf is scored by the value head"
+    )
+    puct: float = option(1.0, "PUCT exploration constant c")
+    temperature: float = option(1.0, "training move choice: sample visits^(1/T); 0 = argmax")
+    test_rollouts: int = option(500, "rollouts per move in test games and in the trained agent")
+    num_envs: int = option(8192, "games played in parallel")
+    episodes_per_epoch: int = option(20000, "finished self-play games per epoch")
+    epochs: int = option(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)")
+    test_games: int = option(1000, "greedy (T=0) test games after each epoch; 0 = none")
+    optimizer: str = option("adamw", "'adamw' or 'sgd' (SGD uses momentum)")
+    lr: float = option(3e-4, "learning rate")
+    momentum: float = option(0.8, "SGD momentum")
+    weight_decay: float = option(1e-4, "weight decay (seed c_reg)")
+    lr_decay_gamma: float = option(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant")
+    minibatch_size: int = option(4096, "positions per gradient step")
+    minibatches_per_update: int = option(1, "gradient steps per finished game")
+    policy_factor: float = option(1.0, "weight of the policy cross-entropy in the loss")
+    replay_max_games: int = option(20000, "whole games kept in the replay memory")
+    replay_min_games: int = option(20000, "games in memory before training starts")
+    device: str = option("auto", "'cpu', 'cuda', 'cuda:N' or 'auto'")
+    env_backend: str = option(
+        "auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)"
+    )
+    threads: int = option(1, "CPU threads for torch and numba")
+    seed: int = option(0, "seed of the games, the network's initialisation and all sampling")
+    duration: float = option(0.0, BUDGET_HELP)
+    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)")
+    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         check_field_types(self)
         self.network()
-        positive = ("rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
-                    "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads",
-                    "checkpoint_every")
+        positive = (
+            "rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
+            "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads",
+            "checkpoint_every",
+        )
         for name in positive:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -121,8 +127,9 @@ class LazyZeroConfig:
             raise ValueError(f"env_backend must be 'auto', 'torch' or 'engine', got {self.env_backend!r}")
         if self.replay_min_games > self.replay_max_games:
             raise ValueError(
-                f"replay_min_games ({self.replay_min_games}) exceeds replay_max_games ({self.replay_max_games}): "
-                "training would never start; lower replay_min_games or raise replay_max_games"
+                f"replay_min_games ({self.replay_min_games}) exceeds replay_max_games "
+                f"({self.replay_max_games}): training would never start; lower replay_min_games or raise "
+                "replay_max_games"
             )
         if not isinstance(self.device, str):
             raise TypeError(f"device must be a string, got {type(self.device).__name__}")
@@ -152,7 +159,9 @@ PRESET_HELP: dict[str, str] = {
 }
 
 
-def rotate_examples(states: torch.Tensor, policies: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rotate_examples(
+    states: torch.Tensor, policies: torch.Tensor, k: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Turn boards [B, 1, 4, 4] by ``k`` [B] clockwise quarter turns, policies [B, 4] to match.
 
     Clockwise action order means a quarter turn maps move ``a`` to ``(a + 1) % 4``.
@@ -275,7 +284,9 @@ class _Trainer:
             self._write_meta("running")
 
     def _load(self) -> None:
-        ckpt = load_torch_file(self.out / CHECKPOINT, "LazyZero checkpoint (it may be truncated or corrupt)", self.device)
+        ckpt = load_torch_file(
+            self.out / CHECKPOINT, "LazyZero checkpoint (it may be truncated or corrupt)", self.device
+        )
         self.model.load_state_dict(ckpt["model"])
         self.opt.load_state_dict(ckpt["optimizer"])
         self.sched.load_state_dict(ckpt["scheduler"])
@@ -302,9 +313,15 @@ class _Trainer:
         self.elapsed = self.loop.elapsed
         weights = dump(self.model.state_dict())
         ckpt = dump({
-            "model": self.model.state_dict(), "optimizer": self.opt.state_dict(), "scheduler": self.sched.state_dict(),
-            "replay": self.replay.to_tensors(), "generator": self.generator.get_state(), "epoch": self.epoch,
-            "episodes_in_epoch": self.episodes_in_epoch, "episodes_total": self.episodes_total, "elapsed": self.elapsed,
+            "model": self.model.state_dict(),
+            "optimizer": self.opt.state_dict(),
+            "scheduler": self.sched.state_dict(),
+            "replay": self.replay.to_tensors(),
+            "generator": self.generator.get_state(),
+            "epoch": self.epoch,
+            "episodes_in_epoch": self.episodes_in_epoch,
+            "episodes_total": self.episodes_total,
+            "elapsed": self.elapsed,
         })
         atomic_write(self.out / WEIGHTS, lambda f: f.write(weights))
         atomic_write(self.out / CHECKPOINT, lambda f: f.write(ckpt))
@@ -333,7 +350,8 @@ class _Trainer:
         """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch).
 
         ``stop`` is asked before every move: a test batch can take minutes, and Ctrl-C or SIGTERM must
-        act within seconds, so a stop raises :class:`StoppedInTestGames` (the epoch is then recorded without its test).
+        act within seconds, so a stop raises :class:`StoppedInTestGames` (the epoch is then recorded
+        without its test).
         """
         cfg = self.cfg
         env = make_batch_env(cfg.env_backend, cfg.test_games, self.device, seed=cfg.seed + 10**6 + self.epoch)
@@ -345,8 +363,10 @@ class _Trainer:
             visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
                                     puct=cfg.puct, generator=gen)
             env.step(choose_actions(visits, legal, 0.0, gen))
-        games = [{"moves": float(m), "score": float(s), "high_tile": float(2 ** int(t))}
-                 for m, s, t in zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)]
+        finals = zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)
+        games = [
+            {"moves": float(m), "score": float(s), "high_tile": float(2 ** int(t))} for m, s, t in finals
+        ]
         return {f"test_{k}": v for k, v in _epoch_summary(games).items()}
 
     def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int,
@@ -364,7 +384,7 @@ class _Trainer:
         if cfg.test_games:
             try:
                 record.update(self.play_test(fused, stop))
-            except StoppedInTestGames:  # Ctrl-C or SIGTERM during the test games: keep the epoch, skip its test
+            except StoppedInTestGames:  # Ctrl-C or SIGTERM in the test games: keep the epoch, skip its test
                 record["test_stopped"] = True
         with warnings.catch_warnings():  # an epoch may end before the first gradient step
             warnings.simplefilter("ignore", UserWarning)
@@ -377,7 +397,9 @@ class _Trainer:
 
     def run(self) -> Path:
         cfg, loop = self.cfg, self.loop
-        env = make_batch_env(cfg.env_backend, cfg.num_envs, self.device, seed=cfg.seed + 7919 * self.episodes_total)
+        env = make_batch_env(
+            cfg.env_backend, cfg.num_envs, self.device, seed=cfg.seed + 7919 * self.episodes_total
+        )
         n = cfg.num_envs
         ep_boards: list[list[int]] = [[] for _ in range(n)]
         ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
@@ -398,11 +420,13 @@ class _Trainer:
                     done = env.terminated.cpu().numpy()
                     trained = False
                     if done.any():
-                        moves, scores, tiles = env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist()
+                        moves, scores = env.moves.tolist(), env.scores.tolist()
+                        tiles = env.high_tiles().tolist()
                         for i in np.flatnonzero(done).tolist():
                             self.replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
                             ep_boards[i], ep_pols[i] = [], []
-                            self.games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
+                            game = {"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]}
+                            self.games.append(game)
                             self.episodes_in_epoch += 1
                             self.episodes_total += 1
                             loop.bar.update(1)
@@ -455,5 +479,11 @@ def config_from_dict(values: dict[str, Any]) -> LazyZeroConfig:
     return LazyZeroConfig(**values)
 
 
-TRAINER = Trainer("lazyzero", "LazyZero self-play (seed 001): PUCT root + policy rollouts, ResNet policy/value",
-                  LazyZeroConfig, run, PRESETS, preset_help=PRESET_HELP)
+TRAINER = Trainer(
+    "lazyzero",
+    "LazyZero self-play (seed 001): PUCT root + policy rollouts, ResNet policy/value",
+    LazyZeroConfig,
+    run,
+    PRESETS,
+    preset_help=PRESET_HELP,
+)

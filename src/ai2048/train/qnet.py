@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
 from ai2048.train.run import BUDGET_HELP, Loop, start
@@ -53,47 +53,63 @@ from ai2048.train.torchrun import (
 class QNetConfig:
     """Every setting of a seed 003 Q-network run."""
 
-    mode: str = field(default="q", metadata={"help": "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)"})
-    episodes: int = field(default=2000, metadata={"help": "training games to finish"})
-    duration: float = field(default=0.0, metadata={"help": BUDGET_HELP})
-    seed: int = field(default=0, metadata={"help": "seed of games, exploration, replay and network init"})
-    num_envs: int = field(default=16, metadata={"help": "games played side by side on the numba kernels"})
-    replay_ratio: float = field(default=0.25, metadata={"help": "gradient steps per collected transition"})
-    hidden: tuple[int, ...] = field(default=(128, 32, 8), metadata={"help": "hidden layer widths (seed: 128, 32, 8)"})
-    slope: float = field(default=0.001, metadata={"help": "LeakyReLU negative slope (seed: 0.001)"})
-    dropout: float = field(default=0.125, metadata={"help": "dropout after the first layer (seed: 0.125)"})
-    lr: float = field(default=1e-3, metadata={"help": "RMSprop learning rate"})
-    rms_alpha: float = field(default=0.9, metadata={"help": "RMSprop smoothing ρ (the seed's '0.9')"})
-    gamma: float = field(default=0.9, metadata={"help": "discount factor"})
-    batch_size: int = field(default=256, metadata={"help": "transitions per gradient step"})
-    replay_size: int = field(default=50_000, metadata={"help": "replay capacity (transitions)"})
-    learn_start: int = field(default=0, metadata={"help": "transitions stored before learning (0 = one batch)"})
-    prioritized: bool = field(default=True, metadata={"help": "prioritised replay (proportional); False = uniform"})
-    per_alpha: float = field(default=0.6, metadata={"help": "priority exponent α"})
-    per_beta: float = field(default=0.4, metadata={"help": "importance-sampling exponent β at the start, annealed to 1"})
-    per_beta_episodes: int = field(
-        default=2000,
-        metadata={"help": "episodes over which β anneals to 1 (fixed, so a run resumed with more episodes anneals as an uninterrupted one)"},
+    mode: str = option(
+        "q",
+        "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)",
     )
-    reward_scale: float = field(default=50.0, metadata={"help": "the four moves' rewards are mean-centred and scaled to ±this"})
-    eps_start: float = field(default=1.0, metadata={"help": "ε-greedy: ε at the start"})
-    eps_end: float = field(default=0.05, metadata={"help": "ε-greedy: final ε"})
-    eps_steps: int = field(default=100_000, metadata={"help": "ε decays linearly over this many transitions"})
-    target_sync: int = field(default=500, metadata={"help": "copy the online net into the target net every this many gradient steps"})
-    device: str = field(default="cpu", metadata={"help": "cpu, cuda, cuda:N or auto"})
-    threads: int = field(default=1, metadata={"help": "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on idle cores)"})
-    checkpoint_every: int = field(default=100, metadata={"help": "checkpoint every this many finished games"})
-    validate_every: int = field(default=0, metadata={"help": "every this many training games, play validate_games greedy games on held-out seeds; model.pt keeps the best network (0 = off: model.pt is the last network)"})
-    validate_games: int = field(default=200, metadata={"help": "games per validation (the same fixed held-out set each time)"})
-    tensorboard: bool = field(default=True, metadata={"help": "also write TensorBoard logs when tensorboard is installed"})
-    progress: bool = field(default=True, metadata={"help": "show a progress bar"})
+    episodes: int = option(2000, "training games to finish")
+    duration: float = option(0.0, BUDGET_HELP)
+    seed: int = option(0, "seed of games, exploration, replay and network init")
+    num_envs: int = option(16, "games played side by side on the numba kernels")
+    replay_ratio: float = option(0.25, "gradient steps per collected transition")
+    hidden: tuple[int, ...] = option((128, 32, 8), "hidden layer widths (seed: 128, 32, 8)")
+    slope: float = option(0.001, "LeakyReLU negative slope (seed: 0.001)")
+    dropout: float = option(0.125, "dropout after the first layer (seed: 0.125)")
+    lr: float = option(1e-3, "RMSprop learning rate")
+    rms_alpha: float = option(0.9, "RMSprop smoothing ρ (the seed's '0.9')")
+    gamma: float = option(0.9, "discount factor")
+    batch_size: int = option(256, "transitions per gradient step")
+    replay_size: int = option(50_000, "replay capacity (transitions)")
+    learn_start: int = option(0, "transitions stored before learning (0 = one batch)")
+    prioritized: bool = option(True, "prioritised replay (proportional); False = uniform")
+    per_alpha: float = option(0.6, "priority exponent α")
+    per_beta: float = option(0.4, "importance-sampling exponent β at the start, annealed to 1")
+    per_beta_episodes: int = option(
+        2000,
+        "episodes over which β anneals to 1 (fixed, so a run resumed with more episodes anneals as "
+        "an uninterrupted one)",
+    )
+    reward_scale: float = option(50.0, "the four moves' rewards are mean-centred and scaled to ±this")
+    eps_start: float = option(1.0, "ε-greedy: ε at the start")
+    eps_end: float = option(0.05, "ε-greedy: final ε")
+    eps_steps: int = option(100_000, "ε decays linearly over this many transitions")
+    target_sync: int = option(500, "copy the online net into the target net every this many gradient steps")
+    device: str = option("cpu", "cpu, cuda, cuda:N or auto")
+    threads: int = option(
+        1,
+        "torch CPU threads (1 is fastest on a shared or busy "
+        "machine; more only help large batches on idle cores)",
+    )
+    checkpoint_every: int = option(100, "checkpoint every this many finished games")
+    validate_every: int = option(
+        0,
+        "every this many training games, play validate_games greedy games on held-out "
+        "seeds; model.pt keeps the best network (0 = off: model.pt is the last network)",
+    )
+    validate_games: int = option(200, "games per validation (the same fixed held-out set each time)")
+    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
             object.__setattr__(self, "hidden", tuple(self.hidden))
         check_field_types(self)
         check_choice("mode", self.mode, ("q", "v"))
-        for name in ("episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync", "checkpoint_every", "validate_games", "per_beta_episodes"):
+        positive = (
+            "episodes", "threads", "num_envs", "batch_size", "replay_size", "eps_steps", "target_sync",
+            "checkpoint_every", "validate_games", "per_beta_episodes",
+        )
+        for name in positive:
             check_number(name, getattr(self, name), low=1, integer=True)
         for name in ("seed", "learn_start", "validate_every"):
             check_number(name, getattr(self, name), low=0, integer=True)
@@ -103,11 +119,18 @@ class QNetConfig:
             check_number(name, getattr(self, name), low=0, high=1)
         check_number("lr", self.lr, low=0, low_open=True)
         check_number("reward_scale", self.reward_scale, low=0, low_open=True)
-        if not self.hidden or any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+        widths_ok = all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden)
+        if not self.hidden or not widths_ok:
             raise ValueError(f"hidden={self.hidden!r} must be one or more positive layer widths")
 
     def net_spec(self) -> dict[str, Any]:
-        return {"name": "seed003", "outputs": 4 if self.mode == "q" else 1, "hidden": list(self.hidden), "slope": self.slope, "dropout": self.dropout}
+        return {
+            "name": "seed003",
+            "outputs": 4 if self.mode == "q" else 1,
+            "hidden": list(self.hidden),
+            "slope": self.slope,
+            "dropout": self.dropout,
+        }
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -115,24 +138,44 @@ PRESETS: dict[str, dict[str, Any]] = {
     "seed003_v": {"mode": "v"},
     # seed003_q for 38 minutes on one core, keeping the network whose greedy play scores best on 200
     # held-out validation games, checked every 500 training games (docs/deeprl.md).
-    "best_cpu_q": {"mode": "q", "episodes": 1_000_000, "per_beta_episodes": 1_000_000, "duration": 2280.0, "validate_every": 500, "validate_games": 200, "checkpoint_every": 1000},
+    "best_cpu_q": {
+        "mode": "q",
+        "episodes": 1_000_000,
+        "per_beta_episodes": 1_000_000,
+        "duration": 2280.0,
+        "validate_every": 500,
+        "validate_games": 200,
+        "checkpoint_every": 1000,
+    },
 }
 
 PRESET_HELP: dict[str, str] = {
     "seed003_q": "seed 003's Q-network: four outputs Q(s, a) for the four moves",
     "seed003_v": "seed 003's network read as an after-state value V(after(s, a)), one output",
-    "best_cpu_q": "seed003_q for 38 min on one core, keeping the network best on 200 validation games (5,112 mean)",
+    "best_cpu_q": (
+        "seed003_q for 38 min on one core, keeping the network best on 200 validation games "
+        "(its result: docs/deeprl.md)"
+    ),
 }
 
 
 def first_legal_by_rank(scores: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Seed 003's rule: take the best-scored move; if it does not change the board, the next best, and so on."""
+    """Seed 003's rule: take the best-scored move; if it does not change the board, the next best, and
+    so on."""
     order = np.argsort(-scores, axis=1, kind="stable")
     ok = np.take_along_axis(legal, order, axis=1)
     return order[np.arange(len(order)), ok.argmax(axis=1)]
 
 
-def _scores(net: SeedNet, mode: str, boards: np.ndarray, after: np.ndarray, r: np.ndarray, gamma: float, device: torch.device) -> np.ndarray:
+def _scores(
+    net: SeedNet,
+    mode: str,
+    boards: np.ndarray,
+    after: np.ndarray,
+    r: np.ndarray,
+    gamma: float,
+    device: torch.device,
+) -> np.ndarray:
     """[N, 4] move scores: Q(s, a) in mode q; r(a) + γ·V(after(s, a)) in mode v (no grad)."""
     with torch.no_grad():
         if mode == "q":
@@ -141,7 +184,9 @@ def _scores(net: SeedNet, mode: str, boards: np.ndarray, after: np.ndarray, r: n
     return r + gamma * v
 
 
-def td_targets(cfg: QNetConfig, online: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def td_targets(
+    cfg: QNetConfig, online: SeedNet, target: SeedNet, batch: dict[str, np.ndarray], device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(prediction, target) for a replay batch in either mode."""
     alive = torch.from_numpy(~batch["term"]).to(device).float()
     x = online.encode(exponents(batch["s"])).to(device)
@@ -163,8 +208,11 @@ def td_targets(cfg: QNetConfig, online: SeedNet, target: SeedNet, batch: dict[st
     return pred, torch.from_numpy(best).to(device) * alive
 
 
-def validate(cfg: QNetConfig, online: SeedNet, device: torch.device, best: dict[str, Any], episode: int, out: Path) -> float:
-    """Greedy mean score of ``online`` on the held-out validation games; keep its weights in ``best`` when it beats them.
+def validate(
+    cfg: QNetConfig, online: SeedNet, device: torch.device, best: dict[str, Any], episode: int, out: Path
+) -> float:
+    """Greedy mean score of ``online`` on the held-out validation games; keep its weights in ``best``
+    when it beats them.
 
     Appends ``{"episode", "score", "best"}`` to ``validation.jsonl``. Model selection on held-out
     games, as in early stopping; the evaluation's games are never seen.
@@ -172,12 +220,14 @@ def validate(cfg: QNetConfig, online: SeedNet, device: torch.device, best: dict[
 
     def values(boards: np.ndarray) -> np.ndarray:
         after, rew, legal = all_moves(boards)
-        return _scores(online, cfg.mode, boards, after, centred_rewards(rew, legal, cfg.reward_scale), cfg.gamma, device)
+        r = centred_rewards(rew, legal, cfg.reward_scale)
+        return _scores(online, cfg.mode, boards, after, r, cfg.gamma, device)
 
     online.eval()
     score = greedy_mean_score(values, cfg.validate_games, cfg.seed + VALIDATION_SEED)
     if best["score"] is None or score > best["score"]:
-        best.update(score=score, episode=episode, state={k: v.detach().cpu().clone() for k, v in online.state_dict().items()})
+        state = {k: v.detach().cpu().clone() for k, v in online.state_dict().items()}
+        best.update(score=score, episode=episode, state=state)
     append_jsonl(out / "validation.jsonl", {"episode": episode, "score": score, "best": best["score"]})
     return score
 
@@ -199,11 +249,17 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     online = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(online).eval()
     optimizer = torch.optim.RMSprop(online.parameters(), lr=cfg.lr, alpha=cfg.rms_alpha, foreach=True)
-    memory: ReplayMemory = PrioritizedReplay(cfg.replay_size, cfg.per_alpha) if cfg.prioritized else ReplayMemory(cfg.replay_size)
+    memory: ReplayMemory
+    if cfg.prioritized:
+        memory = PrioritizedReplay(cfg.replay_size, cfg.per_alpha)
+    else:
+        memory = ReplayMemory(cfg.replay_size)
     games = BoardBatch(cfg.num_envs, cfg.seed)
     n = cfg.num_envs
     acc = {"actions": np.zeros((n, 4), dtype=np.int64), "loss": np.zeros((n, 2)), "eps": np.zeros(n)}
-    c: dict[str, Any] = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0}
+    c: dict[str, Any] = {
+        "episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0
+    }
     best: dict[str, Any] = {"score": None, "episode": 0, "state": None}
     if resumed:
         ckpt = load_checkpoint(out / "checkpoint.pt", "qnet")
@@ -215,8 +271,10 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         games.load_state_dict(ckpt["games"])
         acc, c = ckpt["episode_acc"], {"validated": 0, **ckpt["counters"]}
         set_rng_state(gen, ckpt["rng"])
-    loop = Loop(out, "qnet", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-                tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
+    loop = Loop(
+        out, "qnet", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
+        tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed,
+    )
     if resumed:
         truncate_jsonl(out / "validation.jsonl", lambda r: r["episode"] <= c["episodes"])
     learn_start = max(cfg.learn_start, cfg.batch_size)
@@ -224,9 +282,18 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     def save(status: str) -> None:
         c["elapsed"] = loop.elapsed
         torch_save(out / "checkpoint.pt", {
-            "format": CHECKPOINT_FORMAT, "trainer": "qnet", "net": spec, "online": online.state_dict(), "target": target.state_dict(),
-            "optimizer": optimizer.state_dict(), "replay": memory.state_dict(), "games": games.state_dict(),
-            "episode_acc": acc, "counters": dict(c), "rng": rng_state(gen), "best": best,
+            "format": CHECKPOINT_FORMAT,
+            "trainer": "qnet",
+            "net": spec,
+            "online": online.state_dict(),
+            "target": target.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "replay": memory.state_dict(),
+            "games": games.state_dict(),
+            "episode_acc": acc,
+            "counters": dict(c),
+            "rng": rng_state(gen),
+            "best": best,
         })
         played = online
         if best["state"] is not None:
@@ -234,9 +301,11 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
             played.load_state_dict(best["state"])
         validation = {k: best[k] for k in ("score", "episode")}
         save_model(out, "qnet", spec, played, {"config": dataclasses.asdict(cfg), "validation": validation})
-        loop.write_meta(status, {"step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
-                                 "env_steps": c["env_steps"], "grad_steps": c["grad_steps"]},
-                        {"net": spec, "validation": validation})
+        progress = {
+            "step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
+            "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+        }
+        loop.write_meta(status, progress, {"net": spec, "validation": validation})
 
     recent: list[int] = []
     with loop, flushed_denormals():
@@ -247,20 +316,24 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
             online.eval()
             scores = _scores(online, cfg.mode, boards, after, r, cfg.gamma, device)
             actions = first_legal_by_rank(scores, legal)
-            eps = cfg.eps_end + (cfg.eps_start - cfg.eps_end) * max(0.0, 1.0 - c["env_steps"] / cfg.eps_steps)
+            decay = max(0.0, 1.0 - c["env_steps"] / cfg.eps_steps)
+            eps = cfg.eps_end + (cfg.eps_start - cfg.eps_end) * decay
             for j in np.flatnonzero(gen.random(n) < eps):
                 actions[j] = int(gen.choice(np.flatnonzero(legal[j])))
             st = games.step(actions)
             rows = np.arange(n)
             for i in range(n):
-                if cfg.mode == "q":
-                    memory.push(int(boards[i]), int(actions[i]), float(r[i, actions[i]]), int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
-                else:
-                    memory.push(int(after[i, actions[i]]), int(actions[i]), 0.0, int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
+                a = int(actions[i])
+                if cfg.mode == "q":  # (s, a, centred r(a)) -> s'
+                    s, reward = int(boards[i]), float(r[i, a])
+                else:  # the after-state of a, no reward: its target is the next move's r + γ·V
+                    s, reward = int(after[i, a]), 0.0
+                memory.push(s, a, reward, int(st.boards[i]), bool(st.terminal[i]), cfg.gamma, st.masks[i])
             acc["actions"][rows, actions] += 1
             acc["eps"] += eps
             c["env_steps"] += n
-            if len(memory) >= learn_start:  # no gradient steps are owed before learning starts (seed 000: one a move)
+            # no gradient steps are owed before learning starts (seed 000: one a move)
+            if len(memory) >= learn_start:
                 c["credit"] += n * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
@@ -268,7 +341,8 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 pred, y = td_targets(cfg, online, target, memory.batch(idx), device)
                 err = pred - y
                 if isinstance(memory, PrioritizedReplay):
-                    beta = cfg.per_beta + (1.0 - cfg.per_beta) * min(1.0, c["episodes"] / cfg.per_beta_episodes)
+                    anneal = min(1.0, c["episodes"] / cfg.per_beta_episodes)
+                    beta = cfg.per_beta + (1.0 - cfg.per_beta) * anneal
                     w = torch.from_numpy(memory.weights(idx, beta)).to(device)
                     loss = (w * err**2).mean()
                     memory.update(idx, err.detach().cpu().numpy())
@@ -286,9 +360,13 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 recent = (recent + [game["score"]])[-100:]
                 loss_i = acc["loss"][i]
                 loop.log({
-                    "episode": c["episodes"], **game, "loss": float(loss_i[0] / loss_i[1]) if loss_i[1] else None,
-                    "epsilon": float(acc["eps"][i] / max(game["length"], 1)), "actions": acc["actions"][i].tolist(),
-                    "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
+                    "episode": c["episodes"],
+                    **game,
+                    "loss": float(loss_i[0] / loss_i[1]) if loss_i[1] else None,
+                    "epsilon": float(acc["eps"][i] / max(game["length"], 1)),
+                    "actions": acc["actions"][i].tolist(),
+                    "env_steps": c["env_steps"],
+                    "grad_steps": c["grad_steps"],
                 }, step=c["episodes"], games=c["episodes"])
                 acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
                 loop.bar.update(1)
@@ -301,5 +379,11 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     return loop.finish(save, c["episodes"])
 
 
-TRAINER = Trainer("qnet", "Seed 003's 16-128-32-8 Q-network: RMSprop, MSE, centred rewards, prioritised replay (torch)", QNetConfig, run, PRESETS,
-                  preset_help=PRESET_HELP)
+TRAINER = Trainer(
+    "qnet",
+    "Seed 003's 16-128-32-8 Q-network: RMSprop, MSE, centred rewards, prioritised replay (torch)",
+    QNetConfig,
+    run,
+    PRESETS,
+    preset_help=PRESET_HELP,
+)

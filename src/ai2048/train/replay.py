@@ -50,11 +50,14 @@ class ReplayMemory:
         return {k: getattr(self, k)[idx] for k in self.FIELDS}
 
     def state_dict(self) -> dict[str, Any]:
-        return {"pos": self.pos, "size": self.size, **{k: getattr(self, k)[: self.size].copy() for k in self.FIELDS}}
+        arrays = {k: getattr(self, k)[: self.size].copy() for k in self.FIELDS}
+        return {"pos": self.pos, "size": self.size, **arrays}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         if state["size"] > self.capacity:
-            raise ValueError(f"checkpoint replay holds {state['size']} transitions, capacity is {self.capacity}")
+            raise ValueError(
+                f"checkpoint replay holds {state['size']} transitions, capacity is {self.capacity}"
+            )
         self.pos, self.size = int(state["pos"]), int(state["size"])
         for k in self.FIELDS:
             getattr(self, k)[: self.size] = state[k]
@@ -119,7 +122,9 @@ class NStep:
         self.n, self.gamma = n, gamma
         self.pending: list[list[tuple[int, int, float]]] = [[] for _ in range(n_envs)]
 
-    def push(self, i: int, s: int, a: int, r: float, s2: int, term: bool, done: bool, m2: np.ndarray) -> list[tuple[Any, ...]]:
+    def push(
+        self, i: int, s: int, a: int, r: float, s2: int, term: bool, done: bool, m2: np.ndarray
+    ) -> list[tuple[Any, ...]]:
         q = self.pending[i]
         q.append((s, a, r))
         out = []

@@ -60,10 +60,13 @@ def load_checkpoint(path: Path, trainer: str) -> dict[str, Any]:
     return ckpt
 
 
-def save_model(out: Path, kind: str, spec: dict[str, Any], net: nn.Module, extra: dict[str, Any] | None = None) -> None:
+def save_model(
+    out: Path, kind: str, spec: dict[str, Any], net: nn.Module, extra: dict[str, Any] | None = None
+) -> None:
     """Write ``model.pt``: what an agent needs to play (network spec and CPU weights)."""
     state = {k: v.detach().cpu() for k, v in net.state_dict().items()}
-    torch_save(out / "model.pt", {"format": MODEL_FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})})
+    model = {"format": MODEL_FORMAT, "kind": kind, "net": spec, "state_dict": state, **(extra or {})}
+    torch_save(out / "model.pt", model)
 
 
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
@@ -88,11 +91,14 @@ def set_rng_state(gen: np.random.Generator, state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-VALIDATION_SEED = 1_000_003  # validation games: BoardBatch(games, seed + this), never the training or `ai2048 eval` games
+VALIDATION_SEED = 1_000_003
+"""Validation games are ``BoardBatch(games, seed + VALIDATION_SEED)``: never the training games nor
+the games of ``ai2048 eval``."""
 
 
 def greedy_mean_score(values: Callable[[np.ndarray], np.ndarray], games: int, seed: int) -> float:
-    """Mean score of a fixed set of ``games`` games (named by ``seed``) played by the best legal move of ``values``.
+    """Mean score of a fixed set of ``games`` games (named by ``seed``) played by the best legal move
+    of ``values``.
 
     ``values`` maps [N] boards to [N, 4] move values (the agent's own rule). The games run side by
     side on the numba kernels; each slot counts its first game only. Used for model selection on
