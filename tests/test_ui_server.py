@@ -198,3 +198,43 @@ def test_agents__lists_registered_agents_with_settings(client: TestClient) -> No
     assert data["default"] == "ui-test-greedy"
     assert by_name["ui-test-greedy"]["config"] == {"bonus": 0.0}
     assert {"random", "greedy", "expectimax"} <= set(by_name)
+
+
+def test_montecarlo_playouts_total__listed_accepted_and_changes_the_agent(client: TestClient) -> None:
+    mc = next(a for a in client.get("/api/agents").json()["agents"] if a["name"] == "montecarlo")
+    assert mc["config"]["playouts_total"] is None
+    assert mc["ranges"]["playouts_total"] == "a whole number in 1..8000 or null"  # 4 x playouts' 2000
+    assert "simulation_size" in mc["help"]["playouts_total"]
+    gid = new(client, seed=SEED)["id"]  # UP is illegal: three legal first moves
+
+    def values(config: dict) -> dict:
+        body = {"agent": "montecarlo", "config": {"seed": 3, **config}}
+        r = client.post(f"/api/games/{gid}/hint", json=body)
+        assert r.status_code == 200, r.text
+        return r.json()["hint"]["values"]
+
+    # the seed's budget: one playout in all tries one first move; one playout per first move tries all three
+    assert len(values({"playouts_total": 1})) == 1
+    assert len(values({"playouts": 1})) == 3
+    assert len(values({"playouts": 1, "playouts_total": None})) == 3
+    assert len(values({"playouts_total": 8000})) == 3
+    assert client.get(f"/api/games/{gid}").json()["moves"] == 0
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    (b'{"playouts_total": 8001}', "playouts_total must be a whole number in 1..8000 or null"),
+    (b'{"playouts_total": 0}', "setting playouts_total=0 is out of range"),
+    (b'{"playouts_total": 2.5}', "setting playouts_total=2.5 is out of range"),
+    (b'{"playouts_total": "all"}', "setting playouts_total='all' is out of range"),
+    (b'{"playouts_total": NaN}', "NaN"),
+    (b'{"playouts_total": Infinity}', "Infinity"),
+])
+def test_montecarlo_playouts_total__out_of_range_is_400_before_any_work(
+    client: TestClient, config: bytes, message: str
+) -> None:
+    s = new(client, seed=SEED)
+    body = b'{"agent": "montecarlo", "steps": 1, "config": ' + config + b"}"
+    r = client.post(f"/api/games/{s['id']}/ai", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert message in r.json()["error"]
+    assert client.get(f"/api/games/{s['id']}").json()["moves"] == 0

@@ -44,7 +44,8 @@ class Setting:
         none = " or null" if self.optional else ""
         if self.kind in ("int", "float"):
             extra = "".join(f" or {c!r}" for c in self.choices)
-            return f"{'a whole number' if self.kind == 'int' else 'a number'} in {self.lo:g}..{self.hi:g}{extra}{none}"
+            what = "a whole number" if self.kind == "int" else "a number"
+            return f"{what} in {self.lo:g}..{self.hi:g}{extra}{none}"
         if self.kind == "seed":
             return f"a whole number in 0..2**63-1{none}"
         if self.kind == "bool":
@@ -54,7 +55,8 @@ class Setting:
     def check(self, key: str, value: Any) -> Any:
         """``value`` if it is allowed, else ValueError naming the setting and its range."""
         def bad() -> ValueError:
-            return ValueError(f"setting {key}={_short(value)} is out of range: {key} must be {self.describe()}")
+            return ValueError(f"setting {key}={_short(value)} is out of range: "
+                              f"{key} must be {self.describe()}")
 
         if value is None:
             if self.optional or self.kind == "seed":
@@ -105,6 +107,11 @@ P_TWO = Float(0.0, 1.0)
 ORDER = Setting("choice", choices=tuple(SEED_ORDERS))
 TT_BITS = Int(0, 20)  # 2**20 entries: ~32 MiB a table (tt_bits=24 was 335 MB)
 PUCT = Float(0.0, 10.0)
+PLAYOUTS_MAX = 2000
+"""``montecarlo``'s ``playouts`` per legal first move on the web: at most 4 x 2000 random games a decision."""
+PLAYOUTS_TOTAL = Int(1, 4 * PLAYOUTS_MAX, optional=True)
+"""``montecarlo``'s ``playouts_total`` (seed 002's ``simulation_size``: playouts in all): the same
+most random games a decision as ``playouts`` allows on an open board; null uses ``playouts``."""
 
 WEB_AGENTS: dict[str, dict[str, Setting]] = {
     "random": {"seed": SEED},
@@ -116,13 +123,14 @@ WEB_AGENTS: dict[str, dict[str, Setting]] = {
         "min_depth": Int(1, 6), "max_depth": Int(1, 6), "reward_weight": Float(0.0, 100.0, optional=True),
         "order": ORDER,
     },
-    "expectimax-seed003": {"depth": Int(1, 3), "p_two": P_TWO, "prob_cutoff": Float(0.0, 1.0), "tt_bits": TT_BITS,
-                           "order": ORDER},
-    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0, optional=True), "prune": BOOL, "fours": BOOL,
-                "order": ORDER},
-    "montecarlo": {"playouts": Int(1, 2000), "p_two": P_TWO, "seed": SEED, "order": ORDER},
-    "lazyzero-random": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT, "temperature": Float(0.0, 10.0),
-                        "seed": SEED},
+    "expectimax-seed003": {"depth": Int(1, 3), "p_two": P_TWO, "prob_cutoff": Float(0.0, 1.0),
+                           "tt_bits": TT_BITS, "order": ORDER},
+    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0, optional=True), "prune": BOOL,
+                "fours": BOOL, "order": ORDER},
+    "montecarlo": {"playouts": Int(1, PLAYOUTS_MAX), "playouts_total": PLAYOUTS_TOTAL, "p_two": P_TWO,
+                   "seed": SEED, "order": ORDER},
+    "lazyzero-random": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT,
+                        "temperature": Float(0.0, 10.0), "seed": SEED},
 }
 """Agents the web offers by name, each with the settings a request may change and their ranges."""
 
@@ -178,7 +186,8 @@ def scan_models(models_dir: str | Path | None) -> dict[str, Model]:
         if agent not in MODEL_SETTINGS or agent not in available():
             continue
         if run.name in models:
-            raise ValueError(f"--models {root}: folder {run.name!r} has the name of a shipped model; rename the folder")
+            raise ValueError(f"--models {root}: folder {run.name!r} has the name of a shipped model; "
+                             "rename the folder")
         models[run.name] = Model(
             run.name, agent, f"{agent} network from {run.name}/", MODEL_SETTINGS[agent],
             lambda agent=agent, run=run, **cfg: make_agent(agent, weights=str(run), **cfg),
@@ -229,7 +238,8 @@ def check_settings(agent: str, config: Any, models: dict[str, Model],
     if agent.startswith(MODEL_PREFIX):
         name = agent[len(MODEL_PREFIX):]
         if name not in models:
-            listed = ", ".join(MODEL_PREFIX + m for m in sorted(models)) or "none (start the server with --models DIR)"
+            listed = (", ".join(MODEL_PREFIX + m for m in sorted(models))
+                      or "none (start the server with --models DIR)")
             raise ValueError(f"unknown model {_short(name)}; models on this server: {listed}")
         rules = models[name].settings
     elif agent in agents:
@@ -243,10 +253,12 @@ def check_settings(agent: str, config: Any, models: dict[str, Model],
         if key in rules:
             out[key] = rules[key].check(key, value)
         elif key in PATH_KEYS:
-            raise ValueError(f"setting {_short(key)} is not accepted: the web app loads networks only by model "
-                             f"name ({MODEL_PREFIX}NAME, from the server's --models folder), never from a path")
+            raise ValueError(f"setting {_short(key)} is not accepted: the web app loads networks only by "
+                             f"model name ({MODEL_PREFIX}NAME, from the server's --models folder), "
+                             "never from a path")
         elif key in SERVER_KEYS:
-            raise ValueError(f"setting {_short(key)} is fixed by the server (it would change the whole process)")
+            raise ValueError(f"setting {_short(key)} is fixed by the server "
+                             "(it would change the whole process)")
         else:
             allowed = ", ".join(f"{k} ({r.describe()})" for k, r in rules.items()) or "none"
             raise ValueError(f"agent {agent!r} has no web setting {_short(key)}; settings: {allowed}")
@@ -263,7 +275,8 @@ def build(agent: str, config: dict[str, Any], models: dict[str, Model]) -> Any:
     return built
 
 
-def listing(models: dict[str, Model], extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
+def listing(models: dict[str, Model],
+            extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
     """What ``GET /api/agents`` shows: every web agent and model with its settings, their ranges and
     one line of help each (:mod:`ai2048.agents.option_help`, as ``ai2048 agents NAME`` prints)."""
     from ai2048.agents import config_keys

@@ -39,7 +39,8 @@ class FrameRenderer:
         self.header = max(32, (cell * 2) // 3)
         side = 4 * cell + 5 * self.gap
         self.size = (side, side + self.header)
-        self._fonts = {n: _font(max(8, int(cell * f))) for n, f in (("big", 0.42), ("mid", 0.34), ("small", 0.27))}
+        self._fonts = {n: _font(max(8, int(cell * f)))
+                       for n, f in (("big", 0.42), ("mid", 0.34), ("small", 0.27))}
         self._head = _font(max(10, cell // 5))
 
     def frame(self, board: int, score: int, move: int, action: int | None = None, note: str = "") -> Any:
@@ -53,9 +54,11 @@ class FrameRenderer:
             head += f"   {Action(action).name}"
         if note:
             head += f"   {note}"
-        draw.text((self.gap, self.header // 2), head, fill=hex_to_rgb(TEXT_COLOR), font=self._head, anchor="lm")
+        draw.text((self.gap, self.header // 2), head, fill=hex_to_rgb(TEXT_COLOR), font=self._head,
+                  anchor="lm")
         top = self.header
-        draw.rounded_rectangle((0, top, self.size[0] - 1, self.size[1] - 1), radius=self.gap, fill=hex_to_rgb(BOARD_COLOR))
+        draw.rounded_rectangle((0, top, self.size[0] - 1, self.size[1] - 1), radius=self.gap,
+                               fill=hex_to_rgb(BOARD_COLOR))
         cells = decode(board)
         for r in range(4):
             for c in range(4):
@@ -63,11 +66,13 @@ class FrameRenderer:
                 bg, fg = tile_colors(e)
                 x0 = self.gap + c * (self.cell + self.gap)
                 y0 = top + self.gap + r * (self.cell + self.gap)
-                draw.rounded_rectangle((x0, y0, x0 + self.cell, y0 + self.cell), radius=self.gap // 2, fill=hex_to_rgb(bg))
+                draw.rounded_rectangle((x0, y0, x0 + self.cell, y0 + self.cell), radius=self.gap // 2,
+                                       fill=hex_to_rgb(bg))
                 if e:
                     label = str(1 << e)
                     font = self._fonts["big" if len(label) <= 2 else "mid" if len(label) <= 3 else "small"]
-                    draw.text((x0 + self.cell / 2, y0 + self.cell / 2), label, fill=hex_to_rgb(fg), font=font, anchor="mm")
+                    draw.text((x0 + self.cell / 2, y0 + self.cell / 2), label, fill=hex_to_rgb(fg), font=font,
+                              anchor="mm")
         return img
 
 
@@ -100,7 +105,8 @@ def _check_render_args(fps: float, every: int) -> None:
 
 def write_gif(record: GameRecord, path: str | Path, *, fps: float = 8.0, every: int = 1, cell: int = CELL,
               hold: float = 2.0) -> Path:
-    """Render ``record`` (replayed and checked first) as an animated GIF; the last frame is held ``hold`` s."""
+    """Render ``record`` (replayed and checked first) as an animated GIF; the last frame is held
+    ``hold`` s."""
     _check_render_args(fps, every)
     out = _check_output(Path(path), ".gif")
     t = record.replay()

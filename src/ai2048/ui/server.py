@@ -100,7 +100,8 @@ def _seed(v: Any) -> int | None:
         return None
     if isinstance(v, str):
         if len(v) > 30:
-            raise ApiError(400, "'seed' must be a whole number in 0..2**64-1, got a string of more than 30 characters")
+            raise ApiError(400, "'seed' must be a whole number in 0..2**64-1, got a string of more than "
+                                "30 characters")
         try:
             v = int(v.strip())
         except ValueError:
@@ -134,8 +135,8 @@ def json_depth(raw: bytes) -> int:
 
 def _number(text: str, kind: type) -> Any:
     if len(text) > MAX_NUMBER_CHARS:
-        raise ApiError(400, f"request body holds a number of {len(text)} characters; numbers may have at most "
-                       f"{MAX_NUMBER_CHARS}")
+        raise ApiError(400, f"request body holds a number of {len(text)} characters; numbers may have at "
+                       f"most {MAX_NUMBER_CHARS}")
     value = kind(text)
     if kind is float and not math.isfinite(value):
         raise ApiError(400, f"request body holds {text}, which is not a finite number")
@@ -152,7 +153,8 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         return {}
     depth = json_depth(raw)
     if depth > MAX_JSON_DEPTH:
-        raise ApiError(400, f"request body is nested {depth} deep; at most {MAX_JSON_DEPTH} levels are accepted")
+        raise ApiError(400, f"request body is nested {depth} deep; at most {MAX_JSON_DEPTH} levels are "
+                            "accepted")
     try:
         text = raw.decode("utf-8")
         body = json.loads(text, parse_int=lambda s: _number(s, int), parse_float=lambda s: _number(s, float),
@@ -168,7 +170,8 @@ class GameStore:
     """Games by id: least recently used dropped beyond ``max_games``, idle ones after ``ttl`` seconds;
     one lock per game."""
 
-    def __init__(self, max_games: int = 256, ttl: float = 3600.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, max_games: int = 256, ttl: float = 3600.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.max_games = max_games
         self.ttl = ttl
         self.clock = clock
@@ -199,7 +202,8 @@ class GameStore:
         with self._lock:
             self._expire()
             if gid not in self._games:
-                raise ApiError(404, f"no game {gid[:40]!r} on this server (it may have expired); start a new game")
+                raise ApiError(404, f"no game {gid[:40]!r} on this server (it may have expired); "
+                                    "start a new game")
             s, lock, _ = self._games.pop(gid)
             self._games[gid] = (s, lock, self.clock())
             return s, lock
@@ -271,11 +275,13 @@ class Guard:
     def problem(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, str] | None:
         host = headers.get("host", "")
         if _host_name(host) not in self.hosts:
-            return 421, (f"this server answers only to {', '.join(sorted(self.hosts))} (Host header {host[:60]!r}); "
-                         "start it with --host or --allow-host to serve another name")
+            return 421, (f"this server answers only to {', '.join(sorted(self.hosts))} "
+                         f"(Host header {host[:60]!r}); start it with --host or --allow-host to serve "
+                         "another name")
         origin = headers.get("origin")
         if origin is not None and origin.lower() not in (f"http://{host.lower()}", f"https://{host.lower()}"):
-            return 403, f"cross-origin request from {origin[:60]!r} refused: only the page served here may use this API"
+            return 403, (f"cross-origin request from {origin[:60]!r} refused: only the page served here may "
+                         "use this API")
         if headers.get("sec-fetch-site", "same-origin") == "cross-site":
             return 403, "cross-site request refused: only the page served here may use this API"
         declared = headers.get("content-length")
@@ -302,7 +308,8 @@ class Guard:
                     break
             ctype = headers.get("content-type", "").split(";")[0].strip().lower()
             if found is None and scope["path"].startswith("/api/") and ctype != "application/json":
-                found = 415, f"API requests must be sent as Content-Type: application/json, got {ctype[:60] or 'none'!r}"
+                found = 415, ("API requests must be sent as Content-Type: application/json, "
+                              f"got {ctype[:60] or 'none'!r}")
             if found is None:
                 replayed = False
 
@@ -334,7 +341,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
     limits = limits or Limits(max_games=max_games)
     models = scan_models(models_dir)
     try:
-        default_agent, default_config = check_settings(default_agent, default_config or {}, models, extra_agents)
+        default_agent, default_config = check_settings(default_agent, default_config or {}, models,
+                                                       extra_agents)
     except ValueError as e:
         raise ValueError(f"default agent: {e}") from None
     hosts = allowed_hosts(host, allow_hosts)
@@ -357,7 +365,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
 
     @app.exception_handler(Exception)
     async def internal_error(_: Request, e: Exception) -> JSONResponse:
-        return JSONResponse({"error": f"internal error ({type(e).__name__}); the game is unchanged"}, status_code=500)
+        return JSONResponse({"error": f"internal error ({type(e).__name__}); the game is unchanged"},
+                            status_code=500)
 
     app.add_middleware(Guard, hosts=hosts)
 
@@ -395,7 +404,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         that hang up cannot pile work up; work cancelled before it started calls ``on_cancel``.
         """
         if not slots.acquire(blocking=False):
-            raise ApiError(503, f"the server is busy ({limits.max_queue} agent requests running or waiting); try again")
+            raise ApiError(503, f"the server is busy ({limits.max_queue} agent requests running or waiting); "
+                                "try again")
         with counting:
             inflight[0] += 1
 
@@ -412,7 +422,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
 
     def locked(lock: threading.Lock) -> None:
         if not lock.acquire(blocking=False):
-            raise ApiError(409, "this game is busy (a hint or AI move is running); try again when it finishes")
+            raise ApiError(409, "this game is busy (a hint or AI move is running); "
+                                "try again when it finishes")
 
     @app.get("/", response_class=HTMLResponse)
     def index() -> str:
@@ -491,7 +502,8 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
                         if s.is_over:
                             break
                         if i + 1 < steps and time.monotonic() - t0 > limits.budget:
-                            stopped = f"time budget of {limits.budget:g} s per request reached after {i + 1} move(s)"
+                            stopped = (f"time budget of {limits.budget:g} s per request reached after "
+                                       f"{i + 1} move(s)")
                             break
                 except (ValueError, TypeError) as e:
                     raise ApiError(400, f"agent {agent!r} failed: {e}") from None
@@ -507,8 +519,10 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         agent, config = choice(s, body)
         locked(lock)
         try:
-            return await off_loop(lambda: agent_work(gid, s, lock, agent, config, steps),  # type: ignore[no-any-return]
-                                  on_cancel=lock.release)
+            def work() -> dict[str, Any]:
+                return agent_work(gid, s, lock, agent, config, steps)
+
+            return await off_loop(work, on_cancel=lock.release)  # type: ignore[no-any-return]
         except ApiError as e:
             if e.status == 503:
                 lock.release()

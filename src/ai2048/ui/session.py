@@ -33,7 +33,8 @@ def parse_action(value: Any) -> Action:
             return ACTION_KEYS[key]
         raise ValueError(f"unknown action {value!r}; use up, right, down or left (or 0..3)")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"action must be a name (up/right/down/left) or an int 0..3, got {type(value).__name__}")
+        raise TypeError(f"action must be a name (up/right/down/left) or an int 0..3, "
+                        f"got {type(value).__name__}")
     if not 0 <= value <= 3:
         raise ValueError(f"action {value} is out of range: use 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
     return Action(value)
@@ -63,7 +64,8 @@ class Hint:
 
 
 def format_value(v: float | None) -> str:
-    """A move value for people: ``1,585,010`` for big values, 4 significant digits for small, ``-`` for none."""
+    """A move value for people: ``1,585,010`` for big values, 4 significant digits for small, ``-`` for
+    none."""
     if v is None:
         return "-"
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
@@ -229,4 +231,5 @@ class PlaySession:
         """The game so far as a record; ``meta`` says who played (``source``) and how many AI moves."""
         agent = self.agent_name if self.ai_moves else "human"
         config = self.agent_config if self.ai_moves else {}
-        return self.recorder.record(agent=agent, agent_config=config, meta={"source": source, "ai_moves": self.ai_moves})
+        return self.recorder.record(agent=agent, agent_config=config,
+                                    meta={"source": source, "ai_moves": self.ai_moves})

@@ -57,7 +57,8 @@ def status_text(score: int, moves: int, max_tile: int, extra: str = "") -> Text:
     return t
 
 
-def make_play_app(session: PlaySession, on_game_end: Callable[[PlaySession], str | None] | None = None) -> Any:
+def make_play_app(session: PlaySession,
+                  on_game_end: Callable[[PlaySession], str | None] | None = None) -> Any:
     """Build the textual app around ``session``; ``on_game_end`` saves the record and returns a note."""
     from textual.app import App, ComposeResult
     from textual.binding import Binding
@@ -106,7 +107,8 @@ def make_play_app(session: PlaySession, on_game_end: Callable[[PlaySession], str
         def refresh_view(self) -> None:
             s = self.session
             self.query_one("#board", Static).update(board_text(s.board))
-            self.query_one("#status", Static).update(status_text(s.score, s.moves, s.max_tile, f"seed {s.seed}"))
+            status = status_text(s.score, s.moves, s.max_tile, f"seed {s.seed}")
+            self.query_one("#status", Static).update(status)
             hint = s.last_hint
             self.query_one("#hint", Static).update(
                 Text("hint  " + hint.describe(), style="cyan") if hint is not None else Text("")
