@@ -75,7 +75,8 @@ def dqn_model_run(path: Path) -> Path:
     spec = cfg.net_spec()
     torch.manual_seed(0)
     path.mkdir(parents=True)
-    save_model(path, "dqn", spec, build_net(spec), {"config": dataclasses.asdict(cfg), "explore_counts": [1.0] * 4})
+    save_model(path, "dqn", spec, build_net(spec),
+               {"config": dataclasses.asdict(cfg), "explore_counts": [1.0] * 4})
     write_meta(path, "dqn", "dqn", "completed", {"step": 0, "games": 0, "time": 0.0})
     return path
 
@@ -117,7 +118,8 @@ def _answers(buf: bytes) -> list[bytes]:
                 return out
             pos = end + 7
         else:
-            length = next((int(x.split(b":")[1]) for x in lines if x.lower().startswith(b"content-length:")), 0)
+            length = next((int(x.split(b":")[1]) for x in lines if x.lower().startswith(b"content-length:")),
+                          0)
             if head_end + 4 + length > len(buf):
                 return out
             pos = head_end + 4 + length
