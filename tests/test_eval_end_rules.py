@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -56,6 +58,8 @@ def test_ends_early__known_boards(rows: str, goal: int | None, full: bool, expec
 @pytest.mark.parametrize(("goal", "full", "error"), [
     (3, False, ValueError), (2, False, ValueError), (65536, False, ValueError), (2048.0, False, TypeError),
     (True, False, TypeError), (None, "yes", TypeError), (None, 1, TypeError),
+    (float("nan"), False, TypeError), (float("inf"), False, TypeError), (-2048, False, ValueError),
+    (None, float("nan"), TypeError),
 ])
 def test_check_end_rules__bad_values_name_the_problem(goal: Any, full: Any, error: type) -> None:
     with pytest.raises(error, match="goal_tile|end_on_full_board"):
@@ -98,7 +102,7 @@ def test_evaluate__full_board_rule_reproduces_seed_004s_random_baseline() -> Non
     assert all(int(count_empty(np.uint64(int(r["final_board"], 16)))) == 0 for r in full.records)
 
 
-# kernel-backed agents: the rules send them through the Python loop
+# kernel-backed agents play the rules in numba (tests/test_evaluate_fast.py checks every agent)
 @pytest.mark.parametrize("agent", ["greedy", "random"])
 def test_evaluate__end_rules_give_play_games_records_with_any_workers(agent: str) -> None:
     for workers in (1, 2):
@@ -146,11 +150,62 @@ def test_cli_eval__goal_tile_and_full_board_end_to_end(tmp_path, capsys) -> None
     assert all(int(count_empty(np.uint64(int(g["final_board"], 16)))) == 0 for g in d["games"])
 
 
-@pytest.mark.parametrize("goal", ["3", "2", "65536", "0"])
-def test_cli_eval__bad_goal_tile_is_refused_before_any_game(goal: str, capsys) -> None:
-    assert main(["eval", "greedy", "--games", "1", "--goal-tile", goal, "--no-progress"]) == 2
+@pytest.mark.parametrize(("goal", "problem"), [
+    ("3", "3 is not a power of two"), ("2", "2 is not a power of two"), ("65536", "65536 is not a power"),
+    ("0", "0 is not a power"), ("-4", "-4 is not a power"), ("nan", "'nan' is not a whole number"),
+    ("inf", "'inf' is not a whole number"), ("2048.0", "'2048.0' is not a whole number"),
+    ("2e3", "'2e3' is not a whole number"), ("", "'' is not a whole number"),
+    ("0x800", "'0x800' is not a whole number"),
+])
+@pytest.mark.parametrize("command", ["eval", "arena"])
+def test_cli__bad_goal_tile_is_refused_before_any_game(command: str, goal: str, problem: str, tmp_path,
+                                                       capsys) -> None:
+    """Refused while the command line is read: the agent (a run directory that does not exist) is
+    never built, no game is played and no --out file is written."""
+    out = tmp_path / "r.json"
+    with pytest.raises(SystemExit) as info:
+        main([command, str(tmp_path / "no-such-run"), "--games", "1", f"--goal-tile={goal}", "--no-progress",
+              "--out", str(out)])
+    assert info.value.code == 2
     err = capsys.readouterr().err
-    assert "--goal-tile" in err and "power of two" in err
+    assert f"argument --goal-tile: {problem}" in err
+    assert "power of two in 4..32768" in err and "such as 2048" in err and "leave --goal-tile out" in err
+    assert "no-such-run" not in err and not out.exists() and not list(tmp_path.iterdir())
+
+
+_CLI = [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())"]
+
+
+def test_cli_eval__bad_end_rules_end_to_end_in_a_process(tmp_path) -> None:
+    """The command in its own process exits 2 with the message on stderr, before any work, for each
+    bad value."""
+    for extra, problem in ((["--goal-tile", "nan"], "'nan' is not a whole number"),
+                           (["--goal-tile", "1000"], "1000 is not a power of two in 4..32768"),
+                           (["--end-on-full-board=yes"], "--end-on-full-board: ignored explicit argument")):
+        proc = subprocess.run([*_CLI, "eval", "greedy", "--games", "1000000",
+                               "--no-progress", "--out", str(tmp_path / "r.json"), *extra],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, proc.stderr
+        assert problem in proc.stderr and proc.stdout == ""
+        assert not list(tmp_path.iterdir())
+
+
+def test_cli_eval__goal_tile_accepts_spaces_and_keeps_the_kernel(tmp_path, monkeypatch) -> None:
+    """A valid value in any spacing is the tile; the greedy agent still plays in numba with it."""
+    monkeypatch.setattr(sys.modules["ai2048.evaluate"], "play_game", _forbidden)  # (the package's
+    # ai2048.evaluate is the function)
+    out = tmp_path / "r.json"
+    assert main(["eval", "greedy", "--games", "3", "--goal-tile", " 64 ", "--end-on-full-board",
+                 "--no-progress", "--out", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert (d["goal_tile"], d["end_on_full_board"]) == (64, True)
+    want = [_strip(play_game(make_agent("greedy"), s, goal_tile=64, end_on_full_board=True))
+            for s in game_seeds(0, 3)]
+    assert [_strip(g) for g in d["games"]] == want
+
+
+def _forbidden(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the Python loop played a kernel-backed agent")
 
 
 def test_cli_arena__end_rules_apply_to_every_agent(tmp_path, capsys) -> None:

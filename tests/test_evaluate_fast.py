@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,17 +14,22 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from numba import njit
 
 import ai2048
 from ai2048 import evaluate_fast
 from ai2048.agents.base import make_agent
 from ai2048.agents.simple import GreedyAgent
-from ai2048.evaluate import EvalError, evaluate, game_seeds, play_game
+from ai2048.engine.board import count_empty
+from ai2048.evaluate import EvalError, EvalResult, evaluate, game_seeds, play_game
+from ai2048.evaluate import ends_early as python_ends_early
 from ai2048.evaluate_fast import kernel_of, kernel_stream
 from ai2048.ntuple.network import Network
 from ai2048.rules import Action
-from ai2048.search.games import GameKernel, bind, play_batch
+from ai2048.search.games import GameKernel, bind, end_rule_args, has_tile, is_full, play_batch
+from ai2048.search.games import ends_early as kernel_ends_early
 
 SMALL = "0123,4567,5410,26ae"
 
@@ -32,19 +38,43 @@ def _strip(rec: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in rec.items() if k not in ("seconds", "index")}
 
 
-def _python_loop(agent: Any, seed: int, games: int, max_moves: int | None) -> list[dict[str, Any]]:
-    """The records the Python loop gives (``play_game`` per game seed, as ``evaluate`` without a kernel)."""
-    return [_strip(play_game(agent, s, max_moves=max_moves)) for s in game_seeds(seed, games)]
+def _python_loop(agent: Any, seed: int, games: int, max_moves: int | None,
+                 **rules: Any) -> list[dict[str, Any]]:
+    """The records the Python loop gives (``play_game`` per game seed, as ``evaluate`` without a kernel),
+    with the end rules ``rules`` (``goal_tile``, ``end_on_full_board``)."""
+    return [_strip(play_game(agent, s, max_moves=max_moves, **rules)) for s in game_seeds(seed, games)]
+
+
+_TIMING = ("moves_per_s", "ms_per_move", "game_seconds", "wall_seconds")
 
 
 def _assert_same_games(
-    agent: Any, games: int, max_moves: int | None = None, workers: int = 2, seed: int = 5
-) -> None:
+    agent: Any, games: int, max_moves: int | None = None, workers: int = 2, seed: int = 5, **rules: Any
+) -> list[dict[str, Any]]:
+    """The fast path (and only it: the Python loop's ``play_game`` is switched off meanwhile) gives the
+    Python loop's records and summary, timings aside; returns the records."""
     assert kernel_of(agent) is not None
-    fast = evaluate(agent, games=games, seed=seed, workers=workers, progress=False, max_moves=max_moves)
+    with pytest.MonkeyPatch.context() as mp:
+        # (the package's ai2048.evaluate is the function: patch the module)
+        mp.setattr(sys.modules["ai2048.evaluate"], "play_game", _no_python_loop)
+        fast = evaluate(agent, games=games, seed=seed, workers=workers, progress=False, max_moves=max_moves,
+                        **rules)
     assert [r["index"] for r in fast.records] == list(range(games))
-    assert [_strip(r) for r in fast.records] == _python_loop(agent, seed, games, max_moves)
+    want = _python_loop(agent, seed, games, max_moves, **rules)
+    assert [_strip(r) for r in fast.records] == want
     assert all(r["seconds"] >= 0 for r in fast.records)
+    slow = EvalResult(agent="x", config={}, seed=seed, games_requested=games,
+                      records=[{"index": i, **r, "seconds": 1.0} for i, r in enumerate(want)])
+    assert _untimed(fast.summary()) == _untimed(slow.summary())
+    return want
+
+
+def _untimed(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in _TIMING}
+
+
+def _no_python_loop(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("evaluate played a kernel-backed agent in the Python loop")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +114,111 @@ def test_fast_path__before_state_ntuple_network(tmp_path: Path) -> None:
     net.w[:] = np.random.default_rng(1).normal(0.0, 20.0, net.w.size).astype(np.float32)
     net.save(tmp_path / "w.npz")
     _assert_same_games(make_agent("ntuple", weights=str(tmp_path / "w.npz")), 4)
+
+
+END_RULES = [(2048, False), (4096, False), (None, True), (2048, True), (128, False), (256, True)]
+"""(goal_tile, end_on_full_board): seeds 000/003's goal, seed 004's full-board end, both, and goals the
+weak agents reach."""
+
+
+def _ended_by_a_rule(rec: dict[str, Any], max_moves: int | None, goal: int | None, full: bool) -> bool:
+    """The record's last board is one where the Python loop stops: no legal move, the move cap, the
+    goal tile (reached exactly: a tile first reaches it by one merge or a spawned 4) or a full board."""
+    b = int(rec["final_board"], 16)
+    return (ai2048.is_over(b) or rec["moves"] == max_moves or (goal is not None and rec["max_tile"] == goal)
+            or (full and (int(count_empty(np.uint64(b))) == 0 or rec["max_tile"] >= 32768)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(cells=st.lists(st.integers(0, 15), min_size=16, max_size=16),
+       goal_exp=st.one_of(st.none(), st.integers(1, 15)), full=st.booleans())
+def test_kernel_ends_early__agrees_with_the_python_rule_on_any_board(cells: list[int], goal_exp: int | None,
+                                                                     full: bool) -> None:
+    """The kernels' word-wise rule (``search.games.ends_early``) against ``evaluate.ends_early`` (a
+    loop over the cells), on any board of exponents 0..15: empty cells, 15s, a tile at the goal."""
+    board = sum(e << (4 * i) for i, e in enumerate(cells))
+    goal = None if goal_exp is None else 1 << goal_exp
+    want = python_ends_early(board, goal, full)
+    assert kernel_ends_early(np.uint64(board), *end_rule_args(goal, full)) is want
+    if goal_exp is not None:
+        assert has_tile(np.uint64(board), goal_exp) is (max(cells) >= goal_exp)
+    assert is_full(np.uint64(board)) is (min(cells) > 0)
+
+
+@pytest.mark.parametrize("seed", [5, 11])
+@pytest.mark.parametrize(("goal", "full"), END_RULES)
+@pytest.mark.parametrize(("name", "config", "games", "max_moves"), [
+    ("random", {}, 8, None),
+    ("greedy", {}, 6, None),
+    ("greedy", {"order": "clockwise"}, 4, None),
+    ("expectimax", {"depth": 1}, 3, None),
+    ("minimax", {"depth": 2, "time_limit": None}, 2, None),  # reaches 2048 in about 1,000 moves
+])
+def test_fast_path__end_rules_same_games_as_the_python_loop(
+    name: str, config: dict, games: int, max_moves: int | None, goal: int | None, full: bool, seed: int
+) -> None:
+    """Goal tiles 2048/4096 and seed 004's full-board end stay on the fast path, with the Python loop's
+    games, moves, records and summary (issue 17)."""
+    recs = _assert_same_games(make_agent(name, **config), games, max_moves, seed=seed, goal_tile=goal,
+                              end_on_full_board=full)
+    assert all(_ended_by_a_rule(r, max_moves, goal, full) for r in recs)
+    if goal is not None:
+        assert all(r["max_tile"] <= goal for r in recs)
+    if (name, goal, full, seed) == ("minimax", 2048, False, 5):  # the rule bites: both games stop at 2048
+        assert [r["max_tile"] for r in recs] == [2048, 2048]
+
+
+@pytest.mark.parametrize(("goal", "full"), [(64, False), (None, True), (128, True), (2048, False)])
+@pytest.mark.parametrize("config", [{}, {"downgrade": True}, {"depth": 2, "tt_bits": 10}])
+def test_fast_path__ntuple_end_rules_same_games_as_the_python_loop(weights: Path, config: dict,
+                                                                   goal: int | None, full: bool) -> None:
+    agent = make_agent("ntuple", weights=str(weights), **config)
+    deep = bool(config.get("depth"))
+    _assert_same_games(agent, 3 if deep else 6, max_moves=80 if deep else None, seed=7, goal_tile=goal,
+                       end_on_full_board=full)
+
+
+def test_fast_path__end_rules_in_games_split_over_calls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule that ends a game exactly where a kernel call's action buffer is full, or in a later call."""
+    monkeypatch.setattr(evaluate_fast, "_BUFFER", 7)
+    for name in ("greedy", "random"):
+        for goal, full in ((64, False), (None, True), (32, True)):
+            agent = make_agent(name)
+            for workers in (1, 2):
+                _assert_same_games(agent, 5, workers=workers, seed=3, goal_tile=goal, end_on_full_board=full)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(["random", "greedy"]), goal_exp=st.one_of(st.none(), st.integers(2, 15)),
+       full=st.booleans(), seed=st.integers(0, 2**32), games=st.integers(1, 4),
+       max_moves=st.one_of(st.none(), st.integers(1, 300)), workers=st.integers(1, 2))
+def test_fast_path__any_end_rules_property(name: str, goal_exp: int | None, full: bool, seed: int, games: int,
+                                           max_moves: int | None, workers: int) -> None:
+    goal = None if goal_exp is None else 1 << goal_exp
+    recs = _assert_same_games(make_agent(name), games, max_moves, workers=workers, seed=seed, goal_tile=goal,
+                              end_on_full_board=full)
+    assert all(_ended_by_a_rule(r, max_moves, goal, full) for r in recs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("goal", "full"), [(2048, False), (4096, False), (None, True), (4096, True)])
+def test_fast_path__shipped_ntuple_reaches_the_goal_tiles_as_the_python_loop(goal: int | None,
+                                                                              full: bool) -> None:
+    """The default shipped 4x6 network at 1 ply reaches 2048 and 4096, so the goal rules end most
+    games (about 950 and 1,900 moves) rather than leaving them to the standard end."""
+    agent = _shipped()
+    recs = _assert_same_games(agent, 6, seed=1, goal_tile=goal, end_on_full_board=full)
+    if goal is not None and not full:
+        assert sum(r["max_tile"] == goal for r in recs) >= 4
+
+
+_SHIPPED: list[Any] = []
+
+
+def _shipped() -> Any:
+    if not _SHIPPED:
+        _SHIPPED.append(make_agent("ntuple"))
+    return _SHIPPED[0]
 
 
 def test_fast_path__one_or_two_workers_and_long_games_split_over_calls(
@@ -166,8 +301,8 @@ def test_fast_path__sigterm_keeps_the_finished_games(monkeypatch: pytest.MonkeyP
     played = []
     original = evaluate_fast.play_games
 
-    def play_then_signal(*args: Any) -> Any:
-        out = original(*args)
+    def play_then_signal(*args: Any, **kwargs: Any) -> Any:
+        out = original(*args, **kwargs)
         played.append(1)
         if len(played) == 3:
             time.sleep(0.5)  # the main thread collects the finished batches first

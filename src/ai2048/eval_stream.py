@@ -52,8 +52,8 @@ class GameStream:
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
             raise ValueError(f"cannot resume: {self.path} is not an ai2048 evaluation games file")
         head = lines[0]
-        differ = [f"{k}: file {head.get(k, _ABSENT.get(k))!r}, now {self.header.get(k, _ABSENT.get(k))!r}"
-                  for k in _SAME if _plain(head.get(k, _ABSENT.get(k))) != _plain(self.header.get(k, _ABSENT.get(k)))]
+        pairs = [(k, head.get(k, _ABSENT.get(k)), self.header.get(k, _ABSENT.get(k))) for k in _SAME]
+        differ = [f"{k}: file {old!r}, now {new!r}" for k, old, new in pairs if _plain(old) != _plain(new)]
         if differ:
             raise ValueError(
                 f"cannot resume: {self.path} holds another evaluation ({'; '.join(differ)}); "
@@ -62,7 +62,8 @@ class GameStream:
         done: dict[int, dict[str, Any]] = {}
         for rec in lines[1:]:
             i = rec.get("index") if isinstance(rec, dict) else None
-            if isinstance(i, bool) or not isinstance(i, int) or i < 0 or not isinstance(rec.get("score"), int):
+            if (isinstance(i, bool) or not isinstance(i, int) or i < 0
+                    or not isinstance(rec.get("score"), int)):
                 raise ValueError(f"cannot resume: {self.path} holds a malformed game line {str(rec)[:80]!r}")
             done[i] = rec
         return done

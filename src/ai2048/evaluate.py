@@ -7,14 +7,15 @@ by ``Game(seed)`` plus its recorded actions. Stochastic agents are ``reset(game_
 each game. An agent with ``game_kernel()`` plays whole games inside numba, in ``workers`` threads
 (:mod:`ai2048.evaluate_fast`: the same games, moves and records); other agents' games run in
 worker processes (``fork`` where available, so compiled numba code is inherited). A progress bar
-shows the games as they finish. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent that returns
-an illegal move stops the run with an :class:`EvalError` that names the agent and the board and
-carries the result so far.
+shows the games as they finish. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent
+that returns an illegal move stops the run with an :class:`EvalError` that names the agent and the
+board and carries the result so far.
 
 By default a game runs until no move is legal (or ``max_moves``); ``goal_tile`` stops it when a
 tile reaches that value (seeds 000 and 003 stop at 2048) and ``end_on_full_board`` when the board
 is full, even if merges remain, or holds a 32768 (seed 004's ``end()``). Both are checked after
-each move and its spawn, as the seeds do.
+each move and its spawn, as the seeds do, by every path: the numba kernels play them too
+(:func:`ai2048.search.games.ends_early`), so the rules keep the fast path.
 
 The summary is seed 004's table (tile, % of games reaching it, % ending on it) with Wilson 95%
 intervals, the score's mean ± standard error, median and max, moves per game, moves/s and time
@@ -57,7 +58,8 @@ class EvalError(RuntimeError):
 def game_seeds(seed: int, games: int) -> list[int]:
     """Per-game seeds: ``SeedSequence(seed, spawn_key=(i,))`` for game ``i`` (independent of ``games``)."""
     return [
-        int(np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(1, np.uint64)[0]) for i in range(games)
+        int(np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(1, np.uint64)[0])
+        for i in range(games)
     ]
 
 
@@ -65,7 +67,8 @@ def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None,
     """(goal_tile, end_on_full_board) checked: a power of two in 4..32768 or None, and a bool."""
     if goal_tile is not None:
         if isinstance(goal_tile, bool) or not isinstance(goal_tile, (int, np.integer)):
-            raise TypeError(f"goal_tile must be an integer tile value such as 2048, or None; got {goal_tile!r}")
+            raise TypeError(f"goal_tile must be an integer tile value such as 2048, or None; "
+                            f"got {goal_tile!r}")
         g = int(goal_tile)
         if g < 4 or g > 2**MAX_EXPONENT or g & (g - 1):
             raise ValueError(f"goal_tile={g} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), "
@@ -108,7 +111,9 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
         try:
             g.step(a)
         except (IllegalMoveError, ValueError, TypeError) as e:
-            raise ValueError(f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}") from e
+            raise ValueError(
+                f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}"
+            ) from e
         actions.append(ord(ACTION_CHARS[int(a)]))
         if ends_early(g.board, goal_tile, end_on_full_board):
             break
@@ -176,7 +181,8 @@ class EvalResult:
     def format(self) -> str:
         """The summary as text: a header line, the tile table, then the score and speed lines."""
         s = self.summary()
-        head = f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  seed {self.seed}"
+        head = (f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  "
+                f"seed {self.seed}")
         if self.goal_tile is not None or self.end_on_full_board:
             rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
             head += f"  ({', '.join(rules + (['end on a full board'] if self.end_on_full_board else []))})"
@@ -195,8 +201,9 @@ class EvalResult:
                 f"{100 * row['end_rate']:>7.1f} {f'{100 * elo:.1f}-{100 * ehi:.1f}':>15}"
             )
         lines.append(
-            f"score {s['score_mean']:.0f} ± {s['score_se']:.0f} (median {s['score_median']:.0f}, max {s['score_max']})"
-            f"  moves/game {s['moves_mean']:.0f}  {s['moves_per_s']:.1f} moves/s  {s['ms_per_move']:.2f} ms/move"
+            f"score {s['score_mean']:.0f} ± {s['score_se']:.0f} (median {s['score_median']:.0f}, "
+            f"max {s['score_max']})  moves/game {s['moves_mean']:.0f}  {s['moves_per_s']:.1f} moves/s  "
+            f"{s['ms_per_move']:.2f} ms/move"
         )
         return "\n".join(lines)
 
@@ -244,11 +251,14 @@ class EvalResult:
                 agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
                 p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
                 interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
-                workers=d["workers"], goal_tile=d.get("goal_tile"),  # absent in results from before the end rules
+                # goal_tile and end_on_full_board are absent in results from before the end rules
+                workers=d["workers"], goal_tile=d.get("goal_tile"),
                 end_on_full_board=bool(d.get("end_on_full_board", False)),
             )
         except KeyError as e:
-            raise ValueError(f"evaluation result {path} lacks the key {e}; it is truncated or from another tool") from e
+            raise ValueError(
+                f"evaluation result {path} lacks the key {e}; it is truncated or from another tool"
+            ) from e
 
 
 def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str, dict[str, Any]]:
@@ -335,7 +345,7 @@ def evaluate(
         max_moves: stop each game after this many moves (None = play to the end).
         goal_tile: stop a game when a tile reaches this value (seeds 000 and 003: 2048); None = never.
         end_on_full_board: stop a game when the board is full even if merges remain, or holds a
-            32768 (seed 004's ``end()``); games with either rule are played by the Python loop.
+            32768 (seed 004's ``end()``); kernel-backed agents play either rule in numba.
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
@@ -352,7 +362,6 @@ def evaluate(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     goal_tile, end_on_full_board = check_end_rules(goal_tile, end_on_full_board)
-    standard = goal_tile is None and not end_on_full_board  # the numba game loop knows the standard end only
     rules: dict[str, Any] = {"p_two": p_two, "max_moves": max_moves, "goal_tile": goal_tile,
                              "end_on_full_board": end_on_full_board}
     ag, name, cfg = _agent_and_name(agent, config)
@@ -372,14 +381,17 @@ def evaluate(
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game", dynamic_ncols=True)
+            bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game",
+                       dynamic_ncols=True)
         if backend == "ray":
             stream: Any = _ray_stream(ag, name, todo, rules, address)
-        elif backend == "local" and standard and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
+        elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
             from ai2048.evaluate_fast import kernel_stream
 
-            stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers)
-        elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:  # one search per move
+            stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers, goal_tile=goal_tile,
+                                   end_on_full_board=end_on_full_board)
+        elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:
+            # games in flight: one batched search per move for all of them
             from ai2048.evaluate_batch import batched_stream
 
             stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,

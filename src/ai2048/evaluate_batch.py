@@ -46,14 +46,16 @@ class _Slot:
         }
 
 
-def batched_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None, *,
-                   goal_tile: int | None = None,
-                   end_on_full_board: bool = False) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """Play the games ``todo`` = [(index, seed)], ``agent.games_in_flight`` at a time; yield (index, record, error).
+def batched_stream(
+    agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None, *,
+    goal_tile: int | None = None, end_on_full_board: bool = False,
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """Play the games ``todo`` = [(index, seed)], ``agent.games_in_flight`` at a time; yield
+    (index, record, error).
 
     A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
-    a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal move yields an error naming the agent,
-    the move and the board (as ``play_game``) and stops.
+    a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal
+    move yields an error naming the agent, the move and the board (as ``play_game``) and stops.
     """
     in_flight = getattr(agent, "games_in_flight", 1)
     if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)) or in_flight < 1:
@@ -86,7 +88,8 @@ def batched_stream(agent: Any, name: str, todo: list[tuple[int, int]], p_two: fl
             try:
                 g.step(int(a))
             except (IllegalMoveError, ValueError, TypeError) as e:
-                yield slot.index, None, f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}"
+                yield slot.index, None, (f"agent {name!r} chose {a!r} on board {board:#018x} "
+                                         f"(move {g.moves + 1}): {e}")
                 return
             slot.actions.append(ord(ACTION_CHARS[int(a)]))
             slot.seconds += share

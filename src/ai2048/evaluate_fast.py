@@ -9,9 +9,9 @@ starts from the same seed and the choices are the agent's own, so the records (s
 max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
 time shared among its games by their moves.
 
-The kernels play the standard end only (no legal move, or ``max_moves``): ``evaluate`` plays
-games with a goal tile or seed 004's full-board end in the Python loop, so every path stops a game
-at the same move.
+The kernels play every end rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
+000 and 003) and seed 004's full-board end, checked after each move and its spawn as the Python
+loop checks them, so every path stops a game at the same move.
 
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
 so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.search.games import ILLEGAL, RUNNING
+from ai2048.search.games import ILLEGAL, RUNNING, end_rule_args
 
 _BUFFER = 8192
 """Moves per game written per kernel call; a longer game is continued by another call."""
@@ -59,10 +59,15 @@ def _max_tile(board: int) -> int:
 
 
 def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, max_moves: int | None,
-               stop: np.ndarray) -> tuple[list[dict[str, Any] | None], str | None]:
+               stop: np.ndarray, *, goal_tile: int | None = None,
+               end_on_full_board: bool = False) -> tuple[list[dict[str, Any] | None], str | None]:
     """Play the games of ``seeds`` to the end with ``ctx`` (per-game kernels build their own);
     returns their records (None where stopped) and the first bad choice as an error message
-    (naming the board and move, as ``play_game`` does)."""
+    (naming the board and move, as ``play_game`` does).
+
+    ``goal_tile`` and ``end_on_full_board`` are the end rules of ``play_game``, already checked
+    (:func:`ai2048.evaluate.check_end_rules`).
+    """
     n = len(seeds)
     boards = np.zeros(n, np.uint64)
     states = np.array(seeds, dtype=np.uint64)
@@ -73,16 +78,19 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
     acts = np.empty((n, min(_BUFFER, max_moves or _BUFFER)), np.uint8)
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
+    goal_exp, full_end = end_rule_args(goal_tile, end_on_full_board)
     ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
     t0 = time.perf_counter()
     while not stop[0]:
         if kernel.per_game:
             for g in np.flatnonzero(status == RUNNING).tolist():
-                kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1], moves[g : g + 1],
-                            status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit, p_two, stop)
+                kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1],
+                            moves[g : g + 1], status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit,
+                            p_two, stop, goal_exp, full_end)
                 chunks[g].append(acts[g, : nacts[g]].tobytes())
         else:
-            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop)
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop,
+                        goal_exp, full_end)
             for i in range(n):
                 if nacts[i]:
                     chunks[i].append(acts[i, : nacts[i]].tobytes())
@@ -97,8 +105,9 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
             records.append(None)
             continue
         if status[i] == ILLEGAL:
-            error = (f"agent kernel chose no legal move on board {int(boards[i]):#018x} (move {int(moves[i]) + 1}); "
-                     f"evaluate it without its kernel (a subclass overriding act) to see the choice")
+            error = (f"agent kernel chose no legal move on board {int(boards[i]):#018x} "
+                     f"(move {int(moves[i]) + 1}); evaluate it without its kernel (a subclass overriding "
+                     "act) to see the choice")
             records.append(None)
             continue
         b = int(boards[i])
@@ -115,9 +124,10 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
 
 
 def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
-                  workers: int) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+                  workers: int, *, goal_tile: int | None = None,
+                  end_on_full_board: bool = False) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Yield ``(index, record, error)`` for every ``(index, seed)`` of ``todo`` as ``workers`` threads
-    finish them.
+    finish them, each game ended by the rules of :func:`play_games`.
 
     Closing the generator (or an exception in the consumer) stops the threads at their next move.
     """
@@ -138,7 +148,8 @@ def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: fl
                 if start >= end:
                     break
                 t0 = time.perf_counter()
-                recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop)
+                recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop,
+                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board)
                 dt = time.perf_counter() - t0
                 results.put(("games", (start, recs, err)))
                 if err is not None:

@@ -9,8 +9,27 @@ from pathlib import Path
 from ai2048.cli._agents import build_agent
 from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
 from ai2048.eval_stream import GameStream, stream_path
-from ai2048.evaluate import EvalError, EvalResult, evaluate
-from ai2048.rules import P_TWO
+from ai2048.evaluate import EvalError, EvalResult, check_end_rules, evaluate
+from ai2048.rules import MAX_EXPONENT, P_TWO
+
+
+def goal_tile_value(text: str) -> int:
+    """``--goal-tile``'s value: a power of two in 4..32768 written as an integer, else an argparse
+    error naming the value and what to give instead (before any agent is built)."""
+    tiles = f"a power of two in 4..{2**MAX_EXPONENT}"
+    leave = "or leave --goal-tile out to play every game to the end"
+    try:
+        value = int(text.strip(), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number; give {tiles} such as 2048, {leave}"
+        ) from None
+    try:
+        goal, _ = check_end_rules(value, False)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value} is not {tiles}; give one such as 2048, {leave}") from None
+    assert goal is not None
+    return goal
 
 
 def add_eval_arguments(p: argparse.ArgumentParser) -> None:
@@ -18,15 +37,16 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
     p.add_argument("--seed", type=int, default=0, help="evaluation seed; game i gets a seed derived from it")
     p.add_argument("--workers", type=int, default=1,
-                   help="parallel workers (default 1): threads for agents that play whole games in numba, "
-                   "else processes")
+                   help="parallel workers (default 1): threads for agents that play whole games in "
+                   "numba, else processes")
     p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
-    p.add_argument("--goal-tile", type=int, default=None, metavar="N",
-                   help="stop a game when a tile reaches N, a power of two in 4..32768 (seeds 000 and 003 stop "
-                   "at 2048); default: play until no move is legal")
+    p.add_argument("--goal-tile", type=goal_tile_value, default=None, metavar="N",
+                   help="stop a game when a tile reaches N, a power of two in 4..32768 (seeds 000 and 003 "
+                   "stop at 2048); default: play until no move is legal. Kernel-backed agents keep "
+                   "their numba speed")
     p.add_argument("--end-on-full-board", action="store_true",
-                   help="stop a game when the board is full even if merges remain, or holds a 32768 (seed 004's "
-                   "end rule); default: play until no move is legal")
+                   help="stop a game when the board is full even if merges remain, or holds a 32768 "
+                   "(seed 004's end rule); default: play until no move is legal")
     p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -47,11 +67,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_set_argument(p)
     add_eval_arguments(p)
     p.add_argument("--out", type=Path, default=None,
-                   help="write the result JSON here (atomically); finished games stream to OUT's .games.jsonl "
-                   "beside it as they finish, so a killed run keeps them")
+                   help="write the result JSON here (atomically); finished games stream to OUT's "
+                   ".games.jsonl beside it as they finish, so a killed run keeps them")
     p.add_argument("--resume", action="store_true",
-                   help="with --out: keep the finished games of an interrupted or killed run (its .games.jsonl) "
-                   "and play only the rest, with the same seeds")
+                   help="with --out: keep the finished games of an interrupted or killed run (its "
+                   ".games.jsonl) and play only the rest, with the same seeds")
     p.add_argument("--record", choices=("best",), default=None,
                    help="'best': save the best and the worst game as replayable records")
     p.add_argument("--records", type=Path, default=None,
@@ -66,11 +86,11 @@ def check_eval_arguments(args: argparse.Namespace) -> None:
     check_range("--seed", args.seed, 0)
     check_range("--max-moves", args.max_moves, 1)
     check_range("--p-two", args.p_two, 0.0, 1.0)
-    if args.goal_tile is not None:
-        g = args.goal_tile
-        if g < 4 or g > 32768 or g & (g - 1):
-            raise ValueError(f"--goal-tile {g} must be a power of two in 4..32768 (e.g. 2048); leave it out to "
-                             "play every game to the end")
+    if args.goal_tile is not None:  # parsed by goal_tile_value; checked again for namespaces built in code
+        try:
+            check_end_rules(args.goal_tile, False)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"--goal-tile {args.goal_tile!r}: {e}") from None
 
 
 def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
@@ -86,23 +106,25 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     stream = None
     done = None
     if stream_to is not None:
-        stream = GameStream(stream_to, {"agent": name, "config": cfg, "seed": args.seed, "p_two": args.p_two,
-                                        "max_moves": args.max_moves, "games_requested": args.games,
-                                        "goal_tile": args.goal_tile, "end_on_full_board": args.end_on_full_board})
+        stream = GameStream(stream_to, {"agent": name, "config": cfg, "seed": args.seed,
+                                        "p_two": args.p_two, "max_moves": args.max_moves,
+                                        "games_requested": args.games, "goal_tile": args.goal_tile,
+                                        "end_on_full_board": args.end_on_full_board})
         if resume:
             done = stream.load()
             print(f"resuming: {len(done)} finished game(s) kept from {stream_to}", file=sys.stderr)
         elif stream_to.exists():
             raise ValueError(
-                f"{stream_to} holds the finished games of an earlier run with --out {args.out}; pass --resume to "
-                "finish that run, or delete the file to start afresh"
+                f"{stream_to} holds the finished games of an earlier run with --out {args.out}; pass "
+                "--resume to finish that run, or delete the file to start afresh"
             )
         stream.open(done)
     try:
         result = evaluate(
-            agent, games=args.games, seed=args.seed, workers=args.workers, progress=not args.no_progress,
-            p_two=args.p_two, max_moves=args.max_moves, goal_tile=args.goal_tile,
-            end_on_full_board=args.end_on_full_board, backend=args.backend, address=args.address,
+            agent, games=args.games, seed=args.seed, workers=args.workers,
+            progress=not args.no_progress, p_two=args.p_two, max_moves=args.max_moves,
+            goal_tile=args.goal_tile, end_on_full_board=args.end_on_full_board, backend=args.backend,
+            address=args.address,
             done=done, on_game=stream.write if stream is not None else None,
         )
     finally:
@@ -116,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
     check_eval_arguments(args)
     check_out_file(args.out)
     if args.resume and args.out is None:
-        raise ValueError("--resume needs --out: it continues the run whose games stream beside that result file")
+        raise ValueError(
+            "--resume needs --out: it continues the run whose games stream beside that result file"
+        )
     if args.record == "best":
         check_out_dir(args.records, "--records")
     games_file = stream_path(args.out) if args.out is not None else None
@@ -136,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
         elif games_file is not None:
             print(f"finished games kept in {games_file}; finish the run with the same command and --resume")
     if args.record == "best" and result.games:
-        for path in save_best_worst(result, args.records or (args.out.parent if args.out else Path("records"))):
+        folder = args.records or (args.out.parent if args.out else Path("records"))
+        for path in save_best_worst(result, folder):
             print(f"record saved to {path} (replay: ai2048 replay {path})")
     return 130 if result.interrupted and code == 0 else code
 

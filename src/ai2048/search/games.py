@@ -9,8 +9,10 @@ chooser with the chooser inlined, and cached on disk when everything bound is ca
 
 Games follow ``Game(seed)`` exactly: the RNG state is the game seed, the board starts with
 ``new_board`` and every legal move is followed by ``spawn``; so the same seed and the same choices
-give the same game and the same record as the Python loop. Agents return a :class:`GameKernel`
-from ``game_kernel()``; :mod:`ai2048.evaluate_fast` plays with it.
+give the same game and the same record as the Python loop. The seeds' end rules are played here
+too (:func:`ends_early`: a goal tile, seeds 000 and 003; seed 004's full-board end), checked once
+per move only when asked for. Agents return a :class:`GameKernel` from ``game_kernel()``;
+:mod:`ai2048.evaluate_fast` plays with it.
 """
 
 # mypy: disable-error-code="arg-type,return-value,assignment,name-defined"
@@ -28,6 +30,7 @@ from numba import njit
 
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
+from ai2048.rules import MAX_EXPONENT
 from ai2048.search import expectimax as _ex
 from ai2048.search import minimax as _mm
 from ai2048.search.specialise import _source_hash, is_jitted, unbound_evaluator
@@ -43,19 +46,66 @@ ROOT: Callable[..., Any] = unbound_evaluator
 """A compiled search root (expectimax ``root_values`` or ``minimax_root``), bound in the search choosers."""
 
 
+def end_rule_args(goal_tile: int | None, end_on_full_board: bool) -> tuple[int, bool]:
+    """The end rules as :func:`play_batch` takes them: (goal exponent, 0 = no goal tile; full-board end).
+
+    ``goal_tile`` is a checked power of two (:func:`ai2048.evaluate.check_end_rules`) or None.
+    """
+    return (0 if goal_tile is None else int(goal_tile).bit_length() - 1), bool(end_on_full_board)
+
+
+_LANES = np.uint64(0x0101010101010101)
+_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+_CARRIES = np.uint64(0x1010101010101010)
+_ONES = np.uint64(0x1111111111111111)
+
+
+@njit(cache=True, inline="always")
+def has_tile(b: np.uint64, e: int) -> bool:
+    """True when a cell of ``b`` holds an exponent of at least ``e`` (1..15), without a loop over the
+    cells: the even and the odd nibbles sit one to a byte, and adding ``16 - e`` to every byte
+    carries into its bit 4 exactly where the nibble is at least ``e`` (no byte overflows)."""
+    add = np.uint64(16 - e) * _LANES
+    lo = b & _LOW_NIBBLES
+    hi = (b >> np.uint64(4)) & _LOW_NIBBLES
+    return ((lo + add) | (hi + add)) & _CARRIES != np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def is_full(b: np.uint64) -> bool:
+    """True when no cell of ``b`` is empty: every nibble has a bit set (ORed into its lowest bit)."""
+    x = b | (b >> np.uint64(1))
+    x = x | (x >> np.uint64(2))
+    return (x & _ONES) == _ONES
+
+
+@njit(cache=True, inline="always")
+def ends_early(b: np.uint64, goal_exp: int, full_end: bool) -> bool:
+    """True when ``b`` (after a move and its spawn) ends the game by a seed's rule: a tile of at least
+    ``2**goal_exp`` (seeds 000 and 003; ``goal_exp`` > 0), or, with ``full_end``, no empty cell or a
+    32768 (seed 004's ``end()``); as :func:`ai2048.evaluate.ends_early`, in a few word operations."""
+    if goal_exp > 0 and has_tile(b, goal_exp):
+        return True
+    return full_end and (is_full(b) or has_tile(b, MAX_EXPONENT))
+
+
 def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is bound there)
     ctx: tuple, boards: np.ndarray, states: np.ndarray, scores: np.ndarray, moves: np.ndarray,
     status: np.ndarray, acts: np.ndarray, nacts: np.ndarray, max_moves: int, p_two: float, stop: np.ndarray,
+    goal_exp: int, full_end: bool,
 ) -> None:
     """Play every RUNNING game ``i`` on from ``boards[i]`` (0 = not started: ``new_board``) for at
     most ``acts.shape[1]`` moves, writing its actions to ``acts[i, :nacts[i]]``.
 
     ``states[i]`` is game ``i``'s RNG state (its seed before the first call); boards, states,
     scores, moves and status are updated in place, so a game longer than the buffer is continued
-    by calling again. A game ends when the chooser finds no legal move or after ``max_moves``
-    moves (0 = no limit). ``stop[0] != 0`` (set by another thread) returns at the next move.
+    by calling again. A game ends when the chooser finds no legal move, after ``max_moves`` moves
+    (0 = no limit), or, after a move and its spawn, by the end rules ``goal_exp`` and ``full_end``
+    (:func:`end_rule_args`, :func:`ends_early`; not looked at when both are off). ``stop[0] != 0``
+    (set by another thread) returns at the next move.
     """
     cap = acts.shape[1]
+    rules = goal_exp > 0 or full_end
     for i in range(boards.size):
         n = 0
         if status[i] == RUNNING:
@@ -84,6 +134,9 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                 moves[i] += 1
                 acts[i, n] = a
                 n += 1
+                if rules and ends_early(b, goal_exp, full_end):
+                    status[i] = OVER
+                    break
             boards[i] = b
         nacts[i] = n
 
