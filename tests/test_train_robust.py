@@ -61,7 +61,8 @@ def test_config__bool_settings_take_only_bools(trainer: str, field: str, value: 
     ["train", "policy", "--set", "lr"],
     ["train", "dqn", "--set", "lr=nan"],
 ])
-def test_cli_train__bad_settings_fail_before_the_run_directory_exists(tmp_path: Path, argv: list[str], capsys) -> None:
+def test_cli_train__bad_settings_fail_before_the_run_directory_exists(
+        tmp_path: Path, argv: list[str], capsys) -> None:
     out = tmp_path / "run"
     usage_error = argv[-1] == "lr"  # --set without "=": argparse's usage error, exit code 2
     with pytest.raises(SystemExit, match="2") if usage_error else contextlib.nullcontext():
@@ -82,12 +83,14 @@ def test_cli_train__cuda_without_cuda_leaves_no_directory(tmp_path: Path, capsys
     assert not out.exists()
 
 
-TINY_DQN = ["--episodes", "2", "--num-envs", "2", "--net", "fc", "--batch-size", "8", "--replay-ratio", "0.05",
-            "--progress", "false", "--tensorboard", "false", "--checkpoint-every", "1"]
+TINY_DQN = ["--episodes", "2", "--num-envs", "2", "--net", "fc", "--batch-size", "8",
+            "--replay-ratio", "0.05", "--progress", "false", "--tensorboard", "false",
+            "--checkpoint-every", "1"]
 
 
 def test_cli_train__a_run_killed_before_its_first_checkpoint_restarts(tmp_path: Path, capsys) -> None:
-    """What a SIGKILL in the first second leaves (config.json, a few metrics, no checkpoint) is no dead end."""
+    """What a SIGKILL in the first second leaves (config.json, a few metrics, no checkpoint)
+    is no dead end."""
     out = tmp_path / "dqn"
     out.mkdir()
     (out / "config.json").write_text(json.dumps({"episodes": 2, "lr": 0.001}))
@@ -157,9 +160,10 @@ def _handles_sigterm(pid: int) -> bool:
 
 def _spawn_cli(argv: list[str]) -> subprocess.Popen:
     """``ai2048 ARGV`` in a child process with one numba thread, its output captured as text."""
-    return subprocess.Popen([sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
-                            env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())", *argv],
+        env={**os.environ, "NUMBA_NUM_THREADS": "1"}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
 
 
 def test_ntuple__sigterm_saves_like_ctrl_c(tmp_path: Path) -> None:
@@ -167,12 +171,14 @@ def test_ntuple__sigterm_saves_like_ctrl_c(tmp_path: Path) -> None:
     argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "100000", "--chunk", "20",
             "--checkpoint-every", "1000", "--seed", "3", "--out", str(out)]
     proc = _spawn_cli(argv)
-    _wait_for(lambda: (out / "metrics.jsonl").is_file() and len(read_jsonl(out / "metrics.jsonl")) >= 2, proc, 300)
+    _wait_for(lambda: (out / "metrics.jsonl").is_file() and len(read_jsonl(out / "metrics.jsonl")) >= 2,
+              proc, 300)
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "interrupted: saved after" in stdout
     done = json.loads((out / "meta.json").read_text())["progress"]["games"]
-    assert done == read_jsonl(out / "metrics.jsonl")[-1]["games"] and 40 <= done < 1000  # saved at the stop, not at 1000
+    # saved at the stop, not at 1000
+    assert done == read_jsonl(out / "metrics.jsonl")[-1]["games"] and 40 <= done < 1000
 
 
 def test_policy__play_games_stops_when_asked() -> None:
@@ -210,15 +216,17 @@ def test_policy__sigterm_in_a_long_epoch_stops_within_seconds(tmp_path: Path) ->
     assert meta["status"] == "interrupted" and meta["progress"]["step"] == 0
 
 
-def test_lazyzero__a_stop_during_the_test_games_acts_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lazyzero__a_stop_during_the_test_games_acts_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The test batch after an epoch can take minutes (1000 games by default): a stop acts inside it,
     the epoch is recorded without its test, and the run saves and stops; --resume goes on."""
     pytest.importorskip("torch")
     from ai2048.train import lazyzero
 
-    cfg = lazyzero.LazyZeroConfig(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4, "epochs": 2,
-                             "rollouts": 3, "test_rollouts": 2, "test_games": 3, "replay_min_games": 1,
-                             "minibatch_size": 16, "device": "cpu", "seed": 3})
+    cfg = lazyzero.LazyZeroConfig(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4,
+                                     "epochs": 2, "rollouts": 3, "test_rollouts": 2, "test_games": 3,
+                                     "replay_min_games": 1, "minibatch_size": 16, "device": "cpu",
+                                     "seed": 3})
     real = lazyzero._Trainer.play_test
     asked: list[int] = []
 
@@ -253,10 +261,10 @@ def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path:
 
     out = tmp_path / "nt"
     out.mkdir()
-    argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20", "--chunk", "20", "--checkpoint-every", "20",
-            "--seed", "3", "--out", str(out)]
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(NTupleConfig(patterns="0123,4567", games=20, chunk=20,
-                                                                          checkpoint_every=20, seed=3))))
+    argv = ["train", "ntuple", "--patterns", "0123,4567", "--games", "20", "--chunk", "20",
+            "--checkpoint-every", "20", "--seed", "3", "--out", str(out)]
+    config = NTupleConfig(patterns="0123,4567", games=20, chunk=20, checkpoint_every=20, seed=3)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config)))
     assert main([*argv, "--resume"]) == 2
     assert "holds no checkpoint yet (weights.npz" in capsys.readouterr().err
     assert main(argv) == 0
@@ -265,7 +273,8 @@ def test_cli_train__ntuple_killed_before_its_first_checkpoint_restarts(tmp_path:
 
 
 @pytest.mark.slow
-def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resumes_exactly(tmp_path: Path) -> None:
+def test_ntuple__a_stop_inside_a_long_chunk_acts_within_a_kernel_call_and_resumes_exactly(
+        tmp_path: Path) -> None:
     """One chunk of 20,000 games used to run to its end after Ctrl-C; now the stop waits for at most
     STOP_GAMES games, and the resumed run's weights equal an uninterrupted run's (workers=1)."""
     import numpy as np

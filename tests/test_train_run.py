@@ -70,14 +70,16 @@ def test_read_run_meta__keeps_what_old_layouts_knew() -> None:
                                                        "state": "after", "stages": []}
     assert read_run_meta(OLD / "lazyzero")["info"]["parameters"] == 639
     dqn = read_run_meta(OLD / "dqn")["progress"]
-    assert dqn["env_steps"] == 278 and dqn["grad_steps"] == 13 and dqn["time"] == pytest.approx(0.4422, abs=1e-4)
+    assert dqn["env_steps"] == 278 and dqn["grad_steps"] == 13
+    assert dqn["time"] == pytest.approx(0.4422, abs=1e-4)
 
 
 def test_read_run_meta__an_unfinished_old_ntuple_run_reads_as_running(tmp_path: Path) -> None:
     old = json.loads((OLD / "ntuple" / "meta.json").read_text())
     (tmp_path / "meta.json").write_text(json.dumps({**old, "games_done": 20}))
     meta = read_run_meta(tmp_path)
-    assert meta["status"] == "running" and meta["progress"] == {"step": 20, "games": 20, "time": old["train_seconds"]}
+    assert meta["status"] == "running"
+    assert meta["progress"] == {"step": 20, "games": 20, "time": old["train_seconds"]}
 
 
 @pytest.mark.parametrize("name", list(OLD_META))
@@ -137,7 +139,8 @@ def test_start__resume_checks_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"holds no checkpoint yet \(checkpoint.pt"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
     (out / "checkpoint.pt").write_bytes(b"x")
-    with pytest.raises(ValueError, match=r"different settings: lr \(saved 0.1, now 0.5\); only steps may change"):
+    with pytest.raises(ValueError,
+                       match=r"different settings: lr \(saved 0.1, now 0.5\); only steps may change"):
         start(out, TinyConfig(lr=0.5), "tiny", True, ("steps",))
     cfg, resumed = start(out, TinyConfig(steps=9), "tiny", True, ("steps",))
     assert resumed and cfg.steps == 9 and json.loads((out / "config.json").read_text())["steps"] == 9
@@ -151,7 +154,8 @@ def test_saved_config_and_check_fresh__the_cli_checks(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert not check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)
     start(out, TinyConfig(), "tiny", False, ())
-    assert check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)  # killed before its first checkpoint: restartable
+    # killed before its first checkpoint: restartable
+    assert check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)
     with pytest.raises(FileNotFoundError, match="holds no checkpoint yet"):
         saved_config(out, "tiny", "checkpoint.pt")
     (out / "checkpoint.pt").write_bytes(b"x")
@@ -233,7 +237,8 @@ def test_write_meta__progress_needs_step_games_time(tmp_path: Path) -> None:
 
 
 def test_run_module__imports_no_torch() -> None:
-    code = "import sys, ai2048.train.run, ai2048.train.ntuple; assert 'torch' not in sys.modules, 'torch loaded'"
+    code = ("import sys, ai2048.train.run, ai2048.train.ntuple; "
+            "assert 'torch' not in sys.modules, 'torch loaded'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -268,7 +273,8 @@ def test_old_run_dir__resumes_through_the_cli_then_plots(tmp_path: Path, name: s
     assert meta["format"] == RUN_META_FORMAT and meta["status"] == "completed" and meta["trainer"] == name
     raw = read_jsonl(out / "metrics.jsonl")
     assert raw[: len(old_records)] == old_records  # the old records are kept as they were
-    assert all(list(r)[:3] == ["step", "games", "time"] for r in raw[len(old_records):]) and len(raw) > len(old_records)
+    assert all(list(r)[:3] == ["step", "games", "time"] for r in raw[len(old_records):])
+    assert len(raw) > len(old_records)
     steps = [r["step"] for r in read_run_metrics(out / "metrics.jsonl")]
     assert steps == sorted(set(steps)) and steps[-1] == meta["progress"]["step"] == int(OLD_RESUME[name][1])
     pytest.importorskip("matplotlib")
@@ -309,11 +315,12 @@ def test_old_ntuple_run__resumed_with_the_new_code_still_packs(tmp_path: Path) -
 
     out = _old_copy(tmp_path, "ntuple")
     cfg = json.loads((out / "config.json").read_text())
-    (out / "config.json").write_text(json.dumps({**cfg, "seconds": 7200.0}))  # as long1's: a budget by its old name
+    # as long1's: a budget by its old name
+    (out / "config.json").write_text(json.dumps({**cfg, "seconds": 7200.0}))
 
     def pack(name: str) -> dict:
-        argv = ["models", "pack", str(out), "--name", name, "--dir", str(tmp_path / "models"), "--positions", "200",
-                "--checks", "100"]
+        argv = ["models", "pack", str(out), "--name", name, "--dir", str(tmp_path / "models"),
+                "--positions", "200", "--checks", "100"]
         assert main(argv) == 0
         return json.loads((tmp_path / "models" / f"{name}.json").read_text())
 
@@ -338,7 +345,11 @@ def test_cli__old_budget_flags_still_set_duration() -> None:
     from ai2048.train import get_trainer
 
     nt = get_trainer("ntuple")
-    assert build_config(nt, trainer_parser(nt).parse_args(["--out", "x", "--seconds", "7200"])).duration == 7200.0
-    assert build_config(nt, trainer_parser(nt).parse_args(["--out", "x", "--set", "seconds=30"])).duration == 30.0
-    with pytest.raises(SystemExit):
-        trainer_parser(nt).parse_args(["--out", "x", "--max-minutes", "2"])  # lazyzero's old flag, not ntuple's
+
+    def duration(*flags: str) -> float:
+        return build_config(nt, trainer_parser(nt).parse_args(["--out", "x", *flags])).duration
+
+    assert duration("--seconds", "7200") == 7200.0
+    assert duration("--set", "seconds=30") == 30.0
+    with pytest.raises(SystemExit):  # lazyzero's old flag, not ntuple's
+        trainer_parser(nt).parse_args(["--out", "x", "--max-minutes", "2"])
