@@ -14,7 +14,7 @@ from ai2048 import engine
 from ai2048.engine.intrinsics import HAS_PEXT, pext
 from ai2048.engine.rng import seed_state
 from ai2048.ntuple import kernels as generic
-from ai2048.ntuple.codegen import feature_source
+from ai2048.ntuple.codegen import KernelOptions, feature_source
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, isomorphic_patterns, parse_patterns, tuple_runs
 
@@ -199,11 +199,14 @@ def test_update__one_td_step_by_hand() -> None:
     assert net2.w[0] == pytest.approx(4.0) and net2.value(0) == pytest.approx(32.0)
 
 
-def _ref_train_game(
-    net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool, alpha: float
-) -> int:
-    """Slow reference of one self-play training game (see kernels.play_game_train)."""
-    p = 0.9
+def ref_train_game(
+    net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool = False, alpha: float = 0.1,
+    opts: KernelOptions | None = None,
+) -> tuple[int, list[int]]:
+    """Slow reference of one self-play training game (see kernels.play_game_train) under the rule
+    variant ``opts`` (default: none): (score, the reward of every move)."""
+    opts = opts or KernelOptions()
+    p, g = 0.9, opts.gamma
     step = alpha / net.features
 
     def value_before(nb: int) -> float:
@@ -219,37 +222,41 @@ def _ref_train_game(
     recs: list[tuple[int, int]] = []
     prev, prev_r, score = None, 0, 0
     while True:
+        cs = cells(b)
+        if opts.end_on_full_board and (0 not in cs or max(cs) >= 15):
+            break
         best = None
-        for a in range(4):
-            nb, r = engine.move(np.uint64(b), a)
-            nb, r = int(nb), int(r)
+        for a in opts.tie_order:
+            nb, r = (int(x) for x in engine.move(np.uint64(b), a))
             if nb == b:
-                continue
+                if not opts.illegal_penalty:
+                    continue
+                r = -1
             v = r + (ref_value(net, nb) if kind == "after" else value_before(nb))
             if best is None or v > best[0]:
                 best = (v, nb, r)
         if best is None:
             break
-        v, nb, r = best
+        _, nb, r = best
         x = nb if kind == "after" else b
         if online:
             if prev is not None:
-                target = v if kind == "after" else prev_r + ref_value(net, b)
+                target = r + g * ref_value(net, nb) if kind == "after" else prev_r + g * ref_value(net, b)
                 ref_add(net, prev, step * (target - ref_value(net, prev)))
             prev, prev_r = x, r
-        else:
-            recs.append((x, r))
+        recs.append((x, r))
         b = int(engine.spawn(np.uint64(nb), state, p))
         score += r
     if online and prev is not None:
         ref_add(net, prev, step * ((0.0 if kind == "after" else prev_r) - ref_value(net, prev)))
-    target = 0.0
-    for x, r in reversed(recs):
-        goal = target if kind == "after" else r + target
-        ref_add(net, x, step * (goal - ref_value(net, x)))
-        vnew = ref_value(net, x)
-        target = (r + vnew) if kind == "after" else vnew + (r if quirk else 0)
-    return score
+    if not online:
+        target = 0.0
+        for x, r in reversed(recs):
+            goal = target if kind == "after" else r + g * target
+            ref_add(net, x, step * (goal - ref_value(net, x)))
+            vnew = ref_value(net, x)
+            target = r + g * vnew if kind == "after" else vnew + (r if quirk else 0)
+    return score, [r for _, r in recs]
 
 
 @pytest.mark.parametrize(
@@ -290,7 +297,7 @@ def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool)
             np.zeros(1, np.int64),
             15,
         )
-        assert score == _ref_train_game(slow, s2, kind, online, quirk, 0.1)
+        assert score == ref_train_game(slow, s2, kind, online, quirk)[0]
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
     assert np.count_nonzero(fast.w) > 0
 

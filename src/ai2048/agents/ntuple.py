@@ -5,6 +5,8 @@
 :mod:`ai2048.search.expectimax` with the network as its after-state evaluator (with the
 transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max search.
 ``downgrade=True`` values boards holding a 32768 after tile-downgrading (Guei et al. 2022).
+``tie_order="004"`` breaks ties between equal values as seed 004's ``np.argmax`` over
+[up, down, left, right] does (default: the lower action number, up, right, down, left).
 Without ``weights`` it plays a shipped network (:mod:`ai2048.models`): ``model=NAME`` or the default.
 """
 
@@ -16,9 +18,11 @@ from typing import Any
 import numpy as np
 
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
 from ai2048.checkpoint import read_json
 from ai2048.models import compact, store
+from ai2048.ntuple.codegen import KernelOptions, specialized
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.rules import P_TWO, Action
@@ -64,6 +68,8 @@ class NTupleAgent(BaseAgent):
         tt_bits: log2 size of the expectimax transposition table (0 = none).
         p_two: probability of a 2 assumed by before-state values and the search.
         patterns: if given, the pattern set the weights must have (a mismatch is an error).
+        tie_order: the action order that breaks ties between equal values ("clockwise": the lower
+            action number; "004": seed 004's up, down, left, right; any of ``rules.SEED_ORDERS``).
     """
 
     def __init__(
@@ -77,8 +83,10 @@ class NTupleAgent(BaseAgent):
         patterns: str | None = None,
         model: str | None = None,
         models_dir: str | Path | None = None,
+        tie_order: str = "clockwise",
     ) -> None:
         self.depth = check_depth(depth)
+        self.order = check_order(tie_order)
         self.p_two = check_probability("p_two", p_two)
         self.downgrade = bool(downgrade)
         if weights is not None and model is not None:
@@ -96,6 +104,11 @@ class NTupleAgent(BaseAgent):
                 )
         else:
             self.net = load_ntuple_network(weights, patterns)
+        order = tuple(int(a) for a in self.order)
+        # the greedy move with another tie order is a variant of the network's kernels (compiled once)
+        self.k = self.net.k
+        if order != (0, 1, 2, 3):
+            self.k = specialized(self.net.tuples, KernelOptions(tie_order=order))
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k
@@ -126,21 +139,20 @@ class NTupleAgent(BaseAgent):
         b = playable(board)
         if self.search is None:
             n = self.net
-            a, _, _, _, _ = n.k.greedy_move(
+            a, _, _, _, _ = self.k.greedy_move(
                 b, KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase, n.stage_arr, self.downgrade
             )
             return Action(int(a))
-        v = self.values(int(b))
-        return Action(int(np.argmax(v)))
+        return best_in_order(self.values(int(b)), self.order)
 
     def explain(self, board: int) -> dict[str, float]:
         return named(self.values(board))
 
     def game_kernel(self) -> Any:
-        """Whole games in numba: the same moves as ``act`` at any depth (ties to the lowest action)."""
+        """Whole games in numba: the same moves as ``act`` at any depth (ties in ``tie_order``)."""
         from ai2048.search.games import expectimax_kernel, ntuple_kernel
 
         if self.search is not None:
-            return expectimax_kernel(self.search, self.depth, (0, 1, 2, 3))
+            return expectimax_kernel(self.search, self.depth, tuple(int(a) for a in self.order))
         n = self.net
-        return ntuple_kernel(n.k, KINDS.index(n.kind), self.p_two, n.data(), self.downgrade)
+        return ntuple_kernel(self.k, KINDS.index(n.kind), self.p_two, n.data(), self.downgrade)

@@ -224,6 +224,10 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                             "a name, or None for the default one (only without weights)"),
         "models_dir": OptionHelp("the folder to look shipped networks up in", "this toolkit",
                                  "a path, or None for the package's (or $AI2048_MODELS)"),
+        "tie_order": OptionHelp("tie-break order between moves of equal value: the first in this order wins",
+                                "seed 004's argmax takes the first of up, down, left, right (004); "
+                                "clockwise = the lower action number",
+                                _ORDERS),
     },
 }
 """Help for every config key of every registered agent, by agent then key."""

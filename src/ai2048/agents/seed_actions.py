@@ -3,7 +3,9 @@
 Seed 000 numbers actions up, down, left, right; seed 001 left, down, right, up; seed 002 names
 keys w, a, s, d (up, left, down, right); seeds 003 and 004 use up, down, left, right. Agents that
 reproduce a seed break ties between equal values in that seed's order (seed 004's greedy and
-n-tuple players take the first best action of [up, down, left, right]).
+n-tuple players take the first best action of [up, down, left, right]): the search agents take an
+``order`` option; the n-tuple agent and trainer a ``tie_order`` (default "clockwise", the lower
+action number; ``tie_order="004"`` for seed 004).
 """
 
 from __future__ import annotations

@@ -9,15 +9,22 @@ tuple of ascending cells that spans several runs reads its index with one ``pext
 the kernels source with the block between ``# <features>`` and ``# </features>`` replaced; it
 is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache
 its compiled code, keyed by a hash of the pattern set and the engine and kernel sources.
+
+A rule variant (:class:`KernelOptions`: seed 004's full-board end, its -1 for unchanged-board
+moves, a discount, a tie order) is a module of its own with the block between ``# <options>`` and
+``# </options>`` rewritten: numba freezes those globals, so the default module's code holds no
+branch for any variant and a variant compiles only the functions it calls.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -28,6 +35,50 @@ from ai2048.ntuple.patterns import pattern_name, tuple_runs
 
 _LOADED: dict[str, ModuleType] = {}
 _ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "intrinsics.py")
+DEFAULT_ORDER = (0, 1, 2, 3)
+"""The default tie order: the lower action number (up, right, down, left) wins."""
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    """Rule variants compiled into a kernels module (the kernels' ``# <options>`` block).
+
+    Attributes:
+        end_on_full_board: seed 004's ``board.end()``: a full board or a 32768 ends the game.
+        illegal_penalty: seed 004's unmasked moves: an unchanged board scores -1 and still spawns
+            (needs ``end_on_full_board``, which ends the game before a full board could repeat).
+        gamma: discount of the TD targets, in (0, 1].
+        tie_order: the four actions (``rules.Action`` numbers) in the order ties are broken.
+    """
+
+    end_on_full_board: bool = False
+    illegal_penalty: bool = False
+    gamma: float = 1.0
+    tie_order: tuple[int, ...] = DEFAULT_ORDER
+
+    def __post_init__(self) -> None:
+        order = tuple(int(a) for a in self.tie_order)
+        if sorted(order) != [0, 1, 2, 3]:
+            raise ValueError(f"tie_order={self.tie_order!r} must name each action 0..3 once")
+        object.__setattr__(self, "tie_order", order)
+        g = self.gamma
+        number = isinstance(g, (int, float)) and not isinstance(g, bool)
+        if not number or not math.isfinite(g) or not 0.0 < g <= 1.0:
+            raise ValueError(f"gamma={g!r} must be a finite number in (0, 1] (1 = no discount)")
+        if self.illegal_penalty and not self.end_on_full_board:
+            raise ValueError(
+                "illegal_penalty needs end_on_full_board (seed 004 plays them together): on a full "
+                "board an unchanged move spawns nothing and could repeat forever"
+            )
+
+    def source(self) -> str:
+        """The ``# <options>`` block's assignments for these options."""
+        return (
+            f"END_ON_FULL_BOARD = {bool(self.end_on_full_board)}\n"
+            f"ILLEGAL_PENALTY = {bool(self.illegal_penalty)}\n"
+            f"GAMMA = {float(self.gamma)!r}\n"
+            f"TIE_ORDER = {self.tie_order!r}\n"
+        )
 
 
 def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, use_pext: bool) -> str:
@@ -48,22 +99,31 @@ def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, 
 def _tree(terms: list[str]) -> str:
     """``terms`` summed as a balanced tree, so the additions do not wait on one another."""
     while len(terms) > 1:
-        terms = [f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i] for i in range(0, len(terms), 2)]
+        terms = [
+            f"({terms[i]} + {terms[i + 1]})" if i + 1 < len(terms) else terms[i]
+            for i in range(0, len(terms), 2)
+        ]
     return terms[0]
 
 
 def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -> str:
-    """Python source of ``features``, ``fsum``, ``fadd``, ``ftc`` and ``fprefetch`` unrolled for ``tuples``."""
+    """Python source of ``features``, ``fsum``, ``fadd``, ``ftc`` and ``fprefetch`` unrolled for
+    ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
         rk = [(int(runs[k, j, 0]), int(runs[k, j, 1]), int(runs[k, j, 2])) for j in range(int(nruns[k]))]
         exprs.append((int(tbase[k]), tuples[k], rk))
     count = 8 * len(tuples)
-    indices = [f"        off + {tb} + {_index_expr(t, rk, f'x{i}', use_pext)}," for tb, t, rk in exprs for i in range(8)]
+    indices = [
+        f"        off + {tb} + {_index_expr(t, rk, f'x{i}', use_pext)},"
+        for tb, t, rk in exprs
+        for i in range(8)
+    ]
     lines = [
         '@njit(cache=True, inline="always")',
-        "def features(b: np.uint64, off: np.int64, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> tuple:",
+        "def features(b: np.uint64, off: np.int64, runs: np.ndarray, nruns: np.ndarray, "
+        "tbase: np.ndarray) -> tuple:",
         f'    """The {count} weight indices of ``b``\'s features (unrolled for one pattern set)."""',
         "    x0, x1, x2, x3, x4, x5, x6, x7 = _isos(b)",
         "    return (",
@@ -84,7 +144,8 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         "",
         "",
         '@njit(cache=True, inline="always")',
-        "def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: tuple, step: np.float32, err: np.float64) -> None:",
+        "def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: tuple, step: np.float32, "
+        "err: np.float64) -> None:",
         '    """``_tc_step`` at every index of ``idx``."""',
         *[f"    _tc_step(w, e_acc, a_acc, idx[{i}], step, err)" for i in range(count)],
         "",
@@ -103,12 +164,20 @@ def _cache_dir() -> Path:
     return Path(root) / "ntuple"
 
 
-def specialized(tuples: Sequence[Sequence[int]]) -> ModuleType:
-    """The kernels module specialised for ``tuples`` (generated, cached and imported once)."""
+def specialized(tuples: Sequence[Sequence[int]], options: KernelOptions | None = None) -> ModuleType:
+    """The kernels module specialised for ``tuples`` and the rule variant ``options`` (default:
+    none), generated, cached and imported once."""
     name = pattern_name(tuples)
+    options = options or KernelOptions()
     template = Path(kernels.__file__).read_text()
     engine_dir = Path(kernels.__file__).parent.parent / "engine"
     digest = hashlib.sha256(f"{name} pext={HAS_PEXT}".encode())
+    if options != KernelOptions():
+        digest.update(repr(options).encode())
+        head, rest = template.split("# <options>", 1)
+        _, tail = rest.split("# </options>", 1)
+        block = f"# <options> written by ntuple.codegen for {options}\n{options.source()}# </options>"
+        template = head + block + tail
     digest.update(template.encode())
     for f in _ENGINE_FILES:
         digest.update((engine_dir / f).read_bytes())

@@ -17,7 +17,8 @@ import numpy as np
 def train_chunk(
     k: ModuleType, counts: np.ndarray, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray, kind: int, online: bool,
-    tc: bool, quirk: bool, alpha_f: float, lam: float, p_two: float, states: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray, pools: np.ndarray,
+    tc: bool, quirk: bool, alpha_f: float, lam: float, p_two: float, states: np.ndarray, buf_b: np.ndarray,
+    buf_r: np.ndarray, pools: np.ndarray,
     pool_n: np.ndarray, restart_tile: int, restart_prob: float, out_score: np.ndarray, out_tile: np.ndarray,
     out_moves: np.ndarray, out_restart: np.ndarray,
 ) -> None:

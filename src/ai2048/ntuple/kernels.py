@@ -28,7 +28,7 @@ from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ai2048.engine.board import NIBBLE, flip, max_exponent, mirror, transpose
+from ai2048.engine.board import NIBBLE, count_empty, flip, max_exponent, mirror, transpose
 from ai2048.engine.intrinsics import pext, prefetch  # noqa: F401 (pext: used by the generated feature code)
 from ai2048.engine.moves import move
 from ai2048.engine.rng import rand_below, rand_float
@@ -37,6 +37,22 @@ from ai2048.engine.spawn import empty_cells, new_board, next_spawn, spawn
 _NEG = -1.0e300
 AFTER = 0
 BEFORE = 1
+
+# <options> rule variants as compile-time constants: numba freezes globals, so a variant's code has
+# no branch for the others. These are the defaults; ntuple.codegen.KernelOptions writes this block
+# for a variant module.
+END_ON_FULL_BOARD = False
+"""Seed 004's board.end(): a game ends at a full board (or a 32768) even if merges remain."""
+ILLEGAL_PENALTY = False
+"""Seed 004's unmasked moves: a move that leaves the board unchanged may be chosen; it scores -1
+(moporgic's board.<dir>() return) and a tile still spawns."""
+GAMMA = 1.0
+"""Discount of the TD targets (seed 004's eq. 1; its code uses 1)."""
+TIE_ORDER = (0, 1, 2, 3)
+"""Actions in the order ties between equal values are broken (the first wins)."""
+# </options>
+DISCOUNTED = GAMMA != 1.0
+T0, T1, T2, T3 = TIE_ORDER
 
 
 @intrinsic
@@ -101,6 +117,24 @@ def reaches(b: np.uint64, t: int) -> bool:
 
 
 @njit(cache=True, inline="always")
+def seed004_end(b: np.uint64) -> bool:
+    """Seed 004's ``board.end()``: the board is full or holds a 32768 (merges may remain)."""
+    return count_empty(b) == 0 or reaches(b, 15)
+
+
+@njit(cache=True, inline="always")
+def scored_move(b: np.uint64, a: int) -> tuple:
+    """Move ``a``: (after-state, reward, playable). Playable means the board changed, or, with
+    ``ILLEGAL_PENALTY``, any move: an unchanged board then scores -1 as moporgic's board does."""
+    nb, r = move(b, a)
+    ok = nb != b
+    if ILLEGAL_PENALTY and not ok:
+        r = np.int64(-1)
+        ok = True
+    return nb, r, ok
+
+
+@njit(cache=True, inline="always")
 def stage_of(b: np.uint64, stages: np.ndarray) -> int:
     """Stage of ``b``: how many of the stage tile exponents its largest tile has reached."""
     s = np.int64(0)
@@ -111,7 +145,9 @@ def stage_of(b: np.uint64, stages: np.ndarray) -> int:
 
 
 @njit(cache=True, inline="always")
-def _tc_step(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, i: int, step: np.float32, err: float) -> None:
+def _tc_step(
+    w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, i: int, step: np.float32, err: float
+) -> None:
     """Temporal coherence (Beal & Smith 1999; Jaśkowski 2018) on weight ``i``: it moves by
     ``step * |E_i| / A_i`` (``step`` while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``."""
     a = a_acc[i]
@@ -152,7 +188,9 @@ def fadd(w: np.ndarray, idx: np.ndarray, step: np.float32) -> None:
 
 
 @njit(cache=True, inline="always")
-def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: np.ndarray, step: np.float32, err: float) -> None:
+def ftc(
+    w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: np.ndarray, step: np.float32, err: float
+) -> None:
     """:func:`_tc_step` at every index of ``idx``."""
     for i in idx:
         _tc_step(w, e_acc, a_acc, i, step, err)
@@ -167,7 +205,9 @@ def fprefetch(w: np.ndarray, idx: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> float:
+def value_at(
+    b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+) -> float:
     """Sum of the feature weights of ``b`` in the stage starting at ``off``."""
     return fsum(w, features(b, off, runs, nruns, tbase))
 
@@ -178,13 +218,17 @@ def value_at(b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.
 
 
 @njit(cache=True)
-def _features_of(x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> tuple:
+def _features_of(
+    x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+) -> tuple:
     """:func:`features` of board ``x`` in its own stage."""
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
 
 
 @njit(cache=True)
-def _nudge(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> None:
+def _nudge(
+    idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
+) -> None:
     """:func:`_learn` without summing the updated weights, where nothing reads their value (online
     after-state TD)."""
     step = np.float32(alpha_f * err)
@@ -195,7 +239,9 @@ def _nudge(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray,
 
 
 @njit(cache=True)
-def _learn(idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray) -> float:
+def _learn(
+    idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
+) -> float:
     """One TD step on the features ``idx`` with error ``err``; returns their updated value.
 
     Plain TD adds ``alpha/F * err`` to every weight; temporal coherence scales that per weight
@@ -259,7 +305,8 @@ def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
 @njit(cache=True)
 def _td(
     b: np.uint64, target: float, stages: np.ndarray, table: int, alpha_f: float, tc: bool,
-    w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
+    w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray,
+    runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> float:
     """One TD step moving ``V(b)`` towards ``target``; returns the updated ``V(b)``."""
     idx = _features_of(b, stages, table, runs, nruns, tbase)
@@ -267,7 +314,9 @@ def _td(
 
 
 @njit(cache=True)
-def _promote(s: int, table: int, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray, tc: bool) -> None:
+def _promote(
+    s: int, table: int, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray, tc: bool
+) -> None:
     """Weight promotion (Jaśkowski 2018): a stage's weights start as a copy of the stage below."""
     if ready[s]:
         return
@@ -312,10 +361,9 @@ def _after(
     b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> tuple:
-    """Move ``a`` from ``b``: (after-state, reward, legal, feature indices of the after-state
-    (downgraded if ``dg``)); the features' weights are prefetched when the move is legal."""
-    nb, r = move(b, a)
-    ok = nb != b
+    """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), feature indices
+    of the after-state (downgraded if ``dg``)); the features' weights are prefetched when playable."""
+    nb, r, ok = scored_move(b, a)
     if ok:
         x = downgrade(nb) if dg else nb
         idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
@@ -331,7 +379,8 @@ def greedy_move(
     tbase: np.ndarray, stages: np.ndarray, dg: bool,
 ) -> tuple[int, np.uint64, int, float]:
     """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
-    ``r + E[V(next state)]`` (before-state network). Ties go to the lower action number.
+    ``r + E[V(next state)]`` (before-state network). Ties go to the first action of ``TIE_ORDER``
+    (the lower action number by default; seed 004: up, down, left, right).
 
     An after-state network's four after-states have their weights prefetched together before
     any is summed, so the four sets of table reads overlap.
@@ -345,29 +394,30 @@ def greedy_move(
     best_b = b
     best_r = np.int64(0)
     if kind == AFTER:  # written out: a loop over a tuple of the four results plays ~1.2x slower in numba
-        n0, r0, k0, i0 = _after(b, 0, stages, table, dg, w, runs, nruns, tbase)
-        n1, r1, k1, i1 = _after(b, 1, stages, table, dg, w, runs, nruns, tbase)
-        n2, r2, k2, i2 = _after(b, 2, stages, table, dg, w, runs, nruns, tbase)
-        n3, r3, k3, i3 = _after(b, 3, stages, table, dg, w, runs, nruns, tbase)
+        n0, r0, k0, i0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
+        n1, r1, k1, i1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
+        n2, r2, k2, i2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
+        n3, r3, k3, i3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
         best_i = i0
         if k0:
-            best, best_a, best_b, best_r = r0 + fsum(w, i0), 0, n0, r0
+            best, best_a, best_b, best_r = r0 + fsum(w, i0), T0, n0, r0
         if k1:
             v = r1 + fsum(w, i1)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, 1, n1, r1, i1
+                best, best_a, best_b, best_r, best_i = v, T1, n1, r1, i1
         if k2:
             v = r2 + fsum(w, i2)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, 2, n2, r2, i2
+                best, best_a, best_b, best_r, best_i = v, T2, n2, r2, i2
         if k3:
             v = r3 + fsum(w, i3)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, 3, n3, r3, i3
+                best, best_a, best_b, best_r, best_i = v, T3, n3, r3, i3
         return best_a, best_b, best_r, best, best_i
-    for a in range(4):
-        nb, r = move(b, a)
-        if nb == b:
+    for j in range(4):
+        a = TIE_ORDER[j]
+        nb, r, ok = scored_move(b, a)
+        if not ok:
             continue
         v = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
         if v > best:
@@ -383,12 +433,13 @@ def move_values(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
     tbase: np.ndarray, stages: np.ndarray, dg: bool,
 ) -> np.ndarray:
-    """[4] float64: ``r + V`` of each move as :func:`greedy_move` scores it; NaN for illegal moves."""
+    """[4] float64: ``r + V`` of each move as :func:`greedy_move` scores it; NaN for a move it
+    cannot play (an illegal one, unless ``ILLEGAL_PENALTY``)."""
     table = w.size // (stages.size + 1)
     out = np.full(4, np.nan)
     for a in range(4):
-        nb, r = move(b, a)
-        if nb == b:
+        nb, r, ok = scored_move(b, a)
+        if not ok:
             continue
         if kind == AFTER:
             x = downgrade(nb) if dg else nb
@@ -414,6 +465,9 @@ def play_game_train(
     ``online`` updates after every move; otherwise the episode is swept backwards at its end
     (seed 004, TDL2048), with λ-returns ``G_t = r + (1-λ) V(next) + λ G_{t+1}`` when ``lam > 0``.
     Boards whose largest tile first reaches ``restart_tile`` are saved to the worker's ``pool``.
+    The module's options (compile-time) add seed 004's rules: the game ends at a full board
+    (``END_ON_FULL_BOARD``), unchanged-board moves score -1 and spawn (``ILLEGAL_PENALTY``), and
+    targets are discounted, ``r + GAMMA * V(next)`` (λ-returns ``r + GAMMA ((1-λ) V + λ G)``).
 
     Returns (score, largest exponent, moves).
     """
@@ -428,6 +482,8 @@ def play_game_train(
     have_prev = False
     saved = reaches(b, restart_tile)
     while True:
+        if END_ON_FULL_BOARD and seed004_end(b):
+            break
         need = False  # a move makes at most a tile one above the largest: only then can it open a stage
         if multistage:
             for s in range(1, ready.size):
@@ -445,7 +501,8 @@ def play_game_train(
         if kind == AFTER:
             if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features kept from the last move
                 if have_prev:
-                    _nudge(prev_i, best - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
+                    goal = r + GAMMA * fsum(w, idx) if DISCOUNTED else best
+                    _nudge(prev_i, goal - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
                 prev_i = idx
                 have_prev = True
@@ -457,6 +514,8 @@ def play_game_train(
             if online:
                 if have_prev:
                     vb = value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
+                    if DISCOUNTED:
+                        vb = GAMMA * vb
                     _td(prev, prev_r + vb, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
                 prev = b
                 prev_r = r
@@ -495,9 +554,12 @@ def play_game_train(
                     fprefetch(a_acc, idx2)
             if kind == AFTER:
                 vnew = _learn(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
-                target = buf_r[t] + (1.0 - lam) * vnew + lam * target
+                if DISCOUNTED:
+                    target = buf_r[t] + GAMMA * ((1.0 - lam) * vnew + lam * target)
+                else:
+                    target = buf_r[t] + (1.0 - lam) * vnew + lam * target
             else:
-                goal = buf_r[t] + target
+                goal = buf_r[t] + (GAMMA * target if DISCOUNTED else target)
                 vnew = _learn(cur, goal - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = (1.0 - lam) * vnew + lam * goal
                 if quirk:
@@ -523,7 +585,8 @@ def train_worker(
     """
     w, e_acc, a_acc, ready = unowned(w), unowned(e_acc), unowned(a_acc), unowned(ready)
     runs, nruns, tbase, stages = unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
-    state, buf_b, buf_r, pool, pool_n = unowned(state), unowned(buf_b), unowned(buf_r), unowned(pool), unowned(pool_n)
+    state, buf_b, buf_r = unowned(state), unowned(buf_b), unowned(buf_r)
+    pool, pool_n = unowned(pool), unowned(pool_n)
     for j in range(count):
         have = min(pool_n[0], pool.size)
         restart = False
@@ -548,7 +611,9 @@ def play_games(
     stages: np.ndarray, kind: int, p_two: float, dg: bool,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_board: np.ndarray,
 ) -> None:
-    """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning."""
+    """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning.
+    A variant module plays under its rules, as seed 004's test loop does (it ends at a full board
+    too; it adds an unchanged board's -1 to the score as 0)."""
     w, runs, nruns, tbase, stages = unowned(w), unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
     for i in prange(states.size):
         st = states[i : i + 1]
@@ -556,11 +621,13 @@ def play_games(
         score = np.int64(0)
         moves = np.int64(0)
         while True:
+            if END_ON_FULL_BOARD and seed004_end(b):
+                break
             a, nb, r, _, _ = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
             if a < 0:
                 break
             b = spawn(nb, st, p_two)
-            score += r
+            score += max(r, 0) if ILLEGAL_PENALTY else r  # seed 004's test loop clamps the -1 to 0
             moves += 1
         out_score[i] = score
         out_tile[i] = max_exponent(b)

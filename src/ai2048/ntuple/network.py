@@ -107,7 +107,8 @@ class Network:
         return int(self.w.nbytes)
 
     def data(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The evaluator data ``(w, runs, nruns, tbase, stages)`` for ``ntuple_value`` of :attr:`k` (the kernels specialised to this pattern set)."""
+        """The evaluator data ``(w, runs, nruns, tbase, stages)`` for ``ntuple_value`` of :attr:`k` (the
+        kernels specialised to this pattern set)."""
         return (self.w, self.runs, self.nruns, self.tbase, self.stage_arr)
 
     def value(self, board: int) -> float:
@@ -184,7 +185,9 @@ def _open_member(zf: zipfile.ZipFile, path: Path, name: str) -> tuple[Any, tuple
     version = np.lib.format.read_magic(member)
     if version not in ((1, 0), (2, 0)):
         member.close()
-        raise ValueError(f"weights file {path} stores {name} in .npy format {version}, which this version cannot stream")
+        raise ValueError(
+            f"weights file {path} stores {name} in .npy format {version}, which this version cannot stream"
+        )
     header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
     shape, _, dtype = header(member)
     return member, tuple(shape), dtype
@@ -221,7 +224,9 @@ def read_into(path: str | Path, name: str, out: np.ndarray) -> None:
                     n = min(step, out.size - i)
                     raw = member.read(n * out.itemsize)
                     if len(raw) != n * out.itemsize:
-                        raise ValueError(f"weights file {path} is truncated inside {name}; restore it or retrain")
+                        raise ValueError(
+                            f"weights file {path} is truncated inside {name}; restore it or retrain"
+                        )
                     out[i : i + n] = np.frombuffer(raw, dtype=out.dtype)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
@@ -235,7 +240,9 @@ def load_file(
     if not path.is_file():
         raise FileNotFoundError(f"weights file {path} does not exist")
     if not zipfile.is_zipfile(path):
-        raise ValueError(f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain")
+        raise ValueError(
+            f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain"
+        )
     try:
         with np.load(path, allow_pickle=False) as z:
             keys = set(z.files)
@@ -265,8 +272,10 @@ def load_file(
     except ValueError as e:
         if "allow_pickle" not in str(e):
             raise
-        raise ValueError(f"weights file {path} holds pickled Python objects, which ai2048 never loads (numbers "
-                         "only); it is not an ai2048 n-tuple weights file") from None
+        raise ValueError(
+            f"weights file {path} holds pickled Python objects, which ai2048 never loads (numbers "
+            "only); it is not an ai2048 n-tuple weights file"
+        ) from None
     if patterns is not None:
         want = pattern_name(parse_patterns(patterns))
         if want != file_patterns:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from types import ModuleType
 from typing import Any
 
 import numba
@@ -19,9 +20,13 @@ def game_states(seed: int, games: int, salt: int = 0) -> np.ndarray:
 
 
 def evaluate_greedy(
-    net: Network, games: int, seed: int = 0, workers: int = 1, p_two: float = P_TWO, downgrade: bool = False
+    net: Network, games: int, seed: int = 0, workers: int = 1, p_two: float = P_TWO, downgrade: bool = False,
+    kernels: ModuleType | None = None,
 ) -> dict[str, Any]:
-    """Play ``games`` 1-ply greedy games; returns seed 004's table, scores and speed."""
+    """Play ``games`` 1-ply greedy games; returns seed 004's table, scores and speed.
+
+    ``kernels``: a rule variant of ``net``'s kernels (``codegen.specialized`` with options) to play
+    under, e.g. seed 004's full-board end; default ``net.k``."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games}")
     states = game_states(seed, games, salt=1)
@@ -31,8 +36,9 @@ def evaluate_greedy(
     board = np.zeros(games, np.uint64)
     numba.set_num_threads(max(1, min(workers, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
     t0 = time.perf_counter()
-    w = net.w if net.w.flags.c_contiguous else net.contiguous_weights()  # (TC records: a copy, one kernel variant)
-    net.k.play_games(
+    # (TC records: a copy, so one kernel variant)
+    w = net.w if net.w.flags.c_contiguous else net.contiguous_weights()
+    (kernels or net.k).play_games(
         states, w, net.runs, net.nruns, net.tbase, net.stage_arr, KINDS.index(net.kind), p_two,
         downgrade, score, tile, moves, board,
     )

@@ -26,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.agents.seed_actions import check_order
 from ai2048.checkpoint import write_json
-from ai2048.ntuple.codegen import specialized
+from ai2048.ntuple.codegen import KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
-from ai2048.rules import P_TWO
+from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number
@@ -48,6 +49,10 @@ STOP_GAMES = 200
 """Games per worker and kernel call: Ctrl-C or SIGTERM is looked at between calls, so a stop waits
 for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
 stopped chunk is logged and saved with the games it played."""
+
+ILLEGAL_ACTIONS = ("mask", "penalty")
+"""``illegal_action``: moves that leave the board unchanged are never chosen (mask), or are scored
+-1 and followed by a spawn as seed 004's unmasked argmax plays them (penalty)."""
 
 RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
 """Fields a resumed run may change; every other field must match the saved config."""
@@ -77,7 +82,9 @@ class NTupleConfig:
     )
     update: str = field(
         default="backward",
-        metadata={"help": "backward: sweep each finished game from its end (seed 004); online: after every move"},
+        metadata={
+            "help": "backward: sweep each finished game from its end (seed 004); online: after every move"
+        },
     )
     lam: float = field(default=0.0, metadata={"help": "TD(λ) λ, with backward updates (0 = TD(0))"})
     seed004_double_reward: bool = field(
@@ -94,7 +101,9 @@ class NTupleConfig:
     )
     stages: tuple[int, ...] = field(
         default=(),
-        metadata={"help": "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below"},
+        metadata={
+            "help": "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below"
+        },
     )
     restart_prob: float = field(
         default=0.0,
@@ -104,7 +113,8 @@ class NTupleConfig:
         default=13, metadata={"help": "exponent whose first appearance saves the board for restarts"}
     )
     duration: float = field(
-        default=0.0, metadata={"help": BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels"}
+        default=0.0,
+        metadata={"help": BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels"},
     )
     p_two: float = field(default=P_TWO, metadata={"help": "probability a spawned tile is a 2"})
     chunk: int = field(default=1000, metadata={"help": "games per metrics record (and per kernel call)"})
@@ -112,10 +122,31 @@ class NTupleConfig:
     eval_games: int = field(
         default=0, metadata={"help": "1-ply games to evaluate the final network on (eval.json)"}
     )
+    end_on_full_board: bool = field(
+        default=False,
+        metadata={
+            "help": "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain"
+        },
+    )
+    tie_order: str = field(
+        default="clockwise",
+        metadata={"help": "action order that breaks ties of equal value: clockwise (up, right, down, left) "
+                  "or a seed's, e.g. 004 (up, down, left, right)"},
+    )
+    gamma: float = field(
+        default=1.0, metadata={"help": "discount γ of the TD targets, in (0, 1] (seed 004: 1)"}
+    )
+    illegal_action: str = field(
+        default="mask",
+        metadata={"help": "mask: only board-changing moves; penalty: seed 004's unmasked moves, an unchanged "
+                  "board scores -1 and spawns (needs end_on_full_board)"},
+    )
     init: str = field(
         default="",
-        metadata={"help": "start from trained weights: 'shipped' (the default shipped network), a shipped name "
-                  "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match"},
+        metadata={
+            "help": "start from trained weights: 'shipped' (the default shipped network), a shipped name "
+            "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match"
+        },
     )
 
     def __post_init__(self) -> None:
@@ -140,14 +171,28 @@ class NTupleConfig:
         check_number("chunk", self.chunk, 1, integer=True)
         check_number("checkpoint_every", self.checkpoint_every, 1, integer=True)
         check_number("eval_games", self.eval_games, 0, integer=True)
+        if not 0.0 < self.gamma <= 1.0:
+            raise ValueError(f"gamma={self.gamma!r} must be in (0, 1]: a discount, 1 for none (seed 004)")
+        check_choice("tie_order", self.tie_order, tuple(SEED_ORDERS))
+        check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
+        if self.illegal_action == "penalty" and not self.end_on_full_board:
+            raise ValueError(
+                "illegal_action='penalty' needs end_on_full_board=true, as in seed 004 (on a full board an "
+                "unchanged move spawns nothing and could repeat forever)"
+            )
         if not isinstance(self.init, str):
             raise ValueError(f"init={self.init!r} must be 'shipped', a shipped network's name or a path")
         if self.checkpoint_every % self.chunk:
-            raise ValueError(f"checkpoint_every={self.checkpoint_every} must be a multiple of chunk={self.chunk}")
+            raise ValueError(
+                f"checkpoint_every={self.checkpoint_every} must be a multiple of chunk={self.chunk}"
+            )
         if self.update == "online" and self.lam > 0:
             raise ValueError("lam > 0 needs update='backward' (λ-returns are computed in the backward sweep)")
         if self.seed004_double_reward and (self.state != "before" or self.update != "backward"):
-            raise ValueError("seed004_double_reward reproduces a before-state backward bug: set state=before, update=backward")
+            raise ValueError(
+                "seed004_double_reward reproduces a before-state backward bug: "
+                "set state=before, update=backward"
+            )
         st = list(self.stages)
         if any(not isinstance(s, int) or not 1 <= s <= 15 for s in st) or st != sorted(set(st)):
             raise ValueError(f"stages={st} must be increasing tile exponents in 1..15 (e.g. [13, 14])")
@@ -156,6 +201,10 @@ class NTupleConfig:
 PRESETS: dict[str, dict[str, Any]] = {
     "seed004": {"patterns": "4x6", "alpha": 0.1, "state": "after", "update": "backward"},
     "seed004-before": {"patterns": "4x6", "alpha": 0.1, "state": "before", "update": "backward"},
+    "seed004-exact": {
+        "patterns": "4x6", "alpha": 0.1, "state": "after", "update": "backward", "end_on_full_board": True,
+        "tie_order": "004", "illegal_action": "penalty",
+    },
     "tc": {"patterns": "4x6", "alpha": 1.0, "tc": True, "update": "backward", "workers": 2},
     "otd": {"patterns": "4x6", "alpha": 0.1, "init_value": 320000.0, "update": "backward", "workers": 2},
     "otd-tc-ms": {
@@ -167,8 +216,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 the combination with multistage weights (a second stage from 16384) and restarts."""
 
 PRESET_HELP: dict[str, str] = {
-    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k games)",
+    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k "
+    "games)",
     "seed004-before": "seed 004's before-state variant (the seed calls it \"very bad\")",
+    "seed004-exact": "seed 004's rules too: games end at a full board, ties go up/down/left/right, moves "
+    "are unmasked (-1)",
     "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",
     "otd": "optimistic initialisation (Guei et al. 2022): every state starts at 320,000",
     "otd-tc-ms": "OTD + TC + a second weight stage from 16384 + restarts from 8192 positions",
@@ -182,7 +234,8 @@ class _State:
         w = cfg.workers
         self.net = net
         self.states = np.array(
-            [np.random.SeedSequence([cfg.seed, k]).generate_state(1, np.uint64)[0] for k in range(w)], dtype=np.uint64
+            [np.random.SeedSequence([cfg.seed, k]).generate_state(1, np.uint64)[0] for k in range(w)],
+            dtype=np.uint64,
         )
         self.pools = np.zeros((w, POOL), dtype=np.uint64)
         self.pool_n = np.zeros(w, dtype=np.int64)
@@ -209,7 +262,9 @@ class _State:
                 f"--workers {arrays['train_states'].size}"
             )
         if read_shape(path, "train_e") != self.e_acc.shape:  # (read below without a table copy)
-            raise ValueError(f"{path} does not hold temporal-coherence state matching tc={self.e_acc.size > 1}")
+            raise ValueError(
+                f"{path} does not hold temporal-coherence state matching tc={self.e_acc.size > 1}"
+            )
         self.states[:] = arrays["train_states"]
         self.pools[:] = arrays["train_pools"]
         self.pool_n[:] = arrays["train_pool_n"]
@@ -238,7 +293,8 @@ def _init_network(cfg: NTupleConfig) -> Network:
         src, what = load_ntuple_network(spec), str(spec)
     else:
         raise ValueError(
-            f"--init {spec!r} is neither 'shipped', a shipped network (available: {', '.join(models.names()) or 'none'}) "
+            f"--init {spec!r} is neither 'shipped', a shipped network "
+            f"(available: {', '.join(models.names()) or 'none'}) "
             "nor an existing run directory or weights file"
         )
     differ = [
@@ -253,20 +309,34 @@ def _init_network(cfg: NTupleConfig) -> Network:
     return src
 
 
+def kernel_options(cfg: NTupleConfig) -> KernelOptions:
+    """The rule variant ``cfg`` trains under (the default module when every option is at its default)."""
+    return KernelOptions(
+        end_on_full_board=cfg.end_on_full_board,
+        illegal_penalty=cfg.illegal_action == "penalty",
+        gamma=cfg.gamma,
+        tie_order=tuple(int(a) for a in check_order(cfg.tie_order)),
+    )
+
+
 def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     """The kernels of ``cfg``'s pattern set (``codegen.specialized``), compiled or loaded from the
     cache on tiny arrays before the weight table exists, so the compiler's memory is given back
     before the table is allocated (the run's peak is then the table's)."""
     t0 = time.perf_counter()
-    print("n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)", file=sys.stderr)
+    print(
+        "n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)",
+        file=sys.stderr,
+    )
     tuples = parse_patterns(cfg.patterns)
-    k = specialized(tuples)
+    k = specialized(tuples, kernel_options(cfg))
     runs, nruns, tbase, _ = tuple_runs(tuples)
     f32, i64, u64 = np.zeros(1, np.float32), np.zeros(1, np.int64), np.zeros(1, np.uint64)
     k.train_worker(
-        0, f32, f32, f32, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase, np.array(cfg.stages, np.int64),
-        KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two,
-        u64.copy(), u64.copy(), i64.copy(), u64.copy(), i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
+        0, f32, f32, f32, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase,
+        np.array(cfg.stages, np.int64), KINDS.index(cfg.state), cfg.update == "online", cfg.tc,
+        cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
+        i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
         i64.copy(), i64.copy(), np.zeros(1, np.bool_),
     )
     with contextlib.suppress(AttributeError, OSError):  # glibc keeps the compiler's freed heap; give it back
@@ -278,15 +348,17 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
 def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     out = Path(out)
-    src = _init_network(config) if config.init and not resume else None  # a wrong --init fails before any write
+    # a wrong --init fails before any write
+    src = _init_network(config) if config.init and not resume else None
     cfg, resumed = start(out, config, "ntuple", resume, RESUMABLE, checkpoint="weights.npz")
-    compile_kernels(cfg)  # Network(...) below gets the same module, compiled
+    k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
     if resumed:
         keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_done", "train_elapsed")
         net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
         if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
             raise ValueError(
-                f"{out / 'weights.npz'} has stages {net.stages} / kind {net.kind}, config says {tuple(cfg.stages)} / {cfg.state}"
+                f"{out / 'weights.npz'} has stages {net.stages} / kind {net.kind}, "
+                f"config says {tuple(cfg.stages)} / {cfg.state}"
             )
         st = _State(cfg, net)
         st.restore(arrays, out / "weights.npz")
@@ -298,7 +370,10 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
             fill = net.w[0]
             np.copyto(net.w, src.w)
             del src
-            st.ready[1:] = [int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill)) for s in range(1, len(st.ready))]
+            st.ready[1:] = [
+                int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill))
+                for s in range(1, len(st.ready))
+            ]
     loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration,
                 smoothing=0.1, resumed=resumed)
 
@@ -310,17 +385,20 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
 
     if not resumed:
         save("running")
-    _train(cfg, loop, st, save)
-    if cfg.eval_games and loop.status == "completed":
-        res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers, p_two=cfg.p_two)
+    _train(cfg, loop, st, save, k)
+    if cfg.eval_games and loop.status == "completed":  # under the run's rules, as seed 004's testAgent
+        res = evaluate_greedy(
+            net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers, p_two=cfg.p_two, kernels=k
+        )
         write_json(out / "eval.json", {k: v for k, v in res.items()})
         print(format_table(res["tiles"]))
         print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")
     return out
 
 
-def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None]) -> None:
-    """Chunks of ``chunk`` games until the run's games, its budget or a signal; one metrics record a chunk."""
+def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None], k: ModuleType) -> None:
+    """Chunks of ``chunk`` games until the run's games, its budget or a signal, with kernels ``k``;
+    one metrics record a chunk."""
     net = st.net
     w = cfg.workers
     buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
@@ -328,8 +406,9 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
     alpha_f = cfg.alpha / net.features
 
     def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
-        """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop flag between
-        them; returns the results of the games played and their number (less than ``g`` after a stop)."""
+        """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop
+        flag between them; returns the results of the games played and their number (less than ``g``
+        after a stop)."""
         score, tile, moves = np.zeros(g, np.int64), np.zeros(g, np.int64), np.zeros(g, np.int64)
         restarted = np.zeros(g, np.bool_)
         t0 = time.perf_counter()
@@ -339,8 +418,9 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
             counts = np.array([n // w + (k < n % w) for k in range(w)], dtype=np.int64)
             part = slice(done, done + n)
             train_chunk(
-                net.k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
-                KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f, cfg.lam,
+                k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
+                KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f,
+                cfg.lam,
                 cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob,
                 score[part], tile[part], moves[part], restarted[part],
             )
@@ -354,7 +434,8 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
             st.done += g
             fresh = ~restarted
             loop.log({
-                "games_per_s": g / dt, "moves_per_s": float(moves.sum()) / dt, "restarted": int(restarted.sum()),
+                "games_per_s": g / dt, "moves_per_s": float(moves.sum()) / dt,
+                "restarted": int(restarted.sum()),
                 "score_mean": float(score[fresh].mean()) if fresh.any() else None,
                 "score_max": int(score[fresh].max()) if fresh.any() else None,
                 "score_min": int(score[fresh].min()) if fresh.any() else None,

@@ -1,0 +1,304 @@
+"""Seed 004's rules as n-tuple options: the full-board end, moporgic's -1 for an unchanged board,
+the first-index tie order (up, down, left, right) and a discount γ, in the trainer, its kernels
+and the agent; checked against ``seed_vectors.json`` and a slow reference of a training game."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ai2048
+from ai2048 import engine
+from ai2048.agents import make_agent
+from ai2048.agents.seed_actions import best_in_order
+from ai2048.cli import main
+from ai2048.cli.train import trainer_parser
+from ai2048.engine.rng import seed_state
+from ai2048.evaluate import evaluate, game_seeds, play_game
+from ai2048.evaluate_fast import kernel_of
+from ai2048.ntuple import kernels as generic
+from ai2048.ntuple.codegen import KernelOptions, specialized
+from ai2048.ntuple.network import Network, load_file
+from ai2048.ntuple.patterns import parse_patterns
+from ai2048.rules import SEED_ORDERS, Action
+from ai2048.train import get_trainer
+from ai2048.train.ntuple import PRESETS, NTupleConfig, kernel_options, run
+from test_ntuple_network import ref_train_game
+
+DATA = Path(__file__).parent / "data"
+VECTOR_ORDER = ("up", "down", "left", "right")
+PATTERNS = "0123,4567"
+TINY = NTupleConfig(patterns=PATTERNS, games=60, chunk=20, checkpoint_every=20, seed=3)
+SEED004 = KernelOptions(end_on_full_board=True, illegal_penalty=True, tie_order=(0, 2, 3, 1))
+"""Seed 004's rules (``--preset seed004-exact``'s kernels)."""
+DISCOUNT = KernelOptions(gamma=0.9)
+ORDER004 = tuple(int(a) for a in SEED_ORDERS["004"])
+
+
+@pytest.fixture(scope="module")
+def vectors() -> list[dict]:
+    return json.loads((DATA / "seed_vectors.json").read_text())["vectors"]
+
+
+def kernels(options: KernelOptions) -> object:
+    return specialized(parse_patterns(PATTERNS), options)
+
+
+# ---------------------------------------------------------------- known answers from seed_vectors.json
+
+
+def test_end_flag__equals_seed004_end_on_all_200_vector_boards(vectors: list[dict]) -> None:
+    got = [bool(generic.seed004_end(np.uint64(ai2048.encode(v["board"])))) for v in vectors]
+    assert got == [v["seed004_end_flag"] for v in vectors]
+    assert sum(f and not v["terminal"] for f, v in zip(got, vectors, strict=True)) == 45  # full, merges left
+
+
+def test_raw_return__moporgic_vectors_under_the_penalty_rule(vectors: list[dict]) -> None:
+    """With zero weights a move's value is its reward: moporgic's return (-1 for an unchanged
+    board) under ``illegal_action=penalty``; the default rule marks the same moves unplayable."""
+    net = Network(PATTERNS)
+    k = kernels(SEED004)
+    args = (0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False)
+    for v in vectors:
+        b = np.uint64(ai2048.encode(v["board"]))
+        seed, ours = k.move_values(b, *args), net.k.move_values(b, *args)
+        for name in VECTOR_ORDER:
+            a, m = int(Action[name.upper()]), v["moves"][name]
+            assert seed[a] == m["moporgic_raw_return"], (v["id"], name)
+            assert (np.isnan(ours[a]) and not m["legal"]) or ours[a] == m["reward"], (v["id"], name)
+
+
+def test_end_on_full_board__a_full_vector_board_with_merges_ends_at_once(vectors: list[dict]) -> None:
+    v = next(v for v in vectors if v["seed004_end_flag"] and not v["terminal"])
+    b = np.uint64(ai2048.encode(v["board"]))
+    moves = {}
+    for name, k in (("seed004", kernels(SEED004)), ("default", Network(PATTERNS).k)):
+        net = Network(PATTERNS)
+        e = np.zeros(1, np.float32)
+        _, _, moves[name] = k.play_game_train(
+            b, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, False,
+            False, False, 0.1 / net.features, 0.0, 0.9, seed_state(1), np.zeros(4096, np.uint64),
+            np.zeros(4096, np.int64), np.zeros(4, np.uint64), np.zeros(1, np.int64), 15,
+        )
+    assert moves["seed004"] == 0 and moves["default"] >= 1
+
+
+# ---------------------------------------------------------------- tie order
+
+
+def test_tie_order__known_answers_with_equal_values(tmp_path: Path) -> None:
+    """Zero weights: values are rewards. Up-left ties go up either way; left-right and right-down
+    ties go right under the default order and left / down under seed 004's."""
+    Network(PATTERNS).save(tmp_path / "zero.npz")
+    cases = [  # (board cells, default move, seed 004 move)
+        ({0: 1, 1: 1, 4: 1}, Action.UP, Action.UP),
+        ({12: 1, 13: 1}, Action.RIGHT, Action.LEFT),
+        ({0: 1}, Action.RIGHT, Action.DOWN),
+    ]
+    zero = str(tmp_path / "zero.npz")
+    agents = {o: make_agent("ntuple", weights=zero, tie_order=o) for o in ("clockwise", "004")}
+    net = Network(PATTERNS)
+    trainer_k = kernels(SEED004)
+    for cells, default, seed in cases:
+        b = ai2048.encode([cells.get(i, 0) for i in range(16)])
+        assert agents["clockwise"].act(b) == default and agents["004"].act(b) == seed
+        a, *_ = trainer_k.greedy_move(
+            np.uint64(b), 0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False
+        )
+        assert a == seed  # the trainer's move under seed004-exact
+        for order, agent in agents.items():
+            assert best_in_order(agent.values(b), SEED_ORDERS[order]) == agent.act(b)
+
+
+def test_tie_order__agent_fast_path_plays_the_python_loops_games(tmp_path: Path) -> None:
+    """A network with few distinct values (many ties): whole games in numba equal the Python loop
+    for seed 004's order at depth 1 and 2, and differ from the default order's games."""
+    net = Network(PATTERNS)
+    net.w[:] = np.random.default_rng(2).integers(0, 2, net.w.size).astype(np.float32)
+    net.save(tmp_path / "w.npz")
+    played = {}
+    configs: tuple[dict, ...] = (
+        {"tie_order": "004"}, {"tie_order": "clockwise"}, {"tie_order": "004", "depth": 2, "tt_bits": 8}
+    )
+    for config in configs:
+        agent = make_agent("ntuple", weights=str(tmp_path / "w.npz"), **config)
+        assert kernel_of(agent) is not None
+        games, cap = (2, 40) if "depth" in config else (4, None)
+        fast = evaluate(agent, games=games, seed=5, workers=2, progress=False, max_moves=cap)
+        strip = [{k: v for k, v in r.items() if k not in ("seconds", "index")} for r in fast.records]
+        slow = [{k: v for k, v in play_game(agent, s, max_moves=cap).items() if k not in ("seconds", "index")}
+                for s in game_seeds(5, games)]
+        assert strip == slow
+        played[tuple(sorted(config.items()))] = [r["moves"] for r in strip]
+    assert played[(("tie_order", "004"),)] != played[(("tie_order", "clockwise"),)]
+
+
+def test_tie_order__eval_cli_takes_the_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    Network(PATTERNS).save(tmp_path / "zero.npz")
+    out = tmp_path / "res.json"
+    assert main(["eval", "ntuple", "--set", f"weights={tmp_path / 'zero.npz'}", "--set", "tie_order=004",
+                 "--games", "3", "--no-progress", "--out", str(out)]) == 0
+    assert main(["eval", "ntuple", "--set", f"weights={tmp_path / 'zero.npz'}", "--set", "tie_order=up",
+                 "--games", "1", "--no-progress"]) == 2
+    assert "unknown action order 'up'" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- training against a slow reference
+
+
+@pytest.mark.parametrize(
+    "opts,kind,online",
+    [
+        (DISCOUNT, "after", False), (DISCOUNT, "after", True), (DISCOUNT, "before", False),
+        (DISCOUNT, "before", True), (SEED004, "after", False), (SEED004, "after", True),
+        (SEED004, "before", False),
+    ],
+    ids=["gamma-after-backward", "gamma-after-online", "gamma-before-backward", "gamma-before-online",
+         "seed004-after-backward", "seed004-after-online", "seed004-before-backward"],
+)
+def test_train_game__equals_slow_reference(opts: KernelOptions, kind: str, online: bool) -> None:
+    """Three games from random weights (so unchanged-board moves get chosen under the penalty):
+    the kernel's score, recorded rewards and weights equal the slow reference's."""
+    k = kernels(opts)
+    fast, slow = Network(PATTERNS, kind=kind), Network(PATTERNS, kind=kind)
+    fast.w[:] = slow.w[:] = np.random.default_rng(4).normal(0.0, 30.0, fast.w.size).astype(np.float32)
+    start = fast.w.copy()
+    s1, s2 = seed_state(7), seed_state(7)
+    penalties = 0
+    for _ in range(3):
+        b0 = np.uint64(engine.new_board(s1, 0.9))
+        e = np.zeros(1, np.float32)
+        buf_r = np.zeros(1 << 14, np.int64)
+        score, _, moves = k.play_game_train(
+            b0, fast.w, e, e, np.ones(1, np.int64), fast.runs, fast.nruns, fast.tbase, fast.stage_arr,
+            0 if kind == "after" else 1, online, False, False, 0.1 / fast.features, 0.0, 0.9, s1,
+            np.zeros(1 << 14, np.uint64), buf_r, np.zeros(4, np.uint64), np.zeros(1, np.int64), 15,
+        )
+        ref_score, rewards = ref_train_game(slow, s2, kind, online, opts=opts)
+        assert (score, moves) == (ref_score, len(rewards))
+        if not online:
+            assert buf_r[:moves].tolist() == rewards
+        penalties += rewards.count(-1)
+        assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-4)
+    assert (penalties > 0) == opts.illegal_penalty
+    assert not np.array_equal(fast.w, start)
+
+
+def test_gamma__discounted_weights_differ_from_undiscounted() -> None:
+    """The same game and weights trained with γ = 0.9 and γ = 1 end with different values."""
+    got = {}
+    for opts in (DISCOUNT, KernelOptions()):
+        net = Network(PATTERNS)
+        net.w[:] = np.random.default_rng(4).normal(0.0, 30.0, net.w.size).astype(np.float32)
+        e = np.zeros(1, np.float32)
+        kernels(opts).play_game_train(
+            np.uint64(engine.new_board(seed_state(3), 0.9)), net.w, e, e, np.ones(1, np.int64), net.runs,
+            net.nruns, net.tbase, net.stage_arr, 0, False, False, False, 0.1 / net.features, 0.0, 0.9,
+            seed_state(4), np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64), np.zeros(4, np.uint64),
+            np.zeros(1, np.int64), 15,
+        )
+        got[opts.gamma] = net.w
+    assert not np.array_equal(got[0.9], got[1.0])
+
+
+# ---------------------------------------------------------------- the trainer and its config
+
+
+def test_trainer__seed004_exact_trains_evaluates_saves_and_resumes(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    args = ["train", "ntuple", "--preset", "seed004-exact", "--patterns", PATTERNS, "--games", "20",
+            "--chunk", "20", "--checkpoint-every", "20", "--eval-games", "5", "--out", str(out)]
+    assert main(args) == 0
+    saved = json.loads((out / "config.json").read_text())
+    assert {k: saved[k] for k in ("end_on_full_board", "tie_order", "illegal_action", "gamma")} == {
+        "end_on_full_board": True, "tie_order": "004", "illegal_action": "penalty", "gamma": 1.0}
+    assert json.loads((out / "eval.json").read_text())["games"] == 5
+    assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "40"]) == 0
+    net, _ = load_file(out / "weights.npz")
+    assert np.count_nonzero(net.w) > 0
+    assert kernel_options(NTupleConfig(**PRESETS["seed004-exact"])) == SEED004
+
+
+def test_trainer__options_change_the_weights_and_defaults_do_not(tmp_path: Path) -> None:
+    """Each option trains other weights than the defaults; defaults equal the trainer before the
+    options existed (hashes of its weights, commit 9298dff, same machine rules)."""
+    base = {name: _weights_hash(run(cfg, tmp_path / name)) for name, cfg in DEFAULT_RUNS.items()}
+    assert base == BEFORE_OPTIONS
+    varied = run(replace(TINY, gamma=0.9), tmp_path / "gamma")
+    assert _weights_hash(varied) != base["after-backward"]
+
+
+def _weights_hash(out: Path) -> str:
+    net, _ = load_file(out / "weights.npz")
+    return hashlib.sha256(np.ascontiguousarray(net.w).tobytes()).hexdigest()[:16]
+
+
+DEFAULT_RUNS = {
+    "after-backward": TINY,
+    "after-online": replace(TINY, update="online"),
+    "before-backward-quirk": replace(TINY, state="before", seed004_double_reward=True, games=20),
+    "tc-lam-stages": replace(
+        TINY, tc=True, alpha=1.0, lam=0.5, stages=(6,), restart_prob=0.5, restart_tile=5
+    ),
+}
+BEFORE_OPTIONS = {
+    "after-backward": "cab0385ed09b7d50",
+    "after-online": "88b9dea6b7d345a5",
+    "before-backward-quirk": "d87489b05a958e79",
+    "tc-lam-stages": "8072794460037140",
+}
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ({"gamma": 0.0}, r"gamma=0.0 must be in \(0, 1\]"),
+        ({"gamma": 1.5}, r"gamma=1.5 must be in \(0, 1\]"),
+        ({"gamma": float("nan")}, "gamma=nan must be a finite number"),
+        ({"tie_order": "005"}, "tie_order='005' is not one of '000', '001', '002', '003', '004', "
+                               "'clockwise'"),
+        ({"tie_order": 4}, "tie_order=4 must be a string"),
+        ({"illegal_action": "noop"}, "illegal_action='noop' is not one of 'mask', 'penalty'"),
+        ({"illegal_action": "penalty"}, "needs end_on_full_board=true"),
+        ({"end_on_full_board": "yes"}, "end_on_full_board='yes' must be true or false"),
+    ],
+)
+def test_config__bad_values_name_the_problem(bad: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        replace(TINY, **bad)
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ({"gamma": 0.0}, "gamma"), ({"gamma": float("inf")}, "gamma"),
+        ({"tie_order": (0, 0, 1, 2)}, "each action"), ({"illegal_penalty": True}, "needs"),
+    ],
+)
+def test_kernel_options__bad_values_raise(bad: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        KernelOptions(**bad)
+
+
+def test_agent__bad_tie_order_raises(tmp_path: Path) -> None:
+    Network(PATTERNS).save(tmp_path / "zero.npz")
+    with pytest.raises(ValueError, match="unknown action order 'udlr'"):
+        make_agent("ntuple", weights=str(tmp_path / "zero.npz"), tie_order="udlr")
+
+
+def test_config__help_lists_the_options_and_old_configs_get_defaults() -> None:
+    text = trainer_parser(get_trainer("ntuple")).format_help()
+    for flag in ("--end-on-full-board", "--tie-order", "--gamma", "--illegal-action", "seed004-exact"):
+        assert flag in text
+    old = json.loads((DATA / "ntuple_run_v1" / "config.json").read_text())
+    old = old.get("config", old)
+    assert not {"end_on_full_board", "tie_order", "gamma", "illegal_action"} & set(old)
+    names = {f.name for f in dataclasses.fields(NTupleConfig)}
+    cfg = NTupleConfig(**{k: v for k, v in old.items() if k in names})
+    assert kernel_options(cfg) == KernelOptions()
