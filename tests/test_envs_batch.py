@@ -276,3 +276,66 @@ def test_board_batch__loads_checkpoints_written_before_steps_were_kept():
     again.load_state_dict(old)
     assert again.boards.tolist() == games.boards.tolist() and again.steps.tolist() == games.moves.tolist()
     assert np.array_equal(again.masks, games.masks) and again.score.tolist() == games.score.tolist()
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_game_batch__fused_autoreset_and_snapshot_equal_the_separate_steps(parallel):
+    """``step(autoreset=True, snapshot=True)`` (the vector env's one kernel call) plays the games
+    ``step`` + ``autoreset_next`` play, and its snapshot is the state after the step."""
+    n = 64
+    fused = GameBatch(n, EnvOptions(goal_tile=64), cutoff=30, seed=5, parallel=parallel)
+    plain = GameBatch(n, EnvOptions(goal_tile=64), cutoff=30, seed=5, parallel=parallel)
+    fused.reset()
+    plain.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for _ in range(80):
+        acts = rng.integers(0, 4, size=n)
+        a = fused.step(acts, autoreset=True, snapshot=True)
+        b = plain.step(acts)
+        plain.autoreset_next(b.terminated | b.truncated)
+        for k in ("rewards", "illegal", "terminated", "truncated", "masks", "obs"):
+            assert np.array_equal(getattr(a, k), getattr(b, k)), k
+        assert np.array_equal(fused.control, plain.control)
+        assert np.array_equal(a.boards, fused.boards) and np.array_equal(a.scores, fused.scores)
+        assert np.array_equal(a.moves, fused.moves)
+        assert a.max_tile.tolist() == [(1 << int(e)) if e else 0 for e in fused.max_exp]
+        assert b.boards is None and b.max_tile is None
+        ended += int((a.terminated | a.truncated).sum())
+    assert ended > n  # games ended (goal, cutoff) and restarted along the way
+    kept = a.boards.copy(), a.scores.copy()
+    fused.step(rng.integers(0, 4, size=n), autoreset=True, snapshot=True)
+    assert np.array_equal(a.boards, kept[0]) and np.array_equal(a.scores, kept[1])  # never written again
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_game_batch__bad_action_in_any_chunk_refuses_before_anything_changes(parallel):
+    """The kernel checks every chunk's actions before any chunk steps (the last slot is in the
+    last chunk of the parallel kernel)."""
+    games = GameBatch(16, EnvOptions(illegal_action="raise"), seed=4, parallel=parallel)
+    games.reset()
+    games.set_boards(np.array([ai2048.encode([1, 1, 1, 1] + [0] * 12)] * 16, dtype=np.uint64))
+    before = games.state_dict()
+    acts = np.full(16, 3)
+    acts[15] = 0  # UP does not change a board whose tiles are all on the top row
+    with pytest.raises(ai2048.IllegalMoveError, match="game 15: UP does not change the board"):
+        games.step(acts, hold=np.eye(16, dtype=np.bool_)[0])
+    acts[15] = 7
+    with pytest.raises(ValueError, match="game 15 got 7"):
+        games.step(acts)
+    after = games.state_dict()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_vector_env__infos_are_the_state_after_the_step():
+    venv = gym.make_vec(ENV_ID, num_envs=6, vectorization_mode="vector_entry_point", parallel=True)
+    _, info = venv.reset(seed=9)
+    games = venv.unwrapped.games
+    for t in range(40):
+        masks = info["action_mask"]
+        acts = np.array([int(np.flatnonzero(m)[(t + i) % int(m.sum())]) for i, m in enumerate(masks)])
+        _, _, _, _, info = venv.step(acts)
+        assert info["board"].tolist() == games.boards.tolist()
+        assert info["score"].tolist() == games.scores.tolist()
+        assert info["moves"].tolist() == games.moves.tolist()
+        assert info["max_tile"].tolist() == [int(ai2048.to_tiles(int(b)).max()) for b in games.boards]
