@@ -344,15 +344,19 @@ def batch_env_step(
     snap_moves: np.ndarray, snap_tiles: np.ndarray, chunks: np.int64,
 ) -> tuple[np.int64, bool]:
     """:func:`batch_env_step_serial` cut into ``chunks`` contiguous chunks run by numba's threads
-    (one per thread: ``numba.get_num_threads()``). The check runs on the calling thread first (a
-    few µs at 4,096 slots): a second parallel region would cost about as much idle and adds a
-    barrier, the step's worst part on a loaded machine."""
+    (one per thread: ``numba.get_num_threads()``): one region checks the actions, one steps."""
     n = boards.shape[0]
-    bad, out_of_range = _first_bad_range(0, n, actions, prev_masks, control, need_legal)
-    if bad >= 0:
-        return bad, out_of_range
+    k = min(max(chunks, 1), max(n, 1))
+    firsts = np.empty(k, dtype=np.int64)
+    ranges = np.empty(k, dtype=np.bool_)
+    for c in prange(k):
+        lo, hi = _chunk(c, chunks, n)
+        firsts[c], ranges[c] = _first_bad_range(lo, hi, actions, prev_masks, control, need_legal)
+    for c in range(k):
+        if firsts[c] >= 0:
+            return firsts[c], ranges[c]
     words = obs.reshape(n * 16).view(np.uint64)
-    for c in prange(min(max(chunks, 1), max(n, 1))):
+    for c in prange(k):
         lo, hi = _chunk(c, chunks, n)
         _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves, steps,
                     rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty,
