@@ -188,11 +188,9 @@ def _step_range(
     p_two: np.float64, opts: np.ndarray, control: np.ndarray, scores: np.ndarray, moves: np.ndarray,
     steps: np.ndarray, rewards: np.ndarray, gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray,
     terminated: np.ndarray, truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
-    words: np.ndarray, autoreset: bool, snap_boards: np.ndarray, snap_scores: np.ndarray,
-    snap_moves: np.ndarray, snap_tiles: np.ndarray,
+    words: np.ndarray,
 ) -> None:
     max_steps = opts[OPT_MAX_STEPS]
-    snap = snap_boards.shape[0] > 0
     # Each slot's state goes through one scratch array per chunk, not a view ``states[i : i + 1]``:
     # a view takes a reference on ``states``, an atomic add on one cache line that every thread
     # of a parallel kernel would fight over, once per board.
@@ -240,27 +238,6 @@ def _step_range(
         words[2 * i + 1] = m_hi
         max_exp[i] = m
         empty[i] = e
-        # next step's control: next-step autoreset restarts a finished game, every other slot steps
-        control[i] = RESTART if autoreset and (terminated[i] or truncated[i]) else STEP
-        if snap:  # the counters after the step, for ``infos`` (copied here, on the chunk's thread)
-            snap_boards[i] = b
-            snap_scores[i] = scores[i]
-            snap_moves[i] = moves[i]
-            snap_tiles[i] = (np.int64(1) << m) if m > 0 else np.int64(0)
-
-
-@njit(cache=True, inline="always")
-def _first_bad_range(
-    lo: np.int64, hi: np.int64, actions: np.ndarray, masks: np.ndarray, control: np.ndarray, need_legal: bool
-) -> tuple[np.int64, bool]:
-    """:func:`first_bad_action` over slots [lo, hi)."""
-    for i in range(lo, hi):
-        a = actions[i]
-        if a < 0 or a > 3:
-            return np.int64(i), True
-        if need_legal and control[i] == STEP and not masks[i, a]:
-            return np.int64(i), False
-    return np.int64(-1), False
 
 
 @njit(cache=True, inline="always")
@@ -300,68 +277,43 @@ def _chunk(c: np.int64, k: np.int64, n: np.int64) -> tuple[np.int64, np.int64]:
 @njit(cache=True)
 def batch_env_step_serial(
     boards: np.ndarray, actions: np.ndarray, states: np.ndarray, p_two: np.float64, opts: np.ndarray,
-    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, prev_masks: np.ndarray,
-    need_legal: bool, rewards: np.ndarray, gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray,
-    terminated: np.ndarray, truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
-    obs: np.ndarray, autoreset: bool, snap_boards: np.ndarray, snap_scores: np.ndarray,
-    snap_moves: np.ndarray, snap_tiles: np.ndarray,
-) -> tuple[np.int64, bool]:
-    """Check the actions, then one env step of every slot, in place, on this thread; options from
-    :func:`step_options`.
+    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
+    gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
+    truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+) -> None:
+    """One env step of every slot, in place, on this thread; options from :func:`step_options`.
 
     In/out (state): ``boards`` [N] uint64, ``states`` [N] uint64 RNG states, ``scores``, ``moves``
-    (legal moves), ``steps`` (every step: the cutoff counts these) [N] int64, ``control`` [N] uint8:
-    in, STEP, RESTART (a new game instead: next-step autoreset, action ignored, reward 0, counters
-    0) or HOLD (left as it is, reward 0); out, what the next step does: RESTART where the game
-    ended and ``autoreset``, else STEP. In: ``actions`` [N] int64, ``prev_masks`` [N, 4] bool
-    legal actions of the boards before the step, ``need_legal`` (illegal_action "raise"). Out:
-    ``rewards`` [N] float64 after the options, ``gains`` and ``log_gains`` [N] int64 raw score
-    and log2 score gained, ``illegal``, ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4]
-    bool legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs``
-    [N, 4, 4] uint8 exponents (C-contiguous); ``snap_boards``, ``snap_scores``, ``snap_moves``,
-    ``snap_tiles`` [N] (or all [0]: not written) the boards, counters and largest tile values
-    after the step. Returns (first bad slot, out of range) as :func:`first_bad_action`; when a
-    slot is bad nothing was changed.
+    (legal moves), ``steps`` (every step: the cutoff counts these) [N] int64. In: ``actions`` [N]
+    int64 0..3 (unchecked), ``control`` [N] uint8: STEP, RESTART (a new game instead: next-step
+    autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0). Out:
+    ``rewards`` [N] float64 after the options, ``gains`` and ``log_gains`` [N] int64 raw score and
+    log2 score gained, ``illegal``, ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool
+    legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4]
+    uint8 exponents (C-contiguous).
     """
-    n = boards.shape[0]
-    bad, out_of_range = _first_bad_range(0, n, actions, prev_masks, control, need_legal)
-    if bad >= 0:
-        return bad, out_of_range
-    words = obs.reshape(n * 16).view(np.uint64)
-    _step_range(0, n, boards, actions, states, p_two, opts, control, scores, moves, steps,
-                rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words,
-                autoreset, snap_boards, snap_scores, snap_moves, snap_tiles)
-    return np.int64(-1), False
+    words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
+    _step_range(0, boards.shape[0], boards, actions, states, p_two, opts, control, scores, moves, steps,
+                rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words)
 
 
 @njit(cache=True, parallel=True)
 def batch_env_step(
     boards: np.ndarray, actions: np.ndarray, states: np.ndarray, p_two: np.float64, opts: np.ndarray,
-    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, prev_masks: np.ndarray,
-    need_legal: bool, rewards: np.ndarray, gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray,
-    terminated: np.ndarray, truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
-    obs: np.ndarray, autoreset: bool, snap_boards: np.ndarray, snap_scores: np.ndarray,
-    snap_moves: np.ndarray, snap_tiles: np.ndarray, chunks: np.int64,
-) -> tuple[np.int64, bool]:
+    control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
+    gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
+    truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+    chunks: np.int64,
+) -> None:
     """:func:`batch_env_step_serial` cut into ``chunks`` contiguous chunks run by numba's threads
-    (one per thread: ``numba.get_num_threads()``): one region checks the actions, one steps."""
+    (one per thread: ``numba.get_num_threads()``)."""
     n = boards.shape[0]
-    k = min(max(chunks, 1), max(n, 1))
-    firsts = np.empty(k, dtype=np.int64)
-    ranges = np.empty(k, dtype=np.bool_)
-    for c in prange(k):
-        lo, hi = _chunk(c, chunks, n)
-        firsts[c], ranges[c] = _first_bad_range(lo, hi, actions, prev_masks, control, need_legal)
-    for c in range(k):
-        if firsts[c] >= 0:
-            return firsts[c], ranges[c]
     words = obs.reshape(n * 16).view(np.uint64)
-    for c in prange(k):
+    for c in prange(min(max(chunks, 1), max(n, 1))):
         lo, hi = _chunk(c, chunks, n)
         _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves, steps,
                     rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty,
-                    words, autoreset, snap_boards, snap_scores, snap_moves, snap_tiles)
-    return np.int64(-1), False
+                    words)
 
 
 @njit(cache=True)
@@ -416,7 +368,13 @@ def first_bad_action(
     """Check ``actions`` [N] before a step: (first slot whose action is out of 0..3 or, when
     ``need_legal``, illegal by ``masks`` [N, 4] (slots not under STEP excepted), and whether it is
     out of range); (-1, False) when all are fine."""
-    return _first_bad_range(0, actions.shape[0], actions, masks, control, need_legal)
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if a < 0 or a > 3:
+            return np.int64(i), True
+        if need_legal and control[i] == STEP and not masks[i, a]:
+            return np.int64(i), False
+    return np.int64(-1), False
 
 
 # --- whole-batch kernels of the searches and tests -------------------------------------------------

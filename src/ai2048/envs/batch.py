@@ -39,8 +39,8 @@ from ai2048.envs.options import EnvOptions, check_num_envs
 from ai2048.game import IllegalMoveError
 from ai2048.rules import Action
 
-PARALLEL_MIN_GAMES = 2048
-"""Below this many games a step is too short to share out: the serial kernel runs (docs/engine.md)."""
+PARALLEL_MIN_GAMES = 1024
+"""Below this many games a step is too short to share out: the serial kernel runs (see docs)."""
 
 _REWARD_CODES = {"score": REWARD_SCORE, "log2": REWARD_LOG2, "moves": REWARD_MOVES}
 _ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE}
@@ -78,9 +78,7 @@ class BatchStep:
     ``rewards`` [N] float64 after the options; ``gains`` / ``log_gains`` [N] int64 raw score and
     log2 score gained; ``illegal``, ``terminated``, ``truncated`` [N] bool; ``masks`` [N, 4] bool,
     ``max_exp`` [N] uint8, ``empty`` [N] int64 and ``obs`` [N, 4, 4] uint8 exponents describe the
-    boards after the step. With ``snapshot=True`` (the vector env's ``infos``) ``boards`` [N]
-    uint64, ``scores`` and ``moves`` [N] int64 are copies of the state after the step and
-    ``max_tile`` [N] int64 the largest tile values; else they are None.
+    boards after the step.
     """
 
     rewards: np.ndarray
@@ -93,10 +91,6 @@ class BatchStep:
     max_exp: np.ndarray
     empty: np.ndarray
     obs: np.ndarray
-    boards: np.ndarray | None = None
-    scores: np.ndarray | None = None
-    moves: np.ndarray | None = None
-    max_tile: np.ndarray | None = None
 
 
 class GameBatch:
@@ -229,59 +223,41 @@ class GameBatch:
     def check_actions(self, actions: Any) -> np.ndarray:
         """``actions`` as int64 [N] after checking shape, dtype, range and (under "raise") legality,
         before anything changes; the error names the first bad game."""
-        a = self._actions_array(actions)
-        i, out_of_range = first_bad_action(a, self.masks, self.control, self._raise)
-        if i >= 0:
-            self._bad_action(a, int(i), bool(out_of_range))
-        return a
-
-    def _actions_array(self, actions: Any) -> np.ndarray:
-        """``actions`` as int64 [N] after checking shape and dtype (range and legality: the kernel)."""
         a = np.asarray(actions)
         if a.shape != (self.n,):
             raise ValueError(f"actions must have shape ({self.n},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers 0..3, got dtype {a.dtype}")
-        return a.astype(np.int64, copy=False)
+        a = a.astype(np.int64, copy=False)
+        i, out_of_range = first_bad_action(a, self.masks, self.control, self._raise)
+        if i >= 0:
+            if out_of_range:
+                raise ValueError(
+                    f"actions must be in 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3); game {i} got {int(a[i])}"
+                )
+            from ai2048.board_io import render_text
 
-    def _bad_action(self, a: np.ndarray, i: int, out_of_range: bool) -> None:
-        """Raise for game ``i``'s action: out of 0..3 (ValueError) or illegal under "raise"."""
-        if out_of_range:
-            raise ValueError(
-                f"actions must be in 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3); game {i} got {int(a[i])}"
+            legal = ", ".join(Action(k).name for k in range(4) if self.masks[i, k]) or "none"
+            raise IllegalMoveError(
+                f"game {i}: {Action(int(a[i])).name} does not change the board (legal: {legal})\n"
+                f"{render_text(self.boards[i])}"
             )
-        from ai2048.board_io import render_text
+        return a
 
-        legal = ", ".join(Action(k).name for k in range(4) if self.masks[i, k]) or "none"
-        raise IllegalMoveError(
-            f"game {i}: {Action(int(a[i])).name} does not change the board (legal: {legal})\n"
-            f"{render_text(self.boards[i])}"
-        )
-
-    def step(
-        self, actions: Any, hold: np.ndarray | None = None, *, autoreset: bool = False, snapshot: bool = False
-    ) -> BatchStep:
+    def step(self, actions: Any, hold: np.ndarray | None = None) -> BatchStep:
         """Play ``actions`` [N] (0..3) in every game: slots marked ``RESTART`` start a new game
-        instead, slots in ``hold`` [N] bool (finished games waiting) stay as they are.
-
-        ``autoreset``: slots whose game ended start a new one on the next step (Gymnasium's
-        next-step autoreset, as :meth:`autoreset_next`), decided inside the kernel; ``snapshot``:
-        also hand out copies of boards, scores, moves and the largest tiles (see
-        :class:`BatchStep`), copied by the kernel's threads. Actions are checked (range, and
-        legality under "raise") in the kernel before any game changes.
-        """
+        instead, slots in ``hold`` [N] bool (finished games waiting) stay as they are."""
         held = None
         if hold is not None:
             held = self._check_which(hold) & (self.control == STEP)
             self.control[held] = HOLD
         try:
-            a = self._actions_array(actions)
+            a = self.check_actions(actions)
         except (TypeError, ValueError):
             if held is not None:
                 self.control[held] = STEP
             raise
         n = self.n
-        m = n if snapshot else 0
         out = BatchStep(
             rewards=np.empty(n, np.float64),
             gains=np.empty(n, np.int64),
@@ -293,26 +269,18 @@ class GameBatch:
             max_exp=np.empty(n, np.uint8),
             empty=np.empty(n, np.int64),
             obs=np.empty((n, 4, 4), np.uint8),
-            boards=np.empty(m, np.uint64),
-            scores=np.empty(m, np.int64),
-            moves=np.empty(m, np.int64),
-            max_tile=np.empty(m, np.int64),
         )
         args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
-                self.steps, self.masks, self._raise, out.rewards, out.gains, out.log_gains, out.illegal,
-                out.terminated, out.truncated, out.masks, out.max_exp, out.empty, out.obs, bool(autoreset),
-                out.boards, out.scores, out.moves, out.max_tile)
+                self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
+                out.masks, out.max_exp, out.empty, out.obs)
         t = self.threads()
-        bad, out_of_range = batch_env_step(*args, t) if t else batch_env_step_serial(*args)
-        if bad >= 0:
-            if held is not None:
-                self.control[held] = STEP
-            self._bad_action(a, int(bad), bool(out_of_range))
+        if t:
+            batch_env_step(*args, t)
+        else:
+            batch_env_step_serial(*args)
+        self.control[:] = STEP
         self.masks, self.max_exp, self.empty, self.obs = out.masks, out.max_exp, out.empty, out.obs
-        if snapshot:
-            return out
-        return BatchStep(out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
-                         out.masks, out.max_exp, out.empty, out.obs)
+        return out
 
     def autoreset_next(self, done: np.ndarray) -> None:
         """Next-step autoreset (Gymnasium's): slots in ``done`` [N] start a new game on the next step."""

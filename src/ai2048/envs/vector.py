@@ -135,24 +135,11 @@ class Game2048VectorEnv(VectorEnv):
         return self._obs(), self._infos()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Step every slot with ``actions`` [N] (ints 0..3).
-
-        One kernel call checks the actions, steps, marks finished slots for next-step autoreset and
-        writes every array handed out (fresh ones each step), on every core from
-        ``PARALLEL_MIN_GAMES`` envs; only the onehot and tiles encodings run in numpy after it.
-        """
-        out = self.games.step(actions, autoreset=True, snapshot=True)
+        """Step every slot with ``actions`` [N] (ints 0..3)."""
+        out = self.games.step(actions)
         self._illegal = out.illegal
-        infos = {
-            "action_mask": out.masks,
-            "score": out.scores,
-            "max_tile": out.max_tile,
-            "moves": out.moves,
-            "board": out.boards,
-            "illegal": out.illegal,
-        }
-        o = self.options
-        return encode_obs(out.obs, o.obs_mode, o.planes), out.rewards, out.terminated, out.truncated, infos
+        self.games.autoreset_next(out.terminated | out.truncated)
+        return self._obs(), out.rewards, out.terminated, out.truncated, self._infos()
 
     def render(self) -> Any:
         """"ansi": every board as text; "rgb_array": one picture per board."""
