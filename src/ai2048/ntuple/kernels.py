@@ -455,7 +455,7 @@ def play_game_train(
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
     kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
-    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int,
+    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, keep: bool,
 ) -> tuple[int, int, int]:
     """Play one self-play game from ``b`` with 1-ply greedy moves and learn from it.
 
@@ -468,6 +468,8 @@ def play_game_train(
     The module's options (compile-time) add seed 004's rules: the game ends at a full board
     (``END_ON_FULL_BOARD``), unchanged-board moves score -1 and spawn (``ILLEGAL_PENALTY``), and
     targets are discounted, ``r + GAMMA * V(next)`` (λ-returns ``r + GAMMA ((1-λ) V + λ G)``).
+    Backward updates keep the episode in ``buf_b``/``buf_r``; online after-state updates keep the
+    after-states in ``buf_b`` too when ``keep`` (chained restarts read them, :func:`train_worker`).
 
     Returns (score, largest exponent, moves).
     """
@@ -506,6 +508,9 @@ def play_game_train(
                 prev = nb
                 prev_i = idx
                 have_prev = True
+                if keep:
+                    buf_b[n] = nb
+                    n += 1
             else:
                 buf_b[n] = nb
                 buf_r[n] = r
@@ -575,6 +580,7 @@ def train_worker(
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
     pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_restart: np.ndarray,
+    chain_min: int, chain_at: float, out_chain: np.ndarray,
 ) -> None:
     """One Hogwild worker: ``count`` self-play games (:func:`play_game_train`) on the shared
     weights. It releases the GIL, so the trainer runs one per thread.
@@ -582,11 +588,19 @@ def train_worker(
     ``state`` (its RNG, one element), ``buf_*`` (episode buffer) and ``pool`` / ``pool_n`` (saved
     late-game boards; with probability ``restart_prob`` a game starts from one of them, Jaśkowski
     2018) belong to this worker. Game ``j`` writes its results at ``out_*[j]``.
+
+    Chained midpoint restarts (ziap/2048-tdl ``learning.h``; TDL2048+'s ``restart`` mode), on when
+    ``chain_min`` (L) > 0, after-state networks only: once an episode of ``n > L`` moves is learned,
+    a new episode starts from its after-state ``buf_b[floor(chain_at * n)]`` plus a spawn drawn
+    from ``state``, is played and learned the same way, and is itself restarted, until one has at
+    most L moves. ``out_score``/``out_tile``/``out_moves`` are the fresh game's; ``out_chain[j]``
+    counts the moves of its restarted episodes (their scores and tiles are not reported).
     """
     w, e_acc, a_acc, ready = unowned(w), unowned(e_acc), unowned(a_acc), unowned(ready)
     runs, nruns, tbase, stages = unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
     state, buf_b, buf_r = unowned(state), unowned(buf_b), unowned(buf_r)
     pool, pool_n = unowned(pool), unowned(pool_n)
+    keep = chain_min > 0
     for j in range(count):
         have = min(pool_n[0], pool.size)
         restart = False
@@ -597,12 +611,23 @@ def train_worker(
             b = new_board(state, p_two)
         sc, mx, mv = play_game_train(
             b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f, lam,
-            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile,
+            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep,
         )
         out_score[j] = sc
         out_tile[j] = mx
         out_moves[j] = mv
         out_restart[j] = restart
+        if keep:
+            extra = np.int64(0)
+            n = mv  # after-states in buf_b: one a move
+            while n > chain_min:
+                b = spawn(buf_b[np.int64(chain_at * n)], state, p_two)
+                _, _, n = play_game_train(
+                    b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f,
+                    lam, p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep,
+                )
+                extra += n
+            out_chain[j] = extra
 
 
 @njit(cache=True, parallel=True)

@@ -112,6 +112,17 @@ class NTupleConfig:
     restart_tile: int = field(
         default=13, metadata={"help": "exponent whose first appearance saves the board for restarts"}
     )
+    chain_restarts: int = field(
+        default=0,
+        metadata={"help": "chained midpoint restarts, L (ziap/2048-tdl and TDL2048+'s restart mode; 10 in "
+                  "both): an episode of more than L moves is followed by one from its after-state at "
+                  "chain_at of its moves plus a spawn, restarted in turn; not counted as games; 0 = off"},
+    )
+    chain_at: float = field(
+        default=0.5,
+        metadata={"help": "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
+                  "episode, in (0, 1) (0.5 in both references)"},
+    )
     duration: float = field(
         default=0.0,
         metadata={"help": BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels"},
@@ -166,6 +177,22 @@ class NTupleConfig:
         check_number("init_value", self.init_value)
         check_number("restart_prob", self.restart_prob, 0.0, 1.0)
         check_number("restart_tile", self.restart_tile, 1, 15, integer=True)
+        check_number("chain_restarts", self.chain_restarts, 0, integer=True)
+        if not 0.0 < self.chain_at < 1.0:
+            raise ValueError(
+                f"chain_at={self.chain_at!r} must be in (0, 1): the fraction of an episode's moves where "
+                "its chained restart begins (0.5 in ziap/2048-tdl and TDL2048+)"
+            )
+        if self.chain_restarts and self.restart_prob > 0:
+            raise ValueError(
+                f"chain_restarts={self.chain_restarts} and restart_prob={self.restart_prob} are two restart "
+                "schemes; use one (set restart_prob=0 or chain_restarts=0)"
+            )
+        if self.chain_restarts and self.state != "after":
+            raise ValueError(
+                "chain_restarts restart from an episode's after-states (as ziap/2048-tdl and TDL2048+ do); "
+                "set state=after or chain_restarts=0"
+            )
         check_number("duration", self.duration, 0.0)
         check_number("p_two", self.p_two, 0.0, 1.0, low_open=True)
         check_number("chunk", self.chunk, 1, integer=True)
@@ -337,7 +364,7 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
         np.array(cfg.stages, np.int64), KINDS.index(cfg.state), cfg.update == "online", cfg.tc,
         cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
         i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
-        i64.copy(), i64.copy(), np.zeros(1, np.bool_),
+        i64.copy(), i64.copy(), np.zeros(1, np.bool_), cfg.chain_restarts, cfg.chain_at, i64.copy(),
     )
     with contextlib.suppress(AttributeError, OSError):  # glibc keeps the compiler's freed heap; give it back
         ctypes.CDLL(None).malloc_trim(0)
@@ -405,12 +432,13 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
     buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
     alpha_f = cfg.alpha / net.features
 
-    def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
+    def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
         """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop
-        flag between them; returns the results of the games played and their number (less than ``g``
-        after a stop)."""
+        flag between them; returns the results of the games played (score, tile, moves, restarted, moves
+        of their chained restarts), the seconds and their number (less than ``g`` after a stop)."""
         score, tile, moves = np.zeros(g, np.int64), np.zeros(g, np.int64), np.zeros(g, np.int64)
         restarted = np.zeros(g, np.bool_)
+        chained = np.zeros(g, np.int64)
         t0 = time.perf_counter()
         done = 0
         while done < g and not (done and loop.stopping):
@@ -422,20 +450,24 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
                 KINDS.index(cfg.state), cfg.update == "online", cfg.tc, cfg.seed004_double_reward, alpha_f,
                 cfg.lam,
                 cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob,
-                score[part], tile[part], moves[part], restarted[part],
+                score[part], tile[part], moves[part], restarted[part], cfg.chain_restarts, cfg.chain_at,
+                chained[part],
             )
             done += n
-        return score[:done], tile[:done], moves[:done], restarted[:done], time.perf_counter() - t0, done
+        return (score[:done], tile[:done], moves[:done], restarted[:done], chained[:done],
+                time.perf_counter() - t0, done)
 
     with loop:
         while loop.running(st.done, elapsed=st.elapsed):
-            score, tile, moves, restarted, dt, g = play(min(cfg.chunk, cfg.games - st.done))
+            score, tile, moves, restarted, chained, dt, g = play(min(cfg.chunk, cfg.games - st.done))
             st.elapsed += dt
             st.done += g
             fresh = ~restarted
+            played = int(moves.sum() + chained.sum())  # every move learned, chained restarts' too
+            extra = {"chain_moves": int(chained.sum())} if cfg.chain_restarts else {}
             loop.log({
-                "games_per_s": g / dt, "moves_per_s": float(moves.sum()) / dt,
-                "restarted": int(restarted.sum()),
+                "games_per_s": g / dt, "moves_per_s": played / dt,
+                "restarted": int(restarted.sum()), **extra,
                 "score_mean": float(score[fresh].mean()) if fresh.any() else None,
                 "score_max": int(score[fresh].max()) if fresh.any() else None,
                 "score_min": int(score[fresh].min()) if fresh.any() else None,
@@ -444,7 +476,7 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
             }, step=st.done, games=st.done, time=st.elapsed)
             loop.bar.update(g)
             loop.bar.set_postfix_str(
-                f"{g / dt:.0f} games/s {moves.sum() / dt / 1e6:.2f}M moves/s score "
+                f"{g / dt:.0f} games/s {played / dt / 1e6:.2f}M moves/s score "
                 f"{float(score[fresh].mean()) if fresh.any() else 0:.0f} "
                 + " ".join(f"{t}:{reach_rate(tile[fresh], t):.0f}%" for t in (2048, 4096, 8192, 16384))
             )
