@@ -69,7 +69,8 @@ class _Ref:
         for i in _ref_indices(self.net, b):
             rate = abs(self.e[i]) / self.a[i] if self.a[i] > 0 else np.float32(1.0)
             self.w[i] += step * rate
-            self.e[i] = np.float32(float(self.e[i]) + err)  # float64 sums stored as float32, as the kernels do
+            # float64 sums stored as float32, as the kernels do
+            self.e[i] = np.float32(float(self.e[i]) + err)
             self.a[i] = np.float32(float(self.a[i]) + abs(err))
 
     def game(self, state: np.ndarray, online: bool, alpha_f: float) -> int:
@@ -100,11 +101,14 @@ class _Ref:
         return score
 
 
-def _kernel_game(net: Network, w: np.ndarray, e: np.ndarray, a: np.ndarray, seed: int, online: bool, alpha_f: float) -> int:
+def _kernel_game(
+    net: Network, w: np.ndarray, e: np.ndarray, a: np.ndarray, seed: int, online: bool, alpha_f: float
+) -> int:
     state = seed_state(seed)
     b0 = engine.new_board(state, 0.9)
     score, _, _ = net.k.play_game_train(
-        np.uint64(b0), w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, online,
+        np.uint64(b0), w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0,
+        online,
         True, False, alpha_f, 0.0, 0.9, state, np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64),
         np.zeros(4, np.uint64), np.zeros(1, np.int64), 15,
     )
@@ -113,7 +117,9 @@ def _kernel_game(net: Network, w: np.ndarray, e: np.ndarray, a: np.ndarray, seed
 
 @settings(deadline=None, max_examples=8)
 @given(seed=st.integers(0, 2**32 - 4), online=st.booleans(), games=st.integers(1, 2))
-def test_tc_records__same_games_and_updates_as_separate_arrays_and_slow_reference(seed: int, online: bool, games: int) -> None:
+def test_tc_records__same_games_and_updates_as_separate_arrays_and_slow_reference(
+    seed: int, online: bool, games: int
+) -> None:
     rec_net = Network(PATTERNS)
     e_rec, a_rec = rec_net.tc_arrays()
     assert rec_net.w.base is e_rec.base and rec_net.w.strides == (12,)
@@ -126,7 +132,8 @@ def test_tc_records__same_games_and_updates_as_separate_arrays_and_slow_referenc
         s_sep = _kernel_game(sep_net, sep_net.w, e_sep, a_sep, seed + g, online, alpha_f)
         assert s_rec == s_sep == ref.game(seed_state(seed + g), online, alpha_f)
     # the records layout gives exactly the separate arrays' updates, and both the reference's
-    assert np.array_equal(rec_net.w, sep_net.w) and np.array_equal(e_rec, e_sep) and np.array_equal(a_rec, a_sep)
+    assert np.array_equal(rec_net.w, sep_net.w)
+    assert np.array_equal(e_rec, e_sep) and np.array_equal(a_rec, a_sep)
     assert np.allclose(rec_net.w, ref.w, rtol=1e-5, atol=1e-6)
     assert np.allclose(e_rec, ref.e, rtol=1e-5, atol=1e-4) and np.allclose(a_rec, ref.a, rtol=1e-5, atol=1e-4)
     assert np.count_nonzero(a_rec) > 0

@@ -56,8 +56,11 @@ def test_resume__equals_uninterrupted_run(tmp_path: Path) -> None:
     part = run(replace(TINY, games=40), tmp_path / "part")
     run(TINY, part, resume=True)
     assert np.array_equal(weights(full), weights(part))
-    strip = [{k: v for k, v in r.items() if "per_s" not in k and k != "time"} for r in read_jsonl(full / "metrics.jsonl")]
-    again = [{k: v for k, v in r.items() if "per_s" not in k and k != "time"} for r in read_jsonl(part / "metrics.jsonl")]
+    def timeless(r: dict) -> dict:
+        return {k: v for k, v in r.items() if "per_s" not in k and k != "time"}
+
+    strip = [timeless(r) for r in read_jsonl(full / "metrics.jsonl")]
+    again = [timeless(r) for r in read_jsonl(part / "metrics.jsonl")]
     assert strip == again
 
 
@@ -164,7 +167,8 @@ def test_sigkill_and_ctrl_c__lose_at_most_games_since_checkpoint(tmp_path: Path)
     done = 0
     for sig, resume in ((signal.SIGKILL, "0"), (signal.SIGINT, "1")):
         proc = subprocess.Popen(
-            [sys.executable, str(script), str(out), resume], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            [sys.executable, str(script), str(out), resume], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         deadline = time.time() + 300
         while time.time() < deadline:
@@ -193,14 +197,18 @@ def test_sigkill_during_checkpoint_write__last_checkpoint_loads_and_resumes(tmp_
     script = tmp_path / "train.py"
     script.write_text(
         "import sys\nfrom pathlib import Path\nfrom ai2048.train.ntuple import NTupleConfig, run\n"
-        "run(NTupleConfig(patterns='012345', games=400, chunk=20, checkpoint_every=20, seed=5), Path(sys.argv[1]))\n"
+        "run(NTupleConfig(patterns='012345', games=400, chunk=20, checkpoint_every=20, seed=5),"
+        " Path(sys.argv[1]))\n"
     )
-    proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     killed = False
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
         meta = out / "meta.json"
-        if meta.is_file() and json.loads(meta.read_text())["progress"]["games"] >= 40 and list(out.glob(".weights.npz.*")):
+        done = meta.is_file() and json.loads(meta.read_text())["progress"]["games"] >= 40
+        if done and list(out.glob(".weights.npz.*")):
             proc.send_signal(signal.SIGKILL)
             killed = True
             break
@@ -223,7 +231,8 @@ def test_resume__run_written_by_the_previous_trainer_continues_exactly(tmp_path:
     out = tmp_path / "old"
     shutil.copytree(DATA / "ntuple_run_v1", out)
     cfg = NTupleConfig(
-        patterns="0123,4567", games=40, chunk=20, checkpoint_every=20, seed=3, tc=True, alpha=1.0, stages=(6,),
+        patterns="0123,4567", games=40, chunk=20, checkpoint_every=20, seed=3, tc=True, alpha=1.0,
+        stages=(6,),
         restart_prob=0.5, restart_tile=5,
     )
     run(cfg, out, resume=True)
