@@ -296,6 +296,7 @@ def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool)
             pool,
             np.zeros(1, np.int64),
             15,
+            False,
         )
         assert score == ref_train_game(slow, s2, kind, online, quirk)[0]
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
