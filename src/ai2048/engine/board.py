@@ -71,6 +71,33 @@ def count_empty(b: np.uint64) -> np.int64:
     return np.int64(x & np.uint64(0xF)) if b != np.uint64(0) else np.int64(16)
 
 
+_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+_LANE_ONES = np.uint64(0x0101010101010101)
+_LANE_CARRY = np.uint64(0x1010101010101010)
+
+
+@njit(cache=True, inline="always")
+def reaches(b: np.uint64, t: int) -> bool:
+    """``max_exponent(b) >= t`` without a loop: the even and the odd cells spread one to a byte,
+    ``16 - t`` added to every byte carries into its bit 4 iff that cell holds ``t`` or more
+    (the n-tuple trainer checks it every move, where ``max_exponent``'s loop branches on
+    every cell)."""
+    if t <= 0:
+        return True
+    if t >= 16:
+        return False
+    add = np.uint64(16 - t) * _LANE_ONES
+    lo = b & _LOW_NIBBLES
+    hi = (b >> np.uint64(4)) & _LOW_NIBBLES
+    return (((lo + add) | (hi + add)) & _LANE_CARRY) != np.uint64(0)
+
+
+@njit(cache=True, inline="always")
+def seed004_end(b: np.uint64) -> bool:
+    """Seed 004's ``board.end()``: the board is full or holds a 32768 (merges may remain)."""
+    return count_empty(b) == 0 or reaches(b, 15)
+
+
 @njit(cache=True, inline="always")
 def nibbles_to_bytes(b: np.uint64) -> tuple[np.uint64, np.uint64]:
     """The 16 exponents as 16 bytes in two words (cells 0..7, cells 8..15; byte k = cell k on a

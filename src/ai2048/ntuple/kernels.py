@@ -28,7 +28,15 @@ from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from ai2048.engine.board import NIBBLE, count_empty, flip, max_exponent, mirror, transpose
+from ai2048.engine.board import (
+    NIBBLE,
+    flip,
+    max_exponent,
+    mirror,
+    reaches,
+    seed004_end,
+    transpose,
+)
 from ai2048.engine.intrinsics import pext, prefetch  # noqa: F401 (pext: used by the generated feature code)
 from ai2048.engine.moves import move
 from ai2048.engine.rng import rand_below, rand_float
@@ -94,32 +102,6 @@ def _index(x: np.uint64, runs: np.ndarray, nr: int, k: int) -> int:
     for j in range(1, nr):
         idx |= ((x >> runs[k, j, 0]) & runs[k, j, 1]) << runs[k, j, 2]
     return np.int64(idx)
-
-
-_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
-_LANE_ONES = np.uint64(0x0101010101010101)
-_LANE_CARRY = np.uint64(0x1010101010101010)
-
-
-@njit(cache=True, inline="always")
-def reaches(b: np.uint64, t: int) -> bool:
-    """``max_exponent(b) >= t`` without a loop: the even and the odd cells spread one to a byte,
-    ``16 - t`` added to every byte carries into its bit 4 iff that cell holds ``t`` or more
-    (checked every move, where ``max_exponent``'s loop branches on every cell)."""
-    if t <= 0:
-        return True
-    if t >= 16:
-        return False
-    add = np.uint64(16 - t) * _LANE_ONES
-    lo = b & _LOW_NIBBLES
-    hi = (b >> np.uint64(4)) & _LOW_NIBBLES
-    return (((lo + add) | (hi + add)) & _LANE_CARRY) != np.uint64(0)
-
-
-@njit(cache=True, inline="always")
-def seed004_end(b: np.uint64) -> bool:
-    """Seed 004's ``board.end()``: the board is full or holds a 32768 (merges may remain)."""
-    return count_empty(b) == 0 or reaches(b, 15)
 
 
 @njit(cache=True, inline="always")

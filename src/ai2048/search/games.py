@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ai2048.engine.board import reaches, seed004_end
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
-from ai2048.rules import MAX_EXPONENT
 from ai2048.search import expectimax as _ex
 from ai2048.search import minimax as _mm
 from ai2048.search.specialise import _source_hash, is_jitted, unbound_evaluator
@@ -54,39 +54,14 @@ def end_rule_args(goal_tile: int | None, end_on_full_board: bool) -> tuple[int, 
     return (0 if goal_tile is None else int(goal_tile).bit_length() - 1), bool(end_on_full_board)
 
 
-_LANES = np.uint64(0x0101010101010101)
-_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
-_CARRIES = np.uint64(0x1010101010101010)
-_ONES = np.uint64(0x1111111111111111)
-
-
-@njit(cache=True, inline="always")
-def has_tile(b: np.uint64, e: int) -> bool:
-    """True when a cell of ``b`` holds an exponent of at least ``e`` (1..15), without a loop over the
-    cells: the even and the odd nibbles sit one to a byte, and adding ``16 - e`` to every byte
-    carries into its bit 4 exactly where the nibble is at least ``e`` (no byte overflows)."""
-    add = np.uint64(16 - e) * _LANES
-    lo = b & _LOW_NIBBLES
-    hi = (b >> np.uint64(4)) & _LOW_NIBBLES
-    return ((lo + add) | (hi + add)) & _CARRIES != np.uint64(0)
-
-
-@njit(cache=True, inline="always")
-def is_full(b: np.uint64) -> bool:
-    """True when no cell of ``b`` is empty: every nibble has a bit set (ORed into its lowest bit)."""
-    x = b | (b >> np.uint64(1))
-    x = x | (x >> np.uint64(2))
-    return (x & _ONES) == _ONES
-
-
 @njit(cache=True, inline="always")
 def ends_early(b: np.uint64, goal_exp: int, full_end: bool) -> bool:
     """True when ``b`` (after a move and its spawn) ends the game by a seed's rule: a tile of at least
     ``2**goal_exp`` (seeds 000 and 003; ``goal_exp`` > 0), or, with ``full_end``, no empty cell or a
     32768 (seed 004's ``end()``); as :func:`ai2048.evaluate.ends_early`, in a few word operations."""
-    if goal_exp > 0 and has_tile(b, goal_exp):
+    if goal_exp > 0 and reaches(b, goal_exp):
         return True
-    return full_end and (is_full(b) or has_tile(b, MAX_EXPONENT))
+    return full_end and seed004_end(b)
 
 
 def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is bound there)
