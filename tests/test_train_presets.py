@@ -6,7 +6,7 @@ import pytest
 
 from ai2048.cli import main
 from ai2048.train import TRAINERS, get_trainer
-from ai2048.train.config import make_config
+from ai2048.train.config import config_help, make_config
 
 TORCH_TRAINERS = {"dqn", "qnet", "policy", "lazyzero"}
 
@@ -25,6 +25,13 @@ def test_presets__each_builds_a_config_and_has_one_line_of_help(name: str) -> No
     for preset, text in (t.preset_help or {}).items():
         assert text.strip() and "\n" not in text, preset
         make_config(t.config_cls, t.presets, preset)
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_config__every_option_has_one_line_of_help(name: str) -> None:
+    helps = config_help(_trainer(name).config_cls)
+    missing = [k for k, text in helps.items() if not text.strip() or "\n" in text]
+    assert not missing, f"{name}: options without one line of help: {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(TRAINERS))

@@ -19,7 +19,7 @@ import ctypes
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -36,7 +36,7 @@ from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number, option
 from ai2048.train.run import BUDGET_HELP, Loop, start
 
 MAX_MOVES = 1 << 18
@@ -62,102 +62,73 @@ RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
 class NTupleConfig:
     """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
 
-    patterns: str = field(
-        default="4x6",
-        metadata={"help": "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789"},
+    patterns: str = option("4x6", "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789")
+    games: int = option(100_000, "training games in total")
+    alpha: float = option(
+        0.1,
+        "learning rate of a state's value, spread over its features (alpha/F a weight)",
     )
-    games: int = field(default=100_000, metadata={"help": "training games in total"})
-    alpha: float = field(
-        default=0.1,
-        metadata={"help": "learning rate of a state's value, spread over its features (alpha/F a weight)"},
+    seed: int = option(0, "seed of every game's tiles")
+    workers: int = option(1, "threads playing games on shared weights (Hogwild); 1 is exactly reproducible")
+    state: str = option("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)")
+    update: str = option(
+        "backward",
+        "backward: sweep each finished game from its end (seed 004); online: after every move",
     )
-    seed: int = field(default=0, metadata={"help": "seed of every game's tiles"})
-    workers: int = field(
-        default=1,
-        metadata={"help": "threads playing games on shared weights (Hogwild); 1 is exactly reproducible"},
+    lam: float = option(0.0, "TD(λ) λ, with backward updates (0 = TD(0))")
+    seed004_double_reward: bool = option(
+        False,
+        "seed 004's before-state bug: target r_t + r_t+1 + V(s_t+1) (backward only)",
     )
-    state: str = field(
-        default="after",
-        metadata={"help": "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)"},
+    tc: bool = option(False, "temporal coherence: per-weight rates |E|/A (Jaśkowski 2018); use alpha=1.0")
+    init_value: float = option(
+        0.0,
+        "optimistic initial value of every state (OTD, Guei et al. 2022 use 320000)",
     )
-    update: str = field(
-        default="backward",
-        metadata={
-            "help": "backward: sweep each finished game from its end (seed 004); online: after every move"
-        },
+    stages: tuple[int, ...] = option(
+        (),
+        "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below",
     )
-    lam: float = field(default=0.0, metadata={"help": "TD(λ) λ, with backward updates (0 = TD(0))"})
-    seed004_double_reward: bool = field(
-        default=False,
-        metadata={"help": "seed 004's before-state bug: target r_t + r_t+1 + V(s_t+1) (backward only)"},
+    restart_prob: float = option(
+        0.0,
+        "chance a game starts from a saved late-game board (Jaśkowski 2018's restarts)",
     )
-    tc: bool = field(
-        default=False,
-        metadata={"help": "temporal coherence: per-weight rates |E|/A (Jaśkowski 2018); use alpha=1.0"},
+    restart_tile: int = option(13, "exponent whose first appearance saves the board for restarts")
+    chain_restarts: int = option(
+        0,
+        "chained midpoint restarts, L (ziap/2048-tdl and TDL2048+'s restart mode; 10 in "
+        "both): an episode of more than L moves is followed by one from its after-state at "
+        "chain_at of its moves plus a spawn, restarted in turn; not counted as games; 0 = off",
     )
-    init_value: float = field(
-        default=0.0,
-        metadata={"help": "optimistic initial value of every state (OTD, Guei et al. 2022 use 320000)"},
+    chain_at: float = option(
+        0.5,
+        "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
+        "episode, in (0, 1) (0.5 in both references)",
     )
-    stages: tuple[int, ...] = field(
-        default=(),
-        metadata={
-            "help": "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below"
-        },
+    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels")
+    p_two: float = option(P_TWO, "probability a spawned tile is a 2")
+    chunk: int = option(1000, "games per metrics record (and per kernel call)")
+    checkpoint_every: int = option(10_000, "games between checkpoints")
+    eval_games: int = option(0, "1-ply games to evaluate the final network on (eval.json)")
+    end_on_full_board: bool = option(
+        False,
+        "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain",
     )
-    restart_prob: float = field(
-        default=0.0,
-        metadata={"help": "chance a game starts from a saved late-game board (Jaśkowski 2018's restarts)"},
+    tie_order: str = option(
+        "clockwise",
+        "action order that breaks ties of equal value: clockwise (up, right, down, left) "
+        "or a seed's, e.g. 004 (up, down, left, right)",
     )
-    restart_tile: int = field(
-        default=13, metadata={"help": "exponent whose first appearance saves the board for restarts"}
+    gamma: float = option(1.0, "discount γ of the TD targets, in (0, 1] (seed 004: 1)")
+    illegal_action: str = option(
+        "mask",
+        "mask: only board-changing moves; penalty: seed 004's unmasked moves, an unchanged "
+        "board scores -1 and spawns (needs end_on_full_board)",
     )
-    chain_restarts: int = field(
-        default=0,
-        metadata={"help": "chained midpoint restarts, L (ziap/2048-tdl and TDL2048+'s restart mode; 10 in "
-                  "both): an episode of more than L moves is followed by one from its after-state at "
-                  "chain_at of its moves plus a spawn, restarted in turn; not counted as games; 0 = off"},
-    )
-    chain_at: float = field(
-        default=0.5,
-        metadata={"help": "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
-                  "episode, in (0, 1) (0.5 in both references)"},
-    )
-    duration: float = field(
-        default=0.0,
-        metadata={"help": BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels"},
-    )
-    p_two: float = field(default=P_TWO, metadata={"help": "probability a spawned tile is a 2"})
-    chunk: int = field(default=1000, metadata={"help": "games per metrics record (and per kernel call)"})
-    checkpoint_every: int = field(default=10_000, metadata={"help": "games between checkpoints"})
-    eval_games: int = field(
-        default=0, metadata={"help": "1-ply games to evaluate the final network on (eval.json)"}
-    )
-    end_on_full_board: bool = field(
-        default=False,
-        metadata={
-            "help": "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain"
-        },
-    )
-    tie_order: str = field(
-        default="clockwise",
-        metadata={"help": "action order that breaks ties of equal value: clockwise (up, right, down, left) "
-                  "or a seed's, e.g. 004 (up, down, left, right)"},
-    )
-    gamma: float = field(
-        default=1.0, metadata={"help": "discount γ of the TD targets, in (0, 1] (seed 004: 1)"}
-    )
-    illegal_action: str = field(
-        default="mask",
-        metadata={"help": "mask: only board-changing moves; penalty: seed 004's unmasked moves, an unchanged "
-                  "board scores -1 and spawns (needs end_on_full_board)"},
-    )
-    init: str = field(
-        default="",
-        metadata={
-            "help": "start from trained weights: 'shipped' (the default shipped network), a shipped name "
-            "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match"
-        },
+    init: str = option(
+        "",
+        "start from trained weights: 'shipped' (the default shipped network), a shipped name "
+        "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match",
     )
 
     def __post_init__(self) -> None:
@@ -245,7 +216,8 @@ the combination with multistage weights (a second stage from 16384) and restarts
 PRESET_HELP: dict[str, str] = {
     "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k "
     "games)",
-    "seed004-before": "seed 004's before-state variant (the seed calls it \"very bad\")",
+    "seed004-before": "seed 004's before-state learner: worse than after-state; most of the seed's gap is "
+    "its double-counted reward",
     "seed004-exact": "seed 004's rules too: games end at a full board, ties go up/down/left/right, moves "
     "are unmasked (-1)",
     "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",

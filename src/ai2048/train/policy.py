@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number
+from ai2048.train.config import check_choice, check_field_types, check_number, option
 from ai2048.train.run import BUDGET_HELP, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
@@ -61,77 +61,90 @@ CURRICULUM_LAST = 10
 ``min(10, ...)`` and ``% 11``)."""
 
 
-def _help(*parts: str) -> dict[str, str]:
-    """``field`` metadata holding the one-line help (joined: the parts only keep lines short)."""
-    return {"help": "".join(parts)}
-
-
 @dataclass(frozen=True)
 class PolicyConfig:
     """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
     ``forget_interval``)."""
 
-    hidden_j: int = field(default=200, metadata=_help(
-        "first hidden layer width J (text: 200; the seed's code: 50)"))
-    hidden_k: int = field(default=100, metadata=_help("second hidden layer width K"))
-    lr: float = field(default=1e-3, metadata=_help("Adam learning rate"))
-    batch_size: int = field(default=10, metadata=_help("games the network plays per epoch"))
-    forget_interval: int = field(default=30, metadata=_help(
-        "epochs of games kept in the rolling training set"))
-    game_weight: str = field(default="scores", metadata=_help(
-        "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score ",
-        "around the median (the seed's early default)"))
-    move_weight: str = field(default="none", metadata=_help(
-        "move weight k: none, nonzero, linear_move_num, exponential_move_num"))
-    random_frac: float = field(default=0.0, metadata=_help(
-        "fraction of the network's moves played uniformly at random"))
-    random_games: int = field(default=0, metadata=_help("uniformly random games added to each epoch's batch"))
-    cutoff: int = field(default=0, metadata=_help(
-        "end every game after this many moves (0 = play to the end; PoC: 20)"))
-    epochs: int = field(default=1000, metadata=_help("epochs to run (0 = until duration or target_score)"))
-    duration: float = field(default=0.0, metadata=_help(BUDGET_HELP, " (the seed: 3 hours for the PoC)"))
-    target_score: float = field(default=0.0, metadata=_help(
-        "stop once the mean network score over the last target_window epochs reaches this ",
-        "(0 = never; PoC: 87)"))
-    target_window: int = field(default=1, metadata=_help(
-        "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about ",
-        "±1.4 points)"))
-    win_tile: int = field(default=0, metadata=_help(
-        "seed 002's history win split: when a game in the set reached this tile, won games get j in ",
-        "[0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as ",
-        "the seed); 0 = off"))
-    memory: float = field(default=0.0, metadata=_help(
-        "seed 002's history: train on this random fraction of the previous training moves plus the new ",
-        "batch (its memory=0.9) instead of the forget_interval window; 0 = the window"))
-    curriculum: str = field(default="none", metadata=_help(
-        "seed 002's history mini games (its game_type): none = full games; mini_iterative = from a random ",
-        "layout with an 8 (and 4-11 smaller tiles) play to 16, then from the best won game's end board to ",
-        "32, 64, ... 2048, then a new round (a stage none of curriculum_attempts batches won also starts ",
-        "one); mini_random = each epoch a random layout whose largest tile is drawn from 8 up to a top ",
-        "tile, goal its double; the top rises (up to 1024) when it was drawn and more than ",
-        "curriculum_win_rate of the games won. Games end at the goal; won games get j in [0.5, 1] (the win ",
-        "split); each epoch's games are ranked among themselves"))
-    curriculum_attempts: int = field(default=10, metadata=_help(
-        "mini_iterative: batches played from one stage's start before the stage fails and a new round ",
-        "starts (seed: 10); only the last batch is trained on"))
-    curriculum_win_rate: float = field(default=0.6, metadata=_help(
-        "mini_random: win fraction above which drawing the top start tile raises it (seed: 0.6; 0.8 in its ",
-        "first version)"))
-    seed002_raw_inputs: bool = field(default=False, metadata=_help(
-        "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25"))
-    seed002_first_weight_only: bool = field(default=False, metadata=_help(
-        "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores"))
-    seed002_random_ignore_cutoff: bool = field(default=False, metadata=_help(
-        "seed 002's bug: the random games play to the end whatever cutoff says"))
-    seed: int = field(default=0, metadata=_help("seed of games, move sampling and network init"))
-    device: str = field(default="cpu", metadata=_help("cpu, cuda, cuda:N or auto"))
-    threads: int = field(default=1, metadata=_help(
-        "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on ",
-        "idle cores)"))
-    checkpoint_every: int = field(default=50, metadata=_help("checkpoint every this many epochs"))
-    tensorboard: bool = field(default=True, metadata=_help(
-        "also write TensorBoard logs when tensorboard is installed"))
-    progress: bool = field(default=True, metadata=_help("show a progress bar"))
+    hidden_j: int = option(200, "first hidden layer width J (text: 200; the seed's code: 50)")
+    hidden_k: int = option(100, "second hidden layer width K")
+    lr: float = option(1e-3, "Adam learning rate")
+    batch_size: int = option(10, "games the network plays per epoch")
+    forget_interval: int = option(30, "epochs of games kept in the rolling training set")
+    game_weight: str = option(
+        "scores",
+        "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score "
+        "around the median (the seed's early default)",
+    )
+    move_weight: str = option("none", "move weight k: none, nonzero, linear_move_num, exponential_move_num")
+    random_frac: float = option(0.0, "fraction of the network's moves played uniformly at random")
+    random_games: int = option(0, "uniformly random games added to each epoch's batch")
+    cutoff: int = option(0, "end every game after this many moves (0 = play to the end; PoC: 20)")
+    epochs: int = option(1000, "epochs to run (0 = until duration or target_score)")
+    duration: float = option(0.0, BUDGET_HELP + " (the seed: 3 hours for the PoC)")
+    target_score: float = option(
+        0.0,
+        "stop once the mean network score over the last target_window epochs reaches this "
+        "(0 = never; PoC: 87)",
+    )
+    target_window: int = option(
+        1,
+        "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about "
+        "±1.4 points)",
+    )
+    win_tile: int = option(
+        0,
+        "seed 002's history win split: when a game in the set reached this tile, won games get j in "
+        "[0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as "
+        "the seed); 0 = off",
+    )
+    memory: float = option(
+        0.0,
+        "seed 002's history: train on this random fraction of the previous training moves plus the new "
+        "batch (its memory=0.9) instead of the forget_interval window; 0 = the window",
+    )
+    curriculum: str = option(
+        "none",
+        "seed 002's history mini games (its game_type): none = full games; mini_iterative = from a random "
+        "layout with an 8 (and 4-11 smaller tiles) play to 16, then from the best won game's end board to "
+        "32, 64, ... 2048, then a new round (a stage none of curriculum_attempts batches won also starts "
+        "one); mini_random = each epoch a random layout whose largest tile is drawn from 8 up to a top "
+        "tile, goal its double; the top rises (up to 1024) when it was drawn and more than "
+        "curriculum_win_rate of the games won. Games end at the goal; won games get j in [0.5, 1] (the win "
+        "split); each epoch's games are ranked among themselves",
+    )
+    curriculum_attempts: int = option(
+        10,
+        "mini_iterative: batches played from one stage's start before the stage fails and a new round "
+        "starts (seed: 10); only the last batch is trained on",
+    )
+    curriculum_win_rate: float = option(
+        0.6,
+        "mini_random: win fraction above which drawing the top start tile raises it (seed: 0.6; 0.8 in its "
+        "first version)",
+    )
+    seed002_raw_inputs: bool = option(
+        False,
+        "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25",
+    )
+    seed002_first_weight_only: bool = option(
+        False,
+        "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores",
+    )
+    seed002_random_ignore_cutoff: bool = option(
+        False,
+        "seed 002's bug: the random games play to the end whatever cutoff says",
+    )
+    seed: int = option(0, "seed of games, move sampling and network init")
+    device: str = option("cpu", "cpu, cuda, cuda:N or auto")
+    threads: int = option(
+        1,
+        "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on "
+        "idle cores)",
+    )
+    checkpoint_every: int = option(50, "checkpoint every this many epochs")
+    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         check_field_types(self)
