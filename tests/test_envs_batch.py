@@ -276,3 +276,24 @@ def test_board_batch__loads_checkpoints_written_before_steps_were_kept():
     again.load_state_dict(old)
     assert again.boards.tolist() == games.boards.tolist() and again.steps.tolist() == games.moves.tolist()
     assert np.array_equal(again.masks, games.masks) and again.score.tolist() == games.score.tolist()
+
+
+class _BrokenActions:
+    """Actions whose conversion to an array fails with neither TypeError nor ValueError."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError("actions not ready")
+
+
+def test_game_batch__a_failed_step_releases_held_slots():
+    games, fresh = GameBatch(3, seed=0), GameBatch(3, seed=0)
+    games.reset()
+    fresh.reset()
+    with pytest.raises(RuntimeError, match="actions not ready"):
+        games.step(_BrokenActions(), hold=np.array([True, False, True]))
+    assert np.array_equal(games.control, fresh.control)
+    acts = np.array([int(np.flatnonzero(m)[0]) for m in fresh.masks])
+    got, want = games.step(acts), fresh.step(acts)
+    assert np.array_equal(games.boards, fresh.boards) and np.array_equal(games.scores, fresh.scores)
+    assert np.array_equal(got.rewards, want.rewards) and np.array_equal(got.obs, want.obs)
+    assert (games.moves == 1).all()  # the once-held slots 0 and 2 played too

@@ -253,8 +253,8 @@ class GameBatch:
             self.control[held] = HOLD
         try:
             a = self.check_actions(actions)
-        except (TypeError, ValueError):
-            if held is not None:
+        except BaseException:  # whatever failed (a bad action, an array-like that raises, Ctrl-C), no slot
+            if held is not None:  # may stay held: the next step would skip it
                 self.control[held] = STEP
             raise
         n = self.n
