@@ -8,8 +8,11 @@
   score vs moves, action share over the game, mean final board heatmap, moves to each milestone
   tile (derived by replaying each game's actions from its seed), runtime per game and wall time to
   each milestone (seed 003).
+- :func:`plot_runs`: several runs of any trainers overlaid, one colour per run on shared axes per panel,
+  each named by :func:`distinct_names` (its folder, with parents where two are equal).
 - :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side, with
-  seed 000's overlaid score histograms.
+  seed 000's overlaid score histograms, each named by :func:`agent_labels` (the agent plus only the
+  options that differ).
 
 Every record is read in the one shape of :mod:`ai2048.train.run` (``step``, ``games``, ``time``, then
 the trainer's fields; older logs are mapped by :func:`ai2048.checkpoint.run_record`). A record is
@@ -19,7 +22,9 @@ one game (``episode``, ``score``, ``max_tile``...; grouped into windows here) or
 
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -69,6 +74,19 @@ def _save(fig: Any, out: Path, name: str) -> Path:
     return path
 
 
+def _log_y(ax: Any) -> None:
+    """A log y axis labelled in plain numbers (0.3, 1, 2), minor ticks too when matplotlib labels them."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class Plain(LogFormatterSciNotation):  # type: ignore[misc]  # matplotlib has no type hints here
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return f"{x:g}" if super().__call__(x, pos) else ""
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(Plain())
+    ax.yaxis.set_minor_formatter(Plain(labelOnlyBase=False))
+
+
 # ---------------------------------------------------------------- training curves
 
 
@@ -115,8 +133,15 @@ def _has(recs: list[dict[str, Any]], key: str) -> bool:
     return bool(np.isfinite(_series(recs, key)).any())
 
 
-def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> dict[str, Any]:
-    """Per-window curves: x, score mean/min/max, reach rates {tile: %}, losses {name: y}, epsilon."""
+def training_curves(
+    recs: list[dict[str, Any]], window: int | None = None, tiles: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """Per-window curves: x, score mean/min/max, reach rates {tile: %}, losses {name: y}, epsilon.
+
+    The reach curves are those of the tiles the run reaches (see :func:`reached_tiles`), or with
+    ``tiles`` exactly those tiles wherever the log can tell (0% for a tile never reached), none left out:
+    the runs of one overlay share their panels.
+    """
     xkey, x = _x_axis(recs)
     per_episode = xkey == "episode" and _has(recs, "score") and not _has(recs, "score_mean")
     curves: dict[str, Any] = {"xlabel": xkey, "reach": {}, "losses": {}}
@@ -125,7 +150,7 @@ def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> di
         w = window or max(1, n // 50)
         starts = np.arange(0, n, w)
         score = _series(recs, "score")
-        tiles = _series(recs, "max_tile")
+        top = _series(recs, "max_tile")
         curves["x"] = np.array([x[min(int(s) + w, n) - 1] for s in starts])
         curves["xlabel"] = f"episode (windows of {w})"
 
@@ -135,14 +160,15 @@ def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> di
         curves["score_mean"] = agg(score, np.nanmean)
         curves["score_min"] = agg(score, np.nanmin)
         curves["score_max"] = agg(score, np.nanmax)
-        if np.isfinite(tiles).any():
-            for t in reached_tiles(tiles[np.isfinite(tiles)].astype(np.int64).tolist()):
-                curves["reach"][t] = agg(tiles, lambda v, t=t: 100.0 * np.mean(v[np.isfinite(v)] >= t))
+        if np.isfinite(top).any():
+            shown = reached_tiles(top[np.isfinite(top)].astype(np.int64).tolist()) if tiles is None else tiles
+            for t in shown:
+                curves["reach"][t] = agg(top, lambda v, t=t: 100.0 * np.mean(v[np.isfinite(v)] >= t))
         for key in _loss_keys(recs):
             curves["losses"][key] = agg(_series(recs, key), np.nanmean)
         if _has(recs, "epsilon"):
             curves["epsilon"] = agg(_series(recs, "epsilon"), np.nanmean)
-        return _drop_saturated(curves)
+        return _drop_saturated(curves) if tiles is None else curves
     curves["x"] = x
     for name, keys in (("score_mean", ("score_mean", "score_avg", "score")), ("score_min", ("score_min",)),
                        ("score_max", ("score_max",))):
@@ -152,18 +178,19 @@ def training_curves(recs: list[dict[str, Any]], window: int | None = None) -> di
     reach_keys = sorted({int(k[6:]) for r in recs for k in r if k.startswith("reach_") and k[6:].isdigit()})
     for t in reach_keys:
         y = 100.0 * _series(recs, f"reach_{t}")
-        if np.nanmax(y, initial=0.0) > 0:  # a tile no window reached draws a flat zero line: left out
+        # a tile no window reached draws a flat zero line: left out unless asked for
+        if (tiles is None and np.nanmax(y, initial=0.0) > 0) or (tiles is not None and t in tiles):
             curves["reach"][t] = y
     if not reach_keys and any(isinstance(r.get("tiles"), list) for r in recs):
         seen = sorted({int(row["tile"]) for r in recs for row in r.get("tiles") or []
                        if "tile" in row and float(row.get("reach", 0)) > 0})
-        for t in seen[-5:]:
+        for t in seen[-5:] if tiles is None else tiles:
             curves["reach"][t] = np.array([_reach_from_table(r.get("tiles") or [], t) for r in recs])
     for key in _loss_keys(recs):
         curves["losses"][key] = _series(recs, key)
     if _has(recs, "epsilon"):
         curves["epsilon"] = _series(recs, "epsilon")
-    return _drop_saturated(curves)
+    return _drop_saturated(curves) if tiles is None else curves
 
 
 def _drop_saturated(curves: dict[str, Any]) -> dict[str, Any]:
@@ -266,28 +293,16 @@ def action_distribution(
     return x[idx[ends]], (sums / np.maximum(sums.sum(axis=1, keepdims=True), 1)).T
 
 
-def _plot_episode_curves(plt: Any, ep: dict[str, Any], title: str, out: Path) -> Path:
-    names = [(n, label) for n, _, label in EPISODE_SERIES if n in ep]
-    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.1 * len(names) + 0.6), sharex=True, squeeze=False)
-    for ax, (name, label) in zip(axes[:, 0], names, strict=True):
-        raw, smooth = ep[name]
-        ok = np.isfinite(raw)
-        ax.plot(ep["x"][ok], raw[ok], color="#4c72b0", lw=0.6, alpha=0.35, label="per episode")
-        ax.plot(ep["x"], smooth, color="#c44e52", lw=1.8, label="EWMA (span 10)")
-        if name == "max_tile" and np.nanmin(raw) > 0:
-            ax.set_yscale("log", base=2)
-        ax.set_ylabel(label)
-    axes[0, 0].legend(loc="upper left", ncol=2)
-    axes[-1, 0].set_xlabel("episode")
-    axes[0, 0].set_title(f"{title}: per-episode curves")
-    return _save(fig, out, "training_episodes.png")
+def _lazyzero_rows(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records that are LazyZero epochs (seed 001's per-epoch game length and high tile)."""
+    return [r for r in recs
+            if all(k in r for k in ("epoch", "moves_mean", "moves_max", "high_tile_mean", "high_tile_max"))]
 
 
 def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path | None:
     """Seed 001's learning curve (moves per game and high tile per epoch, mean and max); None when the
     records are not LazyZero epochs."""
-    rows = [r for r in recs if all(k in r for k in ("epoch", "moves_mean", "moves_max", "high_tile_mean",
-                                                        "high_tile_max"))]
+    rows = _lazyzero_rows(recs)
     if not rows:
         return None
     plt = _plt()
@@ -308,13 +323,29 @@ def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path |
     return _save(fig, out, "lazyzero_curve.png")
 
 
-def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) -> list[Path]:
-    """Write the training figures of ``run_dir`` into ``out``; returns the paths written."""
+def _check_plottable(recs: list[dict[str, Any]], run: Path, window: int | None = None) -> None:
+    """Raise, naming the log, when a run has none of the curves :func:`plot_run` draws."""
+    c = training_curves(recs, window)
+    if ("score_mean" in c or c["reach"] or c["losses"]
+            or ("epsilon" in c and np.isfinite(c["epsilon"]).any()) or len(episode_curves(recs)) > 1
+            or action_distribution(recs, window)[0].size or _lazyzero_rows(recs)):
+        return
+    keys = sorted({k for r in recs for k in r})
+    raise PlotInputError(
+        f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})"
+    )
+
+
+def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None,
+             title: str | None = None) -> list[Path]:
+    """Write the training figures of ``run_dir`` into ``out`` (titled ``title``, default the folder's
+    name); returns the paths written."""
     plt = _plt()
     run, out = Path(run_dir), Path(out)
     recs = load_metrics(run)
+    _check_plottable(recs, run, window)
     c = training_curves(recs, window)
-    title = run.name
+    title = title or run.name
     written = []
     if "score_mean" in c:
         fig, ax = plt.subplots()
@@ -346,10 +377,7 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
             ax.plot(c["x"][ok], y[ok], label=k)
         ax.set(xlabel=c["xlabel"], ylabel="loss", title=f"{title}: loss")
         if all(np.nanmin(y) > 0 for y in c["losses"].values() if np.isfinite(y).any()):
-            from matplotlib.ticker import ScalarFormatter
-
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(ScalarFormatter())
+            _log_y(ax)
         ax.legend()
         written.append(_save(fig, out, "training_loss.png"))
     if "epsilon" in c and np.isfinite(c["epsilon"]).any():
@@ -360,7 +388,7 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
         written.append(_save(fig, out, "training_epsilon.png"))
     ep = episode_curves(recs)
     if len(ep) > 1:
-        written.append(_plot_episode_curves(plt, ep, title, out))
+        written.append(_plot_episode_curves(plt, [(title, ep)], title, out))
     xs, shares = action_distribution(recs, window)
     if xs.size:
         fig, ax = plt.subplots()
@@ -372,12 +400,168 @@ def plot_run(run_dir: str | Path, out: str | Path, window: int | None = None) ->
     lz = lazyzero_figure(recs, title, out)
     if lz is not None:
         written.append(lz)
-    if not written:
-        keys = sorted({k for r in recs for k in r})
-        raise PlotInputError(
-            f"{run / 'metrics.jsonl'} has no score, reach, loss or epsilon to plot (keys: {', '.join(keys)})"
-        )
     return written
+
+
+# ---------------------------------------------------------------- several runs overlaid
+
+
+def plot_runs(run_dirs: Sequence[str | Path], out: str | Path, window: int | None = None,
+              labels: Sequence[str] | None = None) -> list[Path]:
+    """Several training runs (of any trainer) on the same axes per panel, each named by ``labels``
+    (default: its folder's name, with parent folders when two are equal, :func:`distinct_names`), plus
+    each run's own figures (:func:`plot_run`) in ``out/<i>-<name>/``; returns the paths written.
+
+    Every log is read and checked before the first figure is written.
+    """
+    runs = [Path(r) for r in run_dirs]
+    if len(runs) < 2:
+        raise ValueError(f"plot_runs overlays two runs or more, got {len(runs)}; use plot_run for one")
+    names = check_labels(labels, len(runs), "run") if labels is not None else distinct_names(runs)
+    recs = [load_metrics(r) for r in runs]
+    for rc, run in zip(recs, runs, strict=True):
+        _check_plottable(rc, run, window)
+    out = Path(out)
+    written = overlay_runs(list(zip(names, recs, strict=True)), out, window)
+    for i, (run, name) in enumerate(zip(runs, names, strict=True)):
+        written += plot_run(run, out / f"{i}-{_slug(name)}", window, name)
+    return written
+
+
+def overlay_runs(runs: Sequence[tuple[str, list[dict[str, Any]]]], out: str | Path,
+                 window: int | None = None) -> list[Path]:
+    """The overlay figures of :func:`plot_runs` from ``(name, records)`` pairs: one colour per run in every
+    figure; each figure has the runs that log its curves. Score: window mean (with a faint min-max band
+    when at most two runs are drawn); reach: one panel per tile (the five largest any run shows); loss:
+    one panel per key; epsilon; seed 000's per-episode curves (faint raw, solid EWMA of span 10); action
+    shares (one panel per action); LazyZero's seed-001 curve (mean moves and high tile per epoch)."""
+    plt = _plt()
+    out = Path(out)
+    colors = {name: f"C{i % 10}" for i, (name, _) in enumerate(runs)}
+    curves = [(name, training_curves(rc, window)) for name, rc in runs]
+    xlabel = " / ".join(dict.fromkeys(c["xlabel"] for _, c in curves))
+    n = len(runs)
+    written = []
+
+    have = [(name, c) for name, c in curves if "score_mean" in c]
+    if have:
+        fig, ax = plt.subplots()
+        bands = len(have) <= 2  # three overlapping min-max bands hide each other and the means
+        for name, c in have:
+            if bands and "score_min" in c and "score_max" in c:
+                ax.fill_between(c["x"], c["score_min"], c["score_max"], color=colors[name], alpha=0.12, lw=0)
+            ax.plot(c["x"], c["score_mean"], color=colors[name], lw=2, marker=_marker(c["x"]), ms=3,
+                    label=name)
+        ax.set(xlabel=xlabel, ylabel="score (window mean" + ("; band: min-max)" if bands else ")"),
+               title=f"score per window, {len(have)} of {n} runs")
+        ax.legend()
+        written.append(_save(fig, out, "training_score.png"))
+
+    tiles = sorted({t for _, c in curves for t in c["reach"]})[-5:]
+    if tiles:
+        reach = [(name, training_curves(rc, window, tiles)) for name, rc in runs]
+        panels = [(t, [(name, c["x"], c["reach"][t]) for name, c in reach if t in c["reach"]]) for t in tiles]
+        written.append(_panels(plt, panels, colors, xlabel, "tile reach rate per window", out,
+                               "training_reach.png", lambda t: f"% of games >= {t}", ylim=(-2, 102)))
+
+    keys = sorted({k for _, c in curves for k in c["losses"]})
+    if keys:
+        panels = [(k, [(name, c["x"], c["losses"][k]) for name, c in curves if k in c["losses"]])
+                  for k in keys]
+        written.append(_panels(plt, panels, colors, xlabel, "loss", out, "training_loss.png", str,
+                               log_if_positive=True))
+
+    have = [(name, c) for name, c in curves if "epsilon" in c and np.isfinite(c["epsilon"]).any()]
+    if have:
+        panels = [("epsilon", [(name, c["x"], c["epsilon"]) for name, c in have])]
+        written.append(_panels(plt, panels, colors, xlabel, "exploration", out, "training_epsilon.png", str))
+
+    eps = [(name, ep) for name, ep in ((name, episode_curves(rc)) for name, rc in runs) if len(ep) > 1]
+    if eps:
+        written.append(_plot_episode_curves(plt, eps, "per-episode curves", out, colors))
+
+    acts = [(name, *action_distribution(rc, window)) for name, rc in runs]
+    acts = [(name, x, sh) for name, x, sh in acts if x.size]
+    if acts:
+        panels = [(a, [(name, x, 100 * sh[k]) for name, x, sh in acts])
+                  for k, a in enumerate(("up", "right", "down", "left"))]
+        written.append(_panels(plt, panels, colors, xlabel.split(" (")[0], "action share over training", out,
+                               "training_actions.png", lambda a: f"% {a}", ylim=(0, 100)))
+
+    lz = [(name, _lazyzero_rows(rc)) for name, rc in runs]
+    lz = [(name, rows) for name, rows in lz if rows]
+    if lz:
+        panels = [(k, [(name, _series(rows, "epoch"), _series(rows, k)) for name, rows in lz])
+                  for k in ("moves_mean", "high_tile_mean")]
+        written.append(_panels(plt, panels, colors, "epoch", "LazyZero self-play (seed 001's curve)", out,
+                               "lazyzero_curve.png",
+                               {"moves_mean": "mean moves per game", "high_tile_mean": "mean high tile"}.get))
+    return written
+
+
+def _marker(x: np.ndarray) -> str | None:
+    return "o" if len(x) < 30 else None
+
+
+Panel = tuple[Any, list[tuple[str, np.ndarray, np.ndarray]]]
+"""One panel of an overlay: its key and each run's (name, x, y)."""
+
+
+def _panels(plt: Any, panels: list[Panel], colors: dict[str, str], xlabel: str, title: str, out: Path,
+            name: str, ylabel: Any, ylim: tuple[float, float] | None = None,
+            log_if_positive: bool = False) -> Path:
+    """One panel per key, stacked with a shared x axis; in each, every run's y against its x in the run's
+    colour (NaNs skipped); the legend (on the first panel) names every run drawn."""
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.2 * len(panels) + 1.0), sharex=True, squeeze=False)
+    drawn: dict[str, Any] = {}
+    for ax, (key, runs) in zip(axes[:, 0], panels, strict=True):
+        for run, x, y in runs:
+            y = np.asarray(y, dtype=np.float64)
+            ok = np.isfinite(y)
+            if not ok.any():
+                continue
+            (line,) = ax.plot(x[ok], y[ok], color=colors[run], lw=1.6, marker=_marker(x), ms=3, label=run)
+            drawn.setdefault(run, line)
+        ax.set_ylabel(ylabel(key))
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        vals = [v for _, _, y in runs for v in np.asarray(y, dtype=np.float64) if math.isfinite(v)]
+        if log_if_positive and vals and min(vals) > 0:
+            _log_y(ax)
+    order = [r for r in colors if r in drawn]
+    axes[0, 0].legend([drawn[r] for r in order], order, loc="best", fontsize=9)
+    axes[0, 0].set_title(f"{title}, {len(order)} runs")
+    axes[-1, 0].set_xlabel(xlabel)
+    return _save(fig, out, name)
+
+
+def _plot_episode_curves(plt: Any, eps: list[tuple[str, dict[str, Any]]], title: str, out: Path,
+                         colors: dict[str, str] | None = None) -> Path:
+    """Seed 000's five per-episode curves (:func:`episode_curves`) of one run (per episode in blue, the
+    EWMA in red) or of several (each run in its colour from ``colors``: per episode faint, EWMA solid)."""
+    one = colors is None
+    names = [(n, label) for n, _, label in EPISODE_SERIES if any(n in ep for _, ep in eps)]
+    fig, axes = plt.subplots(len(names), 1, figsize=(8, 2.1 * len(names) + 0.6), sharex=True, squeeze=False)
+    for ax, (series, label) in zip(axes[:, 0], names, strict=True):
+        positive = True
+        for run, ep in eps:
+            if series not in ep:
+                continue
+            raw, smooth = ep[series]
+            ok = np.isfinite(raw)
+            ax.plot(ep["x"][ok], raw[ok], color="#4c72b0" if colors is None else colors[run], lw=0.6,
+                    alpha=0.35 if one else 0.25, label="per episode" if one else "_nolegend_")
+            ax.plot(ep["x"], smooth, color="#c44e52" if colors is None else colors[run], lw=1.8,
+                    label="EWMA (span 10)" if one else run)
+            positive = positive and bool(ok.any()) and float(np.nanmin(raw)) > 0
+        if series == "max_tile" and positive:
+            ax.set_yscale("log", base=2)
+        ax.set_ylabel(label)
+    axes[0, 0].legend(loc="upper left", ncol=2 if one else 1, fontsize=None if one else 9)
+    axes[-1, 0].set_xlabel("episode")
+    axes[0, 0].set_title(f"{title}: per-episode curves" if one else
+                         f"{title}, {len(eps)} runs (faint: per episode; solid: EWMA, span 10)")
+    return _save(fig, out, "training_episodes.png")
 
 
 # ---------------------------------------------------------------- evaluation figures
@@ -408,11 +592,105 @@ def load_result(path: str | Path) -> dict[str, Any]:
 
 
 def _label(r: dict[str, Any]) -> str:
+    """One result's full label: the agent and every option (figures of a single result)."""
     cfg = r.get("config") or {}
     agent = str(r.get("agent", "agent"))
     if not cfg:
         return agent
-    return agent + "(" + ", ".join(f"{k}={v}" for k, v in cfg.items()) + ")"
+    return agent + "(" + ", ".join(f"{k}={_show(v)}" for k, v in cfg.items()) + ")"
+
+
+def _show(v: Any) -> str:
+    if v is None:
+        return "none"
+    return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), default=str)
+
+
+def distinct_names(paths: Sequence[str | Path]) -> list[str]:
+    """Short distinct names for paths: the last part, with as many parent folders as it takes to tell
+    them apart; a path given again gets `` #2``, `` #3``.
+
+    >>> distinct_names(["runs/a/run", "runs/b/run", "runs/c"])
+    ['a/run', 'b/run', 'c']
+    """
+    parts = [Path(os.path.abspath(p)).parts[1:] or (str(p),) for p in paths]
+    names = []
+    for i, mine in enumerate(parts):
+        others = [q for q in parts if q != mine]
+        k = next((k for k in range(1, len(mine) + 1) if all(q[-k:] != mine[-k:] for q in others)), len(mine))
+        names.append("/".join(mine[-k:]))
+        if mine in parts[:i]:
+            names[-1] += f" #{parts[: i + 1].count(mine)}"
+    return names
+
+
+EVAL_SETTINGS = ("seed", "p_two", "max_moves", "goal_tile", "end_on_full_board")
+"""Result fields that tell two evaluations of the same agent apart when their options are equal."""
+
+
+def agent_labels(results: Sequence[dict[str, Any]]) -> list[str]:
+    """Short distinct legend labels for several results (seed 000's ``compare_agents`` says "DQN" and
+    "random"): the agent name, plus the options that differ between results of that agent (a path cut to
+    the parts that tell it apart, :func:`distinct_names`); then the evaluation settings that differ
+    (seed, p_two...); then `` #2`` for a result given twice.
+
+    >>> agent_labels([{"agent": "dqn", "config": {"weights": "runs/s1", "depth": 1}},
+    ...               {"agent": "dqn", "config": {"weights": "runs/s2", "depth": 1}},
+    ...               {"agent": "random", "config": {}}])
+    ['dqn(weights=s1)', 'dqn(weights=s2)', 'random']
+    """
+    names = [str(r.get("agent", "agent")) for r in results]
+    cfgs = [dict(r.get("config") or {}) for r in results]
+    labels = list(names)
+    for name in dict.fromkeys(names):
+        group = [i for i, n in enumerate(names) if n == name]
+        keys = list(dict.fromkeys(k for i in group for k in cfgs[i]))
+        differ = [k for k in keys if len({_key(cfgs[i].get(k, _MISSING)) for i in group}) > 1]
+        shown = {k: _shown_values([cfgs[i][k] for i in group if k in cfgs[i]]) for k in differ}
+        for i in group:
+            opts = [f"{k}={shown[k][_key(cfgs[i][k])]}" for k in differ if k in cfgs[i]]
+            if opts:
+                labels[i] = f"{name}({', '.join(opts)})"
+    for lab in [lab for lab in dict.fromkeys(labels) if labels.count(lab) > 1]:
+        group = [i for i, x in enumerate(labels) if x == lab]
+        differ = [k for k in EVAL_SETTINGS if len({_key(results[i].get(k)) for i in group}) > 1]
+        for i in group:
+            if differ:
+                labels[i] += " [" + ", ".join(f"{k}={_show(results[i].get(k))}" for k in differ) + "]"
+    return [lab + (f" #{labels[: i + 1].count(lab)}" if lab in labels[:i] else "")
+            for i, lab in enumerate(labels)]
+
+
+_MISSING = "\0missing"
+
+
+def _key(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def _shown_values(values: list[Any]) -> dict[str, str]:
+    """{key of a value: how it is shown}: paths (strings with a ``/``) cut to their distinct last parts."""
+    uniq = list({_key(v): v for v in values}.values())
+    if uniq and all(isinstance(v, str) for v in uniq) and any("/" in v or os.sep in v for v in uniq):
+        return dict(zip((_key(v) for v in uniq), distinct_names(uniq), strict=True))
+    return {_key(v): _show(v) for v in uniq}
+
+
+def check_labels(labels: Sequence[str], count: int, noun: str, note: str = "") -> list[str]:
+    """User-given labels (``--label``): one per ``noun`` (``count`` of them), non-empty and distinct;
+    raises saying what to give."""
+    labels = [str(x).strip() for x in labels]
+    if len(labels) != count:
+        raise PlotInputError(
+            f"--label was given {len(labels)} time(s) for {count} {noun}(s){note}: give one --label per "
+            f"{noun}, in the order of the inputs, or none for automatic labels"
+        )
+    if not all(labels):
+        raise PlotInputError("--label cannot be empty: give each a name")
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise PlotInputError(f"--label {dup[0]!r} is given twice: labels must tell the inputs apart")
+    return labels
 
 
 def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int, list[int]]:
@@ -483,15 +761,16 @@ def _replayed_milestones(result: dict[str, Any], source: str) -> dict[int, list[
 
 
 def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
-              milestones: dict[int, list[int]] | None = None) -> list[Path]:
-    """Write the evaluation figures of one result into ``out``; returns the paths written.
+              milestones: dict[int, list[int]] | None = None, label: str | None = None) -> list[Path]:
+    """Write the evaluation figures of one result into ``out``, titled ``label`` (default the agent with
+    its options); returns the paths written.
 
     ``milestones`` (from :func:`milestone_moves`) is computed here by replaying when not given.
     """
     plt = _plt()
     out = Path(out)
     games = result["games"]
-    label = _label(result)
+    label = label or _label(result)
     n = len(games)
     scores = np.array([g["score"] for g in games], dtype=np.float64)
     moves = np.array([g["moves"] for g in games], dtype=np.float64)
@@ -598,11 +877,13 @@ def _runtime_figure(plt: Any, secs: np.ndarray, moves: np.ndarray, ms: dict[int,
     return _save(fig, out, "runtime.png")
 
 
-def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]:
-    """Compare several results: reach rate per tile (grouped bars) and score distributions."""
+def plot_arena(results: Sequence[dict[str, Any]], out: str | Path,
+               labels: Sequence[str] | None = None) -> list[Path]:
+    """Compare several results: reach rate per tile (grouped bars) and score distributions, each result
+    named by ``labels`` (default :func:`agent_labels`)."""
     plt = _plt()
     out = Path(out)
-    labels = [_label(r) for r in results]
+    labels = list(labels) if labels is not None else agent_labels(results)
     tiles_all = sorted({int(g["max_tile"]) for r in results for g in r["games"]})
     shown = [t for t in tiles_all if t >= 128] or tiles_all
     fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(shown) + 4), 5))
@@ -637,30 +918,53 @@ def plot_arena(results: Sequence[dict[str, Any]], out: str | Path) -> list[Path]
     return written
 
 
-def plot_paths(paths: Sequence[str | Path], out: str | Path, window: int | None = None) -> list[Path]:
-    """What ``ai2048 plot`` does: a run dir -> training curves; one result -> eval figures; an arena
-    file or several results -> eval figures per agent (in sub-folders) and the arena comparison."""
+def plot_paths(paths: Sequence[str | Path], out: str | Path, window: int | None = None,
+               labels: Sequence[str] | None = None) -> list[Path]:
+    """What ``ai2048 plot`` does: run directories -> training curves (several: overlaid, and each run's own
+    figures in sub-folders); one result -> eval figures; an arena file or several results -> eval figures
+    per agent (in sub-folders) and the comparison. ``labels`` names the runs or agents in order (default:
+    :func:`distinct_names` of the runs, :func:`agent_labels` of the results). Every input is checked, and
+    every game replayed, before the first figure is written."""
     out = Path(out)
     if not paths:
         raise ValueError("give a run directory, a result .json, or several result files")
-    if len(paths) == 1 and Path(paths[0]).is_dir():
-        return plot_run(paths[0], out, window)
-    results: list[tuple[str, dict[str, Any]]] = []
     for p in paths:
-        if Path(p).is_dir():
-            raise PlotInputError(f"{p} is a folder: give one run directory alone, or only result files")
+        if not Path(p).exists():
+            raise FileNotFoundError(f"{p} does not exist: give run directories or result .json files")
+    dirs = [str(p) for p in paths if Path(p).is_dir()]
+    files = [str(p) for p in paths if not Path(p).is_dir()]
+    if dirs and files:
+        raise PlotInputError(
+            f"plot takes run directories (training curves) or result files (evaluation figures), not both: "
+            f"run directories {', '.join(dirs)}; result files {', '.join(files)}. Plot them in two calls, "
+            "e.g. `ai2048 plot RUN1 RUN2 --out figs/runs` and `ai2048 plot a.json b.json --out figs/eval`"
+        )
+    if dirs:
+        if len(dirs) == 1:
+            title = check_labels(labels, 1, "run")[0] if labels is not None else None
+            return plot_run(dirs[0], out, window, title)
+        return plot_runs(dirs, out, window, labels)
+    results: list[tuple[str, dict[str, Any]]] = []
+    arena = False
+    for p in paths:
         d = load_result(p)
         if d["format"] == ARENA_FORMAT:
+            arena = True
             results += [(f"{p} (agent {i})", r) for i, r in enumerate(d["results"])]
         else:
             results.append((str(p), d))
+    names = None
+    if labels is not None:
+        names = check_labels(labels, len(results), "agent", " (an arena file counts each of its agents)"
+                             if arena else "")
     ms = [_replayed_milestones(r, src) for src, r in results]  # every game replays before any figure
     if len(results) == 1:
-        return plot_eval(results[0][1], out, results[0][0], ms[0])
+        return plot_eval(results[0][1], out, results[0][0], ms[0], names[0] if names else None)
+    names = names or agent_labels([r for _, r in results])
     written: list[Path] = []
     for i, (src, r) in enumerate(results):
-        written += plot_eval(r, out / f"{i}-{_slug(_label(r))}", src, ms[i])
-    written += plot_arena([r for _, r in results], out)
+        written += plot_eval(r, out / f"{i}-{_slug(names[i])}", src, ms[i], names[i])
+    written += plot_arena([r for _, r in results], out, names)
     return written
 
 
