@@ -61,8 +61,10 @@ def test_cli_replay__malformed_record_and_eval_result_exit_2(tmp_path: Path, rec
     assert "'agent' must be a string" in capsys.readouterr().err
 
 
-def test_cli_replay__agent_markup_is_shown_as_text(tmp_path: Path, record: dict, capsys) -> None:
+def test_cli_replay__agent_markup_is_shown_as_text(tmp_path: Path, record: dict, capsys,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A record's agent field is data: ``[bold red]`` must print as written, not style the output."""
+    monkeypatch.setenv("COLUMNS", "400")  # a long tmp path (pytest-xdist's) must not crop the line
     path = tmp_path / "r[link=x].json"
     path.write_text(json.dumps({**record, "agent": "[bold red]evil[/bold red] [link=http://x]y[/link]"}))
     assert main(["replay", str(path), "--delay", "0"]) == 0
