@@ -19,11 +19,25 @@ starts. Baselines measured in the same run:
   ours then TDL2048+ (alternating which goes first), so both see the same load; the table gives
   medians and the ratio of the medians.
 
+**A/B of two kernel versions** (``--against FILE``): a generated kernels module of another
+revision (``$AI2048_CACHE``/``~/.cache/ai2048/ntuple/kernels_<key>.py``, written by any run of that
+revision) is loaded beside this revision's, and each setting trains the same games with both,
+``--repeat`` rounds alternating which goes first; equal move counts show that both learned the
+same. Moves per CPU-second of each, and the ratio this revision / the other.
+
+**What two Hogwild workers share** (``--sharing``): TD(0) backward, ``--games`` games a run, four
+ways: one worker; two on one table (the trainer); two with a table each (nothing learned is
+shared); two on one table with their RNG states 64 bytes apart (the trainer's sit in one cache
+line). ``--pretrain N`` first trains N games and starts every run from those weights. Moves per
+wall and per CPU-second, medians of ``--repeat`` rounds in alternating order.
+
 **Memory** (``--memory``). Runs ``ai2048 train ntuple`` (one worker, ``--games`` games,
 checkpoints every chunk) for 4x6, 5x6 and 8x6, plain and TC, and reports each process's peak
 resident set (``ru_maxrss``) and its resident set after the first and the last chunk (growth).
 
     python benchmarks/bench_ntuple.py [--games 3000] [--repeat 3] [--tdl2048 /path/to/2048]
+    python benchmarks/bench_ntuple.py --against ~/.cache/ai2048/ntuple/kernels_<key>.py [--repeat 4]
+    python benchmarks/bench_ntuple.py --sharing [--pretrain 20000] [--repeat 4]
     python benchmarks/bench_ntuple.py --memory [--games 2000]
 """
 
@@ -39,12 +53,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 from ai2048 import engine
 from ai2048.engine.rng import seed_state
+from ai2048.ntuple.codegen import import_generated
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import Network
 from ai2048.ntuple.patterns import isomorphic_patterns, parse_patterns
@@ -220,6 +237,99 @@ def speed(args: argparse.Namespace) -> None:
             print(line, flush=True)
 
 
+def load_kernels(path: str) -> ModuleType:
+    """Another revision's generated kernels module from its file (its numba cache is reused)."""
+    file = Path(path).expanduser()
+    if not file.is_file() or not file.stem.startswith("kernels_"):
+        sys.exit(f"--against {path}: not a generated kernels file (~/.cache/ai2048/ntuple/kernels_<key>.py)")
+    return import_generated(file)
+
+
+def against(args: argparse.Namespace) -> None:
+    """This revision's kernels (``new``) against another revision's module (``old``), same games."""
+    net = Network(args.patterns)
+    kernels = {"new": net.k, "old": load_kernels(args.against)}
+    print(f"new: {net.k.__file__}\nold: {kernels['old'].__file__}")
+    for _, online, tc, alpha, _ in SETTINGS:  # compile or load every setting's kernels first
+        for k in kernels.values():
+            net.k = k
+            train(net, 1, 1, 0, online, tc, alpha, args.tc_layout)
+    print(f"each setting: {args.games} games from an empty network, {args.repeat} round(s), 1 worker")
+    print(f"{'setting':<30}{'old M/CPU-s':>12}{'new M/CPU-s':>12}{'new/old':>9}  per round (moves equal)")
+    for name, online, tc, alpha, _ in SETTINGS:
+        per: dict[str, list[float]] = {"old": [], "new": []}
+        moves: dict[str, list[int]] = {"old": [], "new": []}
+        for r in range(args.repeat):
+            for who in ("old", "new") if r % 2 == 0 else ("new", "old"):
+                net.k = kernels[who]
+                _, mv, cpu = train(net, args.games, 1, 100 + 10 * r, online, tc, alpha, args.tc_layout)
+                per[who].append(mv / cpu)
+                moves[who].append(mv)
+        o, n = statistics.median(per["old"]), statistics.median(per["new"])
+        rounds = " ".join(f"{b / a:.2f}" for a, b in zip(per["old"], per["new"], strict=True))
+        same = "yes" if moves["old"] == moves["new"] else "NO"
+        line = f"{args.patterns + ' ' + name:<30}{o / 1e6:>12.3f}{n / 1e6:>12.3f}{n / o:>9.3f}"
+        print(f"{line}  {rounds} ({same})", flush=True)
+
+
+def sharing_run(
+    net: Network, w0: np.ndarray | None, games: int, mode: str, seed: int
+) -> tuple[float, float, int]:
+    """One TD(0) backward run of ``--sharing``: (M moves per wall second, per CPU-second, moves)."""
+    n = 1 if mode == "one" else 2
+    tabs = [net.w] if mode != "private" else [net.w, np.empty_like(net.w)]
+    for t in tabs:
+        t[:] = 0.0 if w0 is None else w0
+    e = np.zeros(1, np.float32)
+    step = 8 if mode == "apart" else 1  # RNG states 64 bytes apart, or adjacent as the trainer's
+    states = np.zeros(16, np.uint64)
+    for i in range(n):
+        states[i * step] = seed_state(seed + i)[0]
+    buf_b, buf_r = np.zeros((n, 1 << 18), np.uint64), np.zeros((n, 1 << 18), np.int64)
+    pools, pool_n = np.zeros((n, 8), np.uint64), np.zeros(16, np.int64)
+    outs = [[np.zeros(games, t) for t in (np.int64, np.int64, np.int64, np.bool_)] for _ in range(n)]
+
+    def worker(i: int) -> None:
+        o = outs[i]
+        net.k.train_worker(
+            games // n, tabs[min(i, len(tabs) - 1)], e, e, np.ones(1, np.int64), net.runs, net.nruns,
+            net.tbase, net.stage_arr, 0, False, False, False, 0.1 / net.features, 0.0, 0.9,
+            states[i * step : i * step + 1], buf_b[i], buf_r[i], pools[i], pool_n[i * 8 : i * 8 + 1], 15, 0.0,
+            o[0], o[1], o[2], o[3], 0, 0.5, np.zeros(games, np.int64),
+        )
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    with ThreadPoolExecutor(n) as pool:
+        list(pool.map(worker, range(n)))
+    dt, cpu = time.perf_counter() - t0, time.process_time() - c0
+    moves = sum(int(o[2].sum()) for o in outs)
+    return moves / dt / 1e6, moves / cpu / 1e6, moves
+
+
+def sharing(args: argparse.Namespace) -> None:
+    """Where two Hogwild workers lose time: the shared table, the RNG states' cache line, or neither."""
+    net = Network(args.patterns)
+    sharing_run(net, None, 2, "one", 1)  # compile or load
+    w0 = None
+    if args.pretrain:
+        sharing_run(net, None, args.pretrain, "one", 7)
+        w0 = net.w.copy()
+    modes = ("one", "shared", "private", "apart")
+    start = "an empty network" if w0 is None else f"the network of {args.pretrain} games"
+    print(f"TD(0) backward, {args.games} games a run, from {start}")
+    got: dict[str, list[tuple[float, float, int]]] = {m: [] for m in modes}
+    for r in range(args.repeat):
+        for m in modes if r % 2 == 0 else modes[::-1]:
+            got[m].append(sharing_run(net, w0, args.games, m, 100 + r))
+    print(f"{'run':<40}{'wall M/s':>9}{'M/CPU-s':>9}{'x one':>7}")
+    one = statistics.median(x[1] for x in got["one"])
+    names = {"one": "1 worker", "shared": "2 workers, one table (the trainer)",
+             "private": "2 workers, a table each", "apart": "2 workers, one table, RNG lines apart"}
+    for m in modes:
+        wall, cpu = statistics.median(x[0] for x in got[m]), statistics.median(x[1] for x in got[m])
+        print(f"{names[m]:<40}{wall:>9.3f}{cpu:>9.3f}{cpu / one:>7.2f}", flush=True)
+
+
 def _rss_mib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS"):
@@ -283,11 +393,19 @@ def main() -> None:
                    help="TC state as (w, E, A) records (one cache line a feature) or three separate arrays")
     p.add_argument("--tdl2048", default="", help="path of a TDL2048+ binary (or $TDL2048) to run beside ours")
     p.add_argument("--memory", action="store_true", help="report peak RSS of training runs instead of speed")
+    p.add_argument("--sharing", action="store_true", help="what two Hogwild workers share (TD(0) backward)")
+    p.add_argument("--pretrain", type=int, default=0, help="--sharing: games trained before the runs")
+    p.add_argument("--against", default="", metavar="FILE",
+                   help="A/B this revision's kernels against another revision's generated kernels file")
     args = p.parse_args()
     if args.repeat < 1 or args.games < 1:
         p.error("--repeat and --games must be >= 1")
     if args.memory:
         memory(args)
+    elif args.against:
+        against(args)
+    elif args.sharing:
+        sharing(args)
     else:
         speed(args)
 

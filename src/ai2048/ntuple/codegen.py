@@ -5,10 +5,13 @@ the CPU then waits on each table lookup in turn. Unrolled, the 8 x K indices of 
 tuple of independent mask-and-shift expressions and their weights are summed as a balanced tree,
 so loads and additions overlap (this is what TDL2048's templates do). Where the CPU has BMI2, a
 tuple of ascending cells that spans several runs reads its index with one ``pext``
-(:mod:`ai2048.engine.intrinsics`). The specialised module is
+(:mod:`ai2048.engine.intrinsics`). The indices are unsigned, so numba indexes the table without
+its test for negative indices, and the per-move kernels are compiled without reference counting
+(``HOT``: nothing in them allocates once the features are a tuple). The specialised module is
 the kernels source with the block between ``# <features>`` and ``# </features>`` replaced; it
 is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache
-its compiled code, keyed by a hash of the pattern set and the engine and kernel sources.
+its compiled code, keyed by a hash of the pattern set, the generated code and the engine and
+kernel sources.
 
 A rule variant (:class:`KernelOptions`: seed 004's full-board end, its -1 for unchanged-board
 moves, a discount, a tie order) is a module of its own with the block between ``# <options>`` and
@@ -82,18 +85,18 @@ class KernelOptions:
 
 
 def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, use_pext: bool) -> str:
-    """Source of one tuple's table index on board ``x``: ``pext`` when that is one instruction
-    instead of several runs, else each run's shift and mask."""
+    """Source of one tuple's table index (uint64) on board ``x``: ``pext`` when that is one
+    instruction instead of several runs, else each run's shift and mask."""
     if use_pext and len(runs) > 1 and list(cells) == sorted(cells):
         mask = sum(0xF << (4 * c) for c in cells)
-        return f"np.int64(pext({x}, np.uint64({mask:#x})))"
+        return f"pext({x}, np.uint64({mask:#x}))"
     parts = []
     for src, mask, dst in runs:
         e = f"(({x} >> np.uint64({src})) & np.uint64({mask:#x}))" if src else f"({x} & np.uint64({mask:#x}))"
         if dst:
             e = f"({e} << np.uint64({dst}))"
         parts.append(e)
-    return "np.int64(" + " | ".join(parts) + ")"
+    return "(" + " | ".join(parts) + ")"
 
 
 def _tree(terms: list[str]) -> str:
@@ -107,8 +110,8 @@ def _tree(terms: list[str]) -> str:
 
 
 def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -> str:
-    """Python source of ``features``, ``fsum``, ``fadd``, ``ftc`` and ``fprefetch`` unrolled for
-    ``tuples``."""
+    """Python source of ``HOT`` and of ``features``, ``fsum``, ``fadd``, ``ftc`` and ``fprefetch``
+    unrolled for ``tuples``."""
     runs, nruns, tbase, _ = tuple_runs(tuples)
     exprs = []
     for k in range(len(tuples)):
@@ -116,15 +119,22 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         exprs.append((int(tbase[k]), tuples[k], rk))
     count = 8 * len(tuples)
     indices = [
-        f"        off + {tb} + {_index_expr(t, rk, f'x{i}', use_pext)},"
+        f"        o + np.uint64({tb}) + {_index_expr(t, rk, f'x{i}', use_pext)},"
         for tb, t, rk in exprs
         for i in range(8)
     ]
     lines = [
+        'HOT: dict = {"_nrt": False}',
+        '"""No reference counting in the per-move kernels: nothing in them allocates (kernels.HOT)."""',
+        "",
+        "",
         '@njit(cache=True, inline="always")',
         "def features(b: np.uint64, off: np.int64, runs: np.ndarray, nruns: np.ndarray, "
         "tbase: np.ndarray) -> tuple:",
-        f'    """The {count} weight indices of ``b``\'s features (unrolled for one pattern set)."""',
+        f'    """The {count} weight indices of ``b``\'s features (unrolled for one pattern set), unsigned:',
+        "    numba indexes an array with a signed integer through a test for negative indices",
+        '    (``w[-1]``), a few more instructions at every table read."""',
+        "    o = np.uint64(off)",
         "    x0, x1, x2, x3, x4, x5, x6, x7 = _isos(b)",
         "    return (",
         *indices,
@@ -179,6 +189,7 @@ def specialized(tuples: Sequence[Sequence[int]], options: KernelOptions | None =
         block = f"# <options> written by ntuple.codegen for {options}\n{options.source()}# </options>"
         template = head + block + tail
     digest.update(template.encode())
+    digest.update(feature_source(tuples).encode())  # a change to this generator is a new module too
     for f in _ENGINE_FILES:
         digest.update((engine_dir / f).read_bytes())
     key = digest.hexdigest()[:16]
@@ -197,11 +208,18 @@ def specialized(tuples: Sequence[Sequence[int]], options: KernelOptions | None =
     path = _cache_dir() / f"kernels_{key}.py"
     if not path.is_file() or path.read_text() != source:
         atomic_write(path, lambda f: f.write(source), mode="w")
-    modname = f"ai2048_ntuple_kernels_{key}"
+    module = import_generated(path)
+    _LOADED[key] = module
+    return module
+
+
+def import_generated(path: Path) -> ModuleType:
+    """Import a generated module ``kernels_<key>.py`` under the name its numba cache was written
+    for (``ai2048_ntuple_kernels_<key>``); benchmarks load another revision's module this way."""
+    modname = f"ai2048_ntuple_kernels_{path.stem.removeprefix('kernels_')}"
     spec = importlib.util.spec_from_file_location(modname, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
     spec.loader.exec_module(module)
-    _LOADED[key] = module
     return module

@@ -140,6 +140,15 @@ def _tc_step(
 
 
 # <features> generic feature code; ntuple.codegen swaps in unrolled code for one pattern set
+HOT: dict = {}
+"""Extra ``njit`` options of the per-move kernels (``@njit(cache=True, **HOT)``): none here, where
+``features`` allocates its array. A generated module, whose features are a tuple, sets ``_nrt=False``:
+numba then emits no reference counting in them (the calls into ``NRT_incref`` / ``NRT_decref`` around
+every array handed to a function, 48 in the move choice's code; each only tests a null pointer, the
+arrays being :func:`unowned`, but each is a call that spills registers). Anything that would allocate
+there fails to compile instead of leaking (docs/ntuple.md, seventh session)."""
+
+
 @njit(cache=True, inline="always")
 def features(b: np.uint64, off: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray) -> np.ndarray:
     """Weight indices of ``b``'s features in the stage starting at ``off``: every tuple read on
@@ -186,7 +195,7 @@ def fprefetch(w: np.ndarray, idx: np.ndarray) -> None:
 # </features>
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def value_at(
     b: np.uint64, off: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
 ) -> float:
@@ -199,7 +208,7 @@ def value_at(
 # used at many places (a board's features in its stage, a TD step) are compiled once and called.
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def _features_of(
     x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
 ) -> tuple:
@@ -207,7 +216,7 @@ def _features_of(
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def _nudge(
     idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
 ) -> None:
@@ -220,7 +229,7 @@ def _nudge(
         fadd(w, idx, step)
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def _learn(
     idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
 ) -> float:
@@ -256,15 +265,15 @@ def downgrade(b: np.uint64) -> np.uint64:
     lowers every tile above ``g`` by one, so the network sees a position like those it trained
     on. Boards without a 32768 (or without a gap) are returned unchanged.
     """
-    present = np.zeros(16, dtype=np.bool_)
+    present = np.int64(0)  # bit e set iff exponent e is on the board (no array: the move choice calls this)
     t = b
     for _ in range(16):
-        present[np.int64(t & NIBBLE)] = True
+        present |= np.int64(1) << np.int64(t & NIBBLE)
         t >>= np.uint64(4)
-    if not present[15]:
+    if not (present >> 15) & 1:
         return b
     g = 1
-    while g < 15 and present[g]:
+    while g < 15 and (present >> g) & 1:
         g += 1
     if g >= 15:
         return b
@@ -284,7 +293,7 @@ def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
     return ntuple_value(downgrade(b), data)
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def _td(
     b: np.uint64, target: float, stages: np.ndarray, table: int, alpha_f: float, tc: bool,
     w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray,
@@ -355,7 +364,7 @@ def _after(
     return nb, r, ok, idx
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def greedy_move(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
     tbase: np.ndarray, stages: np.ndarray, dg: bool,
@@ -380,22 +389,31 @@ def greedy_move(
         n1, r1, k1, i1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
         n2, r2, k2, i2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
         n3, r3, k3, i3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
-        best_i = i0
+        j = -1  # the best so far by number; its indices are picked once at the end (copying the 32 at
+        # every better move was ~5% of online TD, seventh session)
         if k0:
-            best, best_a, best_b, best_r = r0 + fsum(w, i0), T0, n0, r0
+            best, j = r0 + fsum(w, i0), 0
         if k1:
             v = r1 + fsum(w, i1)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, T1, n1, r1, i1
+                best, j = v, 1
         if k2:
             v = r2 + fsum(w, i2)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, T2, n2, r2, i2
+                best, j = v, 2
         if k3:
             v = r3 + fsum(w, i3)
             if v > best:
-                best, best_a, best_b, best_r, best_i = v, T3, n3, r3, i3
-        return best_a, best_b, best_r, best, best_i
+                best, j = v, 3
+        if j == 0:
+            return np.int64(T0), n0, r0, best, i0
+        if j == 1:
+            return np.int64(T1), n1, r1, best, i1
+        if j == 2:
+            return np.int64(T2), n2, r2, best, i2
+        if j == 3:
+            return np.int64(T3), n3, r3, best, i3
+        return best_a, best_b, best_r, best, i0
     for j in range(4):
         a = TIE_ORDER[j]
         nb, r, ok = scored_move(b, a)
@@ -431,7 +449,7 @@ def move_values(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, **HOT)
 def play_game_train(
     b: np.uint64, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
