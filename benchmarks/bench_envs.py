@@ -6,7 +6,7 @@ Each figure is printed with its ratio against a baseline measured in the same ru
 several batch sizes, serial kernel (thread CPU time) against parallel kernel (wall clock), the
 figures behind ``PARALLEL_MIN_GAMES``.
 
-    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096] [--sweep]
+    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096] [--sweep [--sizes 1024,2048,4096]]
 """
 
 from __future__ import annotations
@@ -53,13 +53,16 @@ def batch_rate(n: int, parallel: bool, seconds: float) -> tuple[float, float, fl
             return best, per_cpu, got
 
 
-def sweep(seconds: float) -> None:
+SWEEP_SIZES = (64, 256, 1024, 2048, 4096, 16384, 65536)
+
+
+def sweep(seconds: float, sizes: tuple[int, ...] = SWEEP_SIZES) -> None:
     """Serial against parallel at several N: the parallel wall rate needs idle cores (see "got");
     steps per process CPU second shows what the threads cost in any case."""
     threads = numba.get_num_threads()
     print(f"{'N':>7} {'serial (thread CPU)':>20} {f'parallel {threads} thr (wall)':>24} {'ratio':>6} "
           f"{'parallel per CPU-s':>19} {'cores got':>9}")
-    for n in (64, 256, 1024, 4096, 16384, 65536):
+    for n in sizes:
         serial, _, _ = batch_rate(n, False, seconds)
         par, per_cpu, got = batch_rate(n, True, seconds)
         print(f"{n:>7} {bench.fmt_rate(serial, 'steps/s'):>20} {bench.fmt_rate(par, 'steps/s'):>24} "
@@ -72,9 +75,17 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=2.0, help="time budget per measurement")
     p.add_argument("--num-envs", type=int, default=4096, help="envs in the make_vec measurement")
     p.add_argument("--sweep", action="store_true", help="time the batch core serial vs parallel at several N")
+    p.add_argument("--sizes", default=",".join(map(str, SWEEP_SIZES)),
+                   help="comma-separated batch sizes of --sweep")
     args = p.parse_args()
     if args.sweep:
-        sweep(args.seconds)
+        try:
+            sizes = tuple(int(x) for x in args.sizes.split(","))
+        except ValueError:
+            p.error(f"--sizes {args.sizes!r}: give comma-separated whole numbers, e.g. 1024,2048,4096")
+        if not sizes or min(sizes) < 1:
+            p.error(f"--sizes {args.sizes!r}: every size must be at least 1")
+        sweep(args.seconds, sizes)
         return
     figs = bench.run(
         ["gym", "vector"], seconds=args.seconds, num_envs=args.num_envs, games=200, progress=print

@@ -297,3 +297,71 @@ def test_game_batch__a_failed_step_releases_held_slots():
     assert np.array_equal(games.boards, fresh.boards) and np.array_equal(games.scores, fresh.scores)
     assert np.array_equal(got.rewards, want.rewards) and np.array_equal(got.obs, want.obs)
     assert (games.moves == 1).all()  # the once-held slots 0 and 2 played too
+
+
+def _legal_picks(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A random legal action per game (0 where none is legal)."""
+    return np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks], dtype=np.int64)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_game_batch__autoreset_in_the_kernel_equals_autoreset_next(parallel):
+    """``autoreset=True`` marks ended slots RESTART inside the step kernel: the same games, outputs
+    and control as stepping without it and calling ``autoreset_next(terminated | truncated)``."""
+    opts = EnvOptions(goal_tile=64)
+    fused = GameBatch(24, opts, cutoff=9, seed=5, parallel=parallel, autoreset=True)
+    plain = GameBatch(24, opts, cutoff=9, seed=5, parallel=parallel)
+    fused.reset()
+    plain.reset()
+    rng = np.random.default_rng(0)
+    ended = 0
+    for t in range(80):
+        acts = _legal_picks(plain.masks, rng)
+        hold = rng.random(24) < 0.2 if t % 3 == 0 else None
+        got, want = fused.step(acts, hold), plain.step(acts, hold)
+        plain.autoreset_next(want.terminated | want.truncated)
+        ended += int((want.terminated | want.truncated).sum())
+        for f in ("rewards", "illegal", "terminated", "truncated", "masks", "obs"):
+            assert np.array_equal(getattr(got, f), getattr(want, f)), (t, f)
+        for f in ("boards", "states", "scores", "moves", "steps", "control"):
+            assert np.array_equal(getattr(fused, f), getattr(plain, f)), (t, f)
+    assert ended > 24  # both endings (cutoff and game over or goal) happened, many times
+
+
+def test_game_batch__step_arrays_are_reused_only_when_nobody_holds_them():
+    """A loop that drops a step's arrays gets the step-before-last's memory back (two sets
+    alternate); an array, a view of one, or the step itself that is still held is never written."""
+    games = GameBatch(16, seed=1, parallel=False)
+    games.reset()
+    rng = np.random.default_rng(1)
+    firsts = []
+    for _ in range(6):
+        out = games.step(_legal_picks(games.masks, rng))
+        firsts.append(id(out.rewards))
+    assert len(set(firsts)) == 2 and firsts[0] == firsts[2] == firsts[4]
+    kept_step = games.step(_legal_picks(games.masks, rng))
+    kept_array = games.step(_legal_picks(games.masks, rng)).rewards
+    kept_view = games.step(_legal_picks(games.masks, rng)).obs[3:5]
+    snapshots = ({f: getattr(kept_step, f).copy() for f in ("rewards", "masks", "obs", "terminated")},
+                 kept_array.copy(), kept_view.copy())
+    later = [id(games.step(_legal_picks(games.masks, rng)).rewards) for _ in range(12)]
+    assert all(np.array_equal(getattr(kept_step, f), v) for f, v in snapshots[0].items())
+    assert np.array_equal(kept_array, snapshots[1]) and np.array_equal(kept_view, snapshots[2])
+    assert id(kept_step.rewards) not in later and id(kept_array) not in later
+
+
+def test_vector__returned_arrays_stay_as_returned_over_later_steps():
+    """Gymnasium hands out arrays the caller may keep: obs, rewards, terminations, truncations and
+    every ``infos`` array of one step are unchanged by the steps after it (with autoresets)."""
+    venv = gym.make_vec(ENV_ID, num_envs=32, vectorization_mode="vector_entry_point", max_episode_steps=4)
+    _, infos = venv.reset(seed=7)
+    rng = np.random.default_rng(7)
+    kept = []
+    for _ in range(12):
+        result = venv.step(_legal_picks(infos["action_mask"], rng))
+        infos = result[4]
+        kept.append((result, [np.copy(x) for x in result[:4]], {k: np.copy(v) for k, v in infos.items()}))
+    for result, arrays, info_copy in kept:
+        assert all(np.array_equal(a, b) for a, b in zip(result[:4], arrays, strict=True))
+        assert all(np.array_equal(result[4][k], v) for k, v in info_copy.items())
+    assert any(r[0][3].any() for r in kept)  # cut after 4 steps: autoresets happened in between

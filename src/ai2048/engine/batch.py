@@ -12,10 +12,10 @@ that fork (numba's OpenMP layer is not fork-safe); :class:`ai2048.envs.batch.Gam
 
 The env options (reward mode, illegal actions, goal tile, full-board end, cutoff) live here once,
 in :func:`step_board` and :func:`_step_range`; the single env, the vector env and the trainers
-all step through them. ``opts`` is the float64 [8] array :func:`step_options` packs, indexed by
+all step through them. ``opts`` is the float64 [9] array :func:`step_options` packs, indexed by
 ``OPT_REWARD, OPT_ILLEGAL, OPT_PENALTY, OPT_GOAL_EXP, OPT_GOAL_REWARD, OPT_GOAL_TERMINAL,
-OPT_FULL_ENDS, OPT_MAX_STEPS`` (an array, not a tuple: numba's dispatcher types an array argument
-in C and a tuple in Python, which costs microseconds a call in the single env's loop).
+OPT_FULL_ENDS, OPT_MAX_STEPS, OPT_AUTORESET`` (an array, not a tuple: numba's dispatcher types an
+array argument in C and a tuple in Python, which costs microseconds a call in the single env's loop).
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ NO_GOAL = 99
     OPT_GOAL_TERMINAL,
     OPT_FULL_ENDS,
     OPT_MAX_STEPS,
-) = range(8)
-"""Indices into the options array ``opts`` [8] float64."""
+    OPT_AUTORESET,
+) = range(9)
+"""Indices into the options array ``opts`` [9] float64."""
 
 _H = np.uint64(0x8080808080808080)
 _B = np.uint64(0xFF)
@@ -63,11 +64,16 @@ def step_options(
     goal_terminal: bool = True,
     end_on_full_board: bool = False,
     max_steps: int | None = None,
+    autoreset: bool = False,
 ) -> np.ndarray:
-    """The options as the kernels take them: float64 [8] in ``OPT_*`` order (``max_steps`` None: inf)."""
+    """The options as the kernels take them: float64 [9] in ``OPT_*`` order (``max_steps`` None: inf).
+
+    ``autoreset``: the batch step marks each slot that ended ``RESTART`` for the next step
+    (Gymnasium's next-step autoreset) in the same pass, instead of the caller doing it in numpy.
+    """
     return np.array(
         [reward_mode, illegal_mode, illegal_penalty, goal_exp, goal_reward, bool(goal_terminal),
-         bool(end_on_full_board), np.inf if max_steps is None else max_steps],
+         bool(end_on_full_board), np.inf if max_steps is None else max_steps, bool(autoreset)],
         dtype=np.float64,
     )
 
@@ -191,6 +197,7 @@ def _step_range(
     words: np.ndarray,
 ) -> None:
     max_steps = opts[OPT_MAX_STEPS]
+    autoreset = opts[OPT_AUTORESET] != 0.0
     # Each slot's state goes through one scratch array per chunk, not a view ``states[i : i + 1]``:
     # a view takes a reference on ``states``, an atomic add on one cache line that every thread
     # of a parallel kernel would fight over, once per board.
@@ -216,6 +223,7 @@ def _step_range(
             bits = legal_bits(b)
             m_lo, m_hi, m = board_words(b)
             e = count_empty(b)
+            done = False
         else:
             st[0] = states[i]
             b, g, lg, r, ill, term, cut, bits, m, e = step_board(boards[i], actions[i], st, p_two, opts)
@@ -229,8 +237,11 @@ def _step_range(
                 scores[i] += g
                 moves[i] += 1
             steps[i] += 1
+            trunc = not term and (cut or steps[i] >= max_steps)
             terminated[i] = term
-            truncated[i] = not term and (cut or steps[i] >= max_steps)
+            truncated[i] = trunc
+            done = term or trunc
+        control[i] = RESTART if autoreset and done else STEP
         boards[i] = b
         for a in range(4):
             masks[i, a] = (bits >> a) & 1
@@ -285,8 +296,9 @@ def batch_env_step_serial(
 
     In/out (state): ``boards`` [N] uint64, ``states`` [N] uint64 RNG states, ``scores``, ``moves``
     (legal moves), ``steps`` (every step: the cutoff counts these) [N] int64. In: ``actions`` [N]
-    int64 0..3 (unchecked), ``control`` [N] uint8: STEP, RESTART (a new game instead: next-step
-    autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0). Out:
+    int64 0..3 (unchecked). In/out: ``control`` [N] uint8: STEP, RESTART (a new game instead:
+    next-step autoreset, action ignored, reward 0, counters 0) or HOLD (left as it is, reward 0);
+    afterwards STEP everywhere, or RESTART where the slot ended when ``opts`` has autoreset. Out:
     ``rewards`` [N] float64 after the options, ``gains`` and ``log_gains`` [N] int64 raw score and
     log2 score gained, ``illegal``, ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool
     legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4]

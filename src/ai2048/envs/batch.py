@@ -9,7 +9,8 @@ for its one board too. No torch and no Gymnasium here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numba
@@ -47,7 +48,9 @@ _ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise":
 _TILE_OF = np.array([0] + [1 << e for e in range(1, 16)], dtype=np.int64)
 
 
-def kernel_options(options: EnvOptions, goal_terminal: bool = True, cutoff: int | None = None) -> np.ndarray:
+def kernel_options(
+    options: EnvOptions, goal_terminal: bool = True, cutoff: int | None = None, autoreset: bool = False
+) -> np.ndarray:
     """``options`` as the kernels take them (:func:`ai2048.engine.batch.step_options`)."""
     return step_options(
         reward_mode=_REWARD_CODES[options.reward_mode],
@@ -58,6 +61,7 @@ def kernel_options(options: EnvOptions, goal_terminal: bool = True, cutoff: int 
         goal_terminal=goal_terminal,
         end_on_full_board=options.end_on_full_board,
         max_steps=cutoff,
+        autoreset=autoreset,
     )
 
 
@@ -73,7 +77,8 @@ def tile_values(max_exp: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BatchStep:
-    """What one step of a :class:`GameBatch` gave; fresh arrays the batch never writes again.
+    """What one step of a :class:`GameBatch` gave: arrays the batch never writes again while anyone
+    else holds them (a later step reuses them only once nothing but the batch refers to them).
 
     ``rewards`` [N] float64 after the options; ``gains`` / ``log_gains`` [N] int64 raw score and
     log2 score gained; ``illegal``, ``terminated``, ``truncated`` [N] bool; ``masks`` [N, 4] bool,
@@ -91,6 +96,28 @@ class BatchStep:
     max_exp: np.ndarray
     empty: np.ndarray
     obs: np.ndarray
+
+
+_STEP_FIELDS = tuple(f.name for f in fields(BatchStep))
+_STEP_LAYOUT = (((), np.float64), ((), np.int64), ((), np.int64), ((), np.bool_), ((), np.bool_),
+                ((), np.bool_), ((4,), np.bool_), ((), np.uint8), ((), np.int64), ((4, 4), np.uint8))
+
+
+def _fresh_step(n: int) -> BatchStep:
+    return BatchStep(*(np.empty((n, *shape), dtype) for shape, dtype in _STEP_LAYOUT))
+
+
+def _reusable(recent: list[BatchStep | None]) -> BatchStep | None:
+    """``recent[0]`` when nothing but the batch refers to it or to any of its arrays (a view of an
+    array, or a buffer taken from it, holds a reference to it), so writing them again cannot be
+    seen; else None."""
+    if recent[0] is None or not hasattr(sys, "getrefcount"):  # no refcounts (PyPy): always fresh
+        return None
+    # One reference from the list (or the step's field, for an array), one from getrefcount's argument.
+    step = recent[0]  # from here one more reference to the step (this name), none more to its arrays
+    if sys.getrefcount(step) != 3 or any(sys.getrefcount(getattr(step, f)) != 2 for f in _STEP_FIELDS):
+        return None
+    return step
 
 
 class GameBatch:
@@ -111,6 +138,9 @@ class GameBatch:
         cutoff: truncate a game after this many steps (``None``: never).
         seed: derive every game's stream from this seed (:func:`seed_states`); ``None`` leaves the
             states at 0 for the caller to set (``batch.states[:] = ...``).
+        autoreset: Gymnasium's next-step autoreset inside the step kernel: a slot whose game ended
+            is marked ``RESTART`` for the next step in the same pass (what :meth:`autoreset_next`
+            does afterwards in numpy, one serial pass less a step).
         parallel: ``True`` / ``False`` force the parallel / serial kernels; ``None`` uses the
             parallel ones from :data:`PARALLEL_MIN_GAMES` games when numba has more than one thread.
             Processes that fork should stay serial (numba's OpenMP layer is not fork-safe).
@@ -125,6 +155,7 @@ class GameBatch:
         cutoff: int | None = None,
         seed: int | None = None,
         parallel: bool | None = None,
+        autoreset: bool = False,
     ) -> None:
         n = check_num_envs(n)
         if cutoff is not None and (
@@ -139,7 +170,8 @@ class GameBatch:
         self.goal_terminal = bool(goal_terminal)
         self.cutoff = None if cutoff is None else int(cutoff)
         self.parallel = parallel
-        self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff)
+        self.autoreset = bool(autoreset)
+        self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff, self.autoreset)
         self._raise = self.options.illegal_action == "raise"
         self.boards = np.zeros(n, dtype=np.uint64)
         self.states = np.zeros(n, dtype=np.uint64) if seed is None else seed_states(seed, n)
@@ -151,6 +183,7 @@ class GameBatch:
         self.max_exp = np.zeros(n, dtype=np.uint8)
         self.empty = np.zeros(n, dtype=np.int64)
         self.obs = np.zeros((n, 4, 4), dtype=np.uint8)
+        self._recent: list[BatchStep | None] = [None, None]  # outputs of the step before last, of the last
         self.observe()
 
     @property
@@ -246,7 +279,8 @@ class GameBatch:
 
     def step(self, actions: Any, hold: np.ndarray | None = None) -> BatchStep:
         """Play ``actions`` [N] (0..3) in every game: slots marked ``RESTART`` start a new game
-        instead, slots in ``hold`` [N] bool (finished games waiting) stay as they are."""
+        instead, slots in ``hold`` [N] bool (finished games waiting) stay as they are; afterwards every
+        slot is marked ``STEP``, or ``RESTART`` where its game ended when the batch autoresets."""
         held = None
         if hold is not None:
             held = self._check_which(hold) & (self.control == STEP)
@@ -257,19 +291,12 @@ class GameBatch:
             if held is not None:  # may stay held: the next step would skip it
                 self.control[held] = STEP
             raise
-        n = self.n
-        out = BatchStep(
-            rewards=np.empty(n, np.float64),
-            gains=np.empty(n, np.int64),
-            log_gains=np.empty(n, np.int64),
-            illegal=np.empty(n, np.bool_),
-            terminated=np.empty(n, np.bool_),
-            truncated=np.empty(n, np.bool_),
-            masks=np.empty((n, 4), np.bool_),
-            max_exp=np.empty(n, np.uint8),
-            empty=np.empty(n, np.int64),
-            obs=np.empty((n, 4, 4), np.uint8),
-        )
+        # The arrays of the step before last when no one holds them any more (a caller's loop keeps
+        # the last step's, drops the one before): the same memory every other step, still in cache
+        # and no allocation; else fresh ones. Either way no array anyone holds is written.
+        recent = self._recent
+        out = _reusable(recent) or _fresh_step(self.n)
+        recent[0], recent[1] = recent[1], out
         args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
                 self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
                 out.masks, out.max_exp, out.empty, out.obs)
@@ -278,7 +305,6 @@ class GameBatch:
             batch_env_step(*args, t)
         else:
             batch_env_step_serial(*args)
-        self.control[:] = STEP
         self.masks, self.max_exp, self.empty, self.obs = out.masks, out.max_exp, out.empty, out.obs
         return out
 

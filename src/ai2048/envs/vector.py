@@ -62,7 +62,7 @@ class Game2048VectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(4)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = spaces.MultiDiscrete(np.full(n, 4))
-        self.games = GameBatch(n, self.options, cutoff=max_episode_steps, parallel=parallel)
+        self.games = GameBatch(n, self.options, cutoff=max_episode_steps, parallel=parallel, autoreset=True)
         self._illegal = np.zeros(n, dtype=bool)
         self._seeded = False
 
@@ -136,9 +136,8 @@ class Game2048VectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every slot with ``actions`` [N] (ints 0..3)."""
-        out = self.games.step(actions)
+        out = self.games.step(actions)  # the kernel also marks the slots that ended for next-step autoreset
         self._illegal = out.illegal
-        self.games.autoreset_next(out.terminated | out.truncated)
         return self._obs(), out.rewards, out.terminated, out.truncated, self._infos()
 
     def render(self) -> Any:
