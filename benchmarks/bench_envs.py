@@ -4,9 +4,11 @@ OpenSpiel's and pgx's 2048 when they are installed (``pip install 'ai2048[bench]
 Each figure is printed with its ratio against a baseline measured in the same run.
 ``--sweep`` instead times the batch core alone (``GameBatch.step``, random legal actions) at
 several batch sizes, serial kernel (thread CPU time) against parallel kernel (wall clock), the
-figures behind ``PARALLEL_MIN_GAMES``.
+figures behind ``PARALLEL_MIN_GAMES``. ``--scaling`` times ``make_vec`` end to end (the same
+random-legal loop as ``ai2048 bench``) on one numba thread and on two at each size, wall clock for
+both, so old and new trees can be compared in one run (``PYTHONPATH=old/src python ...``).
 
-    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096] [--sweep [--sizes 1024,2048,4096]]
+    python benchmarks/bench_envs.py [--seconds 2] [--num-envs 4096] [--sweep | --scaling] [--sizes 1024,2048]
 """
 
 from __future__ import annotations
@@ -70,22 +72,64 @@ def sweep(seconds: float, sizes: tuple[int, ...] = SWEEP_SIZES) -> None:
     print(f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs)")
 
 
+def vector_rate(n: int, threads: int, seconds: float) -> float:
+    """Best wall-clock steps/s of ``make_vec`` with ``n`` envs on ``threads`` numba threads, random
+    legal actions picked from ``infos["action_mask"]`` (picker included, as in ``ai2048 bench``)."""
+    import gymnasium as gym
+
+    from ai2048.envs import ENV_ID
+
+    numba.set_num_threads(threads)
+    venv = gym.make_vec(ENV_ID, num_envs=n, vectorization_mode="vector_entry_point")
+    actions = np.zeros(n, dtype=np.int64)
+    state = seed_state(0)
+    _, infos = venv.reset(seed=0)
+    for _ in range(3):  # compile or load from the cache
+        pick_legal(infos["action_mask"], state, actions)
+        infos = venv.step(actions)[4]
+    iters, best = max(1, 400_000 // n), 0.0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        w = time.perf_counter()
+        for _ in range(iters):
+            pick_legal(infos["action_mask"], state, actions)
+            infos = venv.step(actions)[4]
+        best = max(best, iters * n / (time.perf_counter() - w))
+    venv.close()
+    return best
+
+
+def scaling(seconds: float, sizes: tuple[int, ...]) -> None:
+    """``make_vec`` on one numba thread and on two, wall clock, at each size (needs idle cores)."""
+    print(f"{'N':>7} {'1 thread':>15} {'2 threads':>15} {'ratio':>6}")
+    for n in sizes:
+        one, two = vector_rate(n, 1, seconds), vector_rate(n, 2, seconds)
+        rates = f"{bench.fmt_rate(one, 'steps/s'):>15} {bench.fmt_rate(two, 'steps/s'):>15}"
+        print(f"{n:>7} {rates} {two / one:>5.2f}x")
+    print(f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} CPUs)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=2.0, help="time budget per measurement")
     p.add_argument("--num-envs", type=int, default=4096, help="envs in the make_vec measurement")
     p.add_argument("--sweep", action="store_true", help="time the batch core serial vs parallel at several N")
-    p.add_argument("--sizes", default=",".join(map(str, SWEEP_SIZES)),
-                   help="comma-separated batch sizes of --sweep")
+    p.add_argument("--scaling", action="store_true", help="time make_vec on 1 and 2 numba threads, several N")
+    p.add_argument("--sizes", default=None, help="comma-separated batch sizes of --sweep or --scaling "
+                   "(default: 64,...,65536 for --sweep, 4096,16384,65536 for --scaling)")
     args = p.parse_args()
-    if args.sweep:
+    if args.sizes is None:
+        args.sizes = "4096,16384,65536" if args.scaling else ",".join(map(str, SWEEP_SIZES))
+    if args.sweep or args.scaling:
         try:
             sizes = tuple(int(x) for x in args.sizes.split(","))
         except ValueError:
             p.error(f"--sizes {args.sizes!r}: give comma-separated whole numbers, e.g. 1024,2048,4096")
         if not sizes or min(sizes) < 1:
             p.error(f"--sizes {args.sizes!r}: every size must be at least 1")
-        sweep(args.seconds, sizes)
+        if args.scaling and numba.config.NUMBA_NUM_THREADS < 2:  # type: ignore[attr-defined]
+            p.error("--scaling needs numba to have 2 threads (NUMBA_NUM_THREADS >= 2)")
+        sweep(args.seconds, sizes) if args.sweep else scaling(args.seconds, sizes)
         return
     figs = bench.run(
         ["gym", "vector"], seconds=args.seconds, num_envs=args.num_envs, games=200, progress=print

@@ -365,3 +365,25 @@ def test_vector__returned_arrays_stay_as_returned_over_later_steps():
         assert all(np.array_equal(a, b) for a, b in zip(result[:4], arrays, strict=True))
         assert all(np.array_equal(result[4][k], v) for k, v in info_copy.items())
     assert any(r[0][3].any() for r in kept)  # cut after 4 steps: autoresets happened in between
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_game_batch__copies_are_the_state_after_the_step(parallel):
+    """``copies=True``: the kernel's ``scores``, ``moves``, ``boards``, ``max_tile`` equal the batch's
+    state after the step (tile values of ``max_exp``) and stay put; without it they are empty."""
+    games = GameBatch(20, EnvOptions(goal_tile=32), cutoff=6, seed=4, parallel=parallel, autoreset=True,
+                      copies=True)
+    bare = GameBatch(20, seed=4, parallel=parallel)
+    games.reset()
+    bare.reset()
+    rng = np.random.default_rng(4)
+    kept = []
+    for _ in range(30):
+        out = games.step(_legal_picks(games.masks, rng))
+        assert np.array_equal(out.scores, games.scores) and np.array_equal(out.moves, games.moves)
+        assert np.array_equal(out.boards, games.boards)
+        assert out.max_tile.tolist() == [1 << int(e) if e else 0 for e in games.max_exp]
+        kept.append((out, out.scores.copy(), out.boards.copy()))
+    assert all(np.array_equal(o.scores, s) and np.array_equal(o.boards, b) for o, s, b in kept)
+    plain = bare.step(_legal_picks(bare.masks, rng))
+    assert plain.scores.shape == plain.moves.shape == plain.boards.shape == plain.max_tile.shape == (0,)

@@ -194,10 +194,12 @@ def _step_range(
     p_two: np.float64, opts: np.ndarray, control: np.ndarray, scores: np.ndarray, moves: np.ndarray,
     steps: np.ndarray, rewards: np.ndarray, gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray,
     terminated: np.ndarray, truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray,
-    words: np.ndarray,
+    words: np.ndarray, info_scores: np.ndarray, info_moves: np.ndarray, info_boards: np.ndarray,
+    info_tiles: np.ndarray,
 ) -> None:
     max_steps = opts[OPT_MAX_STEPS]
     autoreset = opts[OPT_AUTORESET] != 0.0
+    info = info_boards.shape[0] != 0
     # Each slot's state goes through one scratch array per chunk, not a view ``states[i : i + 1]``:
     # a view takes a reference on ``states``, an atomic add on one cache line that every thread
     # of a parallel kernel would fight over, once per board.
@@ -249,6 +251,11 @@ def _step_range(
         words[2 * i + 1] = m_hi
         max_exp[i] = m
         empty[i] = e
+        if info:  # copies of the counters and board for the caller to keep (the vector env's infos)
+            info_scores[i] = scores[i]
+            info_moves[i] = moves[i]
+            info_boards[i] = b
+            info_tiles[i] = (np.int64(1) << m) if m else np.int64(0)
 
 
 @njit(cache=True, inline="always")
@@ -291,6 +298,7 @@ def batch_env_step_serial(
     control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
     gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
     truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+    info_scores: np.ndarray, info_moves: np.ndarray, info_boards: np.ndarray, info_tiles: np.ndarray,
 ) -> None:
     """One env step of every slot, in place, on this thread; options from :func:`step_options`.
 
@@ -302,11 +310,14 @@ def batch_env_step_serial(
     ``rewards`` [N] float64 after the options, ``gains`` and ``log_gains`` [N] int64 raw score and
     log2 score gained, ``illegal``, ``terminated``, ``truncated`` [N] bool, ``masks`` [N, 4] bool
     legal actions of the new board, ``max_exp`` [N] uint8, ``empty`` [N] int64, ``obs`` [N, 4, 4]
-    uint8 exponents (C-contiguous).
+    uint8 exponents (C-contiguous); ``info_scores``, ``info_moves`` [N] int64, ``info_boards`` [N]
+    uint64 and ``info_tiles`` [N] int64 (largest tile's value) copies of the state after the step,
+    written only when they have N entries (pass [0] arrays to skip them).
     """
     words = obs.reshape(boards.shape[0] * 16).view(np.uint64)
     _step_range(0, boards.shape[0], boards, actions, states, p_two, opts, control, scores, moves, steps,
-                rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words)
+                rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty, words,
+                info_scores, info_moves, info_boards, info_tiles)
 
 
 @njit(cache=True, parallel=True)
@@ -315,6 +326,7 @@ def batch_env_step(
     control: np.ndarray, scores: np.ndarray, moves: np.ndarray, steps: np.ndarray, rewards: np.ndarray,
     gains: np.ndarray, log_gains: np.ndarray, illegal: np.ndarray, terminated: np.ndarray,
     truncated: np.ndarray, masks: np.ndarray, max_exp: np.ndarray, empty: np.ndarray, obs: np.ndarray,
+    info_scores: np.ndarray, info_moves: np.ndarray, info_boards: np.ndarray, info_tiles: np.ndarray,
     chunks: np.int64,
 ) -> None:
     """:func:`batch_env_step_serial` cut into ``chunks`` contiguous chunks run by numba's threads
@@ -325,7 +337,7 @@ def batch_env_step(
         lo, hi = _chunk(c, chunks, n)
         _step_range(lo, hi, boards, actions, states, p_two, opts, control, scores, moves, steps,
                     rewards, gains, log_gains, illegal, terminated, truncated, masks, max_exp, empty,
-                    words)
+                    words, info_scores, info_moves, info_boards, info_tiles)
 
 
 @njit(cache=True)

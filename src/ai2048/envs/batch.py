@@ -83,7 +83,9 @@ class BatchStep:
     ``rewards`` [N] float64 after the options; ``gains`` / ``log_gains`` [N] int64 raw score and
     log2 score gained; ``illegal``, ``terminated``, ``truncated`` [N] bool; ``masks`` [N, 4] bool,
     ``max_exp`` [N] uint8, ``empty`` [N] int64 and ``obs`` [N, 4, 4] uint8 exponents describe the
-    boards after the step.
+    boards after the step. ``scores``, ``moves`` [N] int64, ``boards`` [N] uint64 and ``max_tile``
+    [N] int64 (tile values) are copies of the state after the step when the batch keeps them
+    (``GameBatch(..., copies=True)``: the vector env's ``infos``), else empty.
     """
 
     rewards: np.ndarray
@@ -96,15 +98,22 @@ class BatchStep:
     max_exp: np.ndarray
     empty: np.ndarray
     obs: np.ndarray
+    scores: np.ndarray
+    moves: np.ndarray
+    boards: np.ndarray
+    max_tile: np.ndarray
 
 
 _STEP_FIELDS = tuple(f.name for f in fields(BatchStep))
 _STEP_LAYOUT = (((), np.float64), ((), np.int64), ((), np.int64), ((), np.bool_), ((), np.bool_),
                 ((), np.bool_), ((4,), np.bool_), ((), np.uint8), ((), np.int64), ((4, 4), np.uint8))
+_COPIES_LAYOUT = (np.int64, np.int64, np.uint64, np.int64)
 
 
-def _fresh_step(n: int) -> BatchStep:
-    return BatchStep(*(np.empty((n, *shape), dtype) for shape, dtype in _STEP_LAYOUT))
+def _fresh_step(n: int, copies: int) -> BatchStep:
+    """Empty output arrays for ``n`` games (``copies``: n or 0 entries in the state copies)."""
+    return BatchStep(*(np.empty((n, *shape), dtype) for shape, dtype in _STEP_LAYOUT),
+                     *(np.empty(copies, dtype) for dtype in _COPIES_LAYOUT))
 
 
 def _reusable(recent: list[BatchStep | None]) -> BatchStep | None:
@@ -141,6 +150,9 @@ class GameBatch:
         autoreset: Gymnasium's next-step autoreset inside the step kernel: a slot whose game ended
             is marked ``RESTART`` for the next step in the same pass (what :meth:`autoreset_next`
             does afterwards in numpy, one serial pass less a step).
+        copies: every step also hands out copies of ``scores``, ``moves``, ``boards`` and the
+            largest tiles (:class:`BatchStep`), written by the step kernel (so by every thread on
+            its own chunk) instead of by numpy afterwards on one thread.
         parallel: ``True`` / ``False`` force the parallel / serial kernels; ``None`` uses the
             parallel ones from :data:`PARALLEL_MIN_GAMES` games when numba has more than one thread.
             Processes that fork should stay serial (numba's OpenMP layer is not fork-safe).
@@ -156,6 +168,7 @@ class GameBatch:
         seed: int | None = None,
         parallel: bool | None = None,
         autoreset: bool = False,
+        copies: bool = False,
     ) -> None:
         n = check_num_envs(n)
         if cutoff is not None and (
@@ -171,6 +184,7 @@ class GameBatch:
         self.cutoff = None if cutoff is None else int(cutoff)
         self.parallel = parallel
         self.autoreset = bool(autoreset)
+        self.copies = bool(copies)
         self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff, self.autoreset)
         self._raise = self.options.illegal_action == "raise"
         self.boards = np.zeros(n, dtype=np.uint64)
@@ -295,11 +309,11 @@ class GameBatch:
         # the last step's, drops the one before): the same memory every other step, still in cache
         # and no allocation; else fresh ones. Either way no array anyone holds is written.
         recent = self._recent
-        out = _reusable(recent) or _fresh_step(self.n)
+        out = _reusable(recent) or _fresh_step(self.n, self.n if self.copies else 0)
         recent[0], recent[1] = recent[1], out
         args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
                 self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
-                out.masks, out.max_exp, out.empty, out.obs)
+                out.masks, out.max_exp, out.empty, out.obs, out.scores, out.moves, out.boards, out.max_tile)
         t = self.threads()
         if t:
             batch_env_step(*args, t)

@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ai2048.board_io import render_text
-from ai2048.envs.batch import GameBatch, tile_values
+from ai2048.envs.batch import BatchStep, GameBatch, tile_values
 from ai2048.envs.encoders import encode_obs, observation_space
 from ai2048.envs.options import EnvOptions, board_from_option, check_num_envs
 from ai2048.envs.render import board_frame
@@ -62,7 +62,8 @@ class Game2048VectorEnv(VectorEnv):
         self.single_action_space = spaces.Discrete(4)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = spaces.MultiDiscrete(np.full(n, 4))
-        self.games = GameBatch(n, self.options, cutoff=max_episode_steps, parallel=parallel, autoreset=True)
+        self.games = GameBatch(n, self.options, cutoff=max_episode_steps, parallel=parallel, autoreset=True,
+                               copies=True)
         self._illegal = np.zeros(n, dtype=bool)
         self._seeded = False
 
@@ -94,8 +95,12 @@ class Game2048VectorEnv(VectorEnv):
         self.games.states[:] = states
         self._np_random, _ = seeding.np_random(seeds[0])
 
-    def _infos(self) -> dict[str, Any]:
+    def _infos(self, out: BatchStep | None = None) -> dict[str, Any]:
+        """After a step, the copies its kernel wrote (``out``); after a reset, copies made here."""
         g = self.games
+        if out is not None:
+            return {"action_mask": out.masks, "score": out.scores, "max_tile": out.max_tile,
+                    "moves": out.moves, "board": out.boards, "illegal": out.illegal}
         return {
             "action_mask": g.masks,
             "score": g.scores.copy(),
@@ -138,7 +143,7 @@ class Game2048VectorEnv(VectorEnv):
         """Step every slot with ``actions`` [N] (ints 0..3)."""
         out = self.games.step(actions)  # the kernel also marks the slots that ended for next-step autoreset
         self._illegal = out.illegal
-        return self._obs(), out.rewards, out.terminated, out.truncated, self._infos()
+        return self._obs(), out.rewards, out.terminated, out.truncated, self._infos(out)
 
     def render(self) -> Any:
         """"ansi": every board as text; "rgb_array": one picture per board."""
