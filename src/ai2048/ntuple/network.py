@@ -37,6 +37,8 @@ class Network:
         init_value: every state's starting value, spread evenly over the features (optimistic
             initialisation, Guei et al. 2022, uses 320,000).
         weights: an existing float32 [stages * table] array to use instead of allocating one.
+        tc: allocate the weights as temporal-coherence records at once (:meth:`tc_arrays`), so a TC
+            run never holds a separate table beside them.
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class Network:
         kind: str = "after",
         init_value: float = 0.0,
         weights: np.ndarray | None = None,
+        tc: bool = False,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -61,16 +64,21 @@ class Network:
         self.stage_arr = np.array(st, dtype=np.int64)
         self.k = specialized(self.tuples)
         size = self.table * (len(st) + 1)
-        if weights is None:
+        self._records: np.ndarray | None = None
+        if weights is None and tc:
+            self._records = _new_records(size, init_value / self.features)
+            self.w = self._records[:, 0]
+        elif weights is None:
             self.w = np.full(size, init_value / self.features, dtype=np.float32)
         else:
+            if tc:
+                raise ValueError("pass weights or tc=True, not both (tc_arrays() moves given weights)")
             if weights.dtype != np.float32 or weights.shape != (size,):
                 raise ValueError(
                     f"weights must be float32 [{size}] for patterns {self.patterns} with "
                     f"{len(st) + 1} stage(s), got {weights.dtype} {list(weights.shape)}"
                 )
             self.w = weights
-        self._records: np.ndarray | None = None
 
     def tc_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Temporal-coherence accumulators ``(E, A)`` (Jaśkowski 2018) stored beside the weights.
@@ -79,14 +87,14 @@ class Network:
         ``(w, E, A)`` (as TDL2048+ stores a TC weight), so a TC step reads and writes one cache line
         per feature instead of three; :attr:`w` becomes its first column (a strided view: the
         kernels take either layout) and E, A (zero) its others. Converting holds the old table
-        and the records at once (one table more than the records); later calls return the same
+        and the records at once (one table more than the records; ``Network(tc=True)`` and
+        ``load_file(tc=True)`` build the records directly instead); later calls return the same
         views. Save, load and :func:`read_into` convert between this layout and the file's
         separate arrays.
         """
         if self._records is None:
-            rec = np.empty((self.w.size, 3), dtype=np.float32)
+            rec = _new_records(self.w.size, 0.0)
             rec[:, 0] = self.w
-            rec[:, 1:] = 0.0
             self.w = rec[:, 0]
             self._records = rec
         return self._records[:, 1], self._records[:, 2]
@@ -141,6 +149,16 @@ class Network:
         """Read a weights file, checking format, rules version, patterns (if given) and sizes."""
         net, _ = load_file(path, patterns=patterns)
         return net
+
+
+def _new_records(size: int, value: float) -> np.ndarray:
+    """float32 [size, 3] TC records ``(value, 0, 0)``, written a 1 MiB slice at a time (no temporary
+    the size of a column)."""
+    rec = np.empty((size, 3), dtype=np.float32)
+    step = max(1, STREAM_CHUNK // rec[0].nbytes)
+    for i in range(0, size, step):
+        rec[i : i + step] = (value, 0.0, 0.0)
+    return rec
 
 
 STREAM_CHUNK = 1 << 20
@@ -233,9 +251,12 @@ def read_into(path: str | Path, name: str, out: np.ndarray) -> None:
 
 
 def load_file(
-    path: str | Path, patterns: str | None = None, extra: Sequence[str] = ()
+    path: str | Path, patterns: str | None = None, extra: Sequence[str] = (), tc: bool = False
 ) -> tuple[Network, dict[str, np.ndarray]]:
-    """Load a weights file and the ``extra`` arrays named; every problem raises a ValueError that names it."""
+    """Load a weights file and the ``extra`` arrays named; every problem raises a ValueError that names it.
+
+    ``tc=True`` streams the weights into TC records (``Network(tc=True)``; :func:`read_into` the
+    accumulators after), so resuming TC training holds the records and never a second table."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"weights file {path} does not exist")
@@ -265,7 +286,7 @@ def load_file(
             file_patterns = str(z["patterns"])
             stages = tuple(int(s) for s in z["stages"])
             kind = str(z["kind"])
-            w = z["w"]
+            w = None if tc else z["w"]  # (NpzFile reads a member only when it is asked for)
             arrays: dict[str, Any] = {k: z[k] for k in extra}
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
@@ -283,7 +304,11 @@ def load_file(
                 f"weights file {path} holds patterns {file_patterns}, not the requested {want}"
             )
     try:
-        net = Network(file_patterns, stages=stages, kind=kind, weights=w)
+        net = Network(file_patterns, stages=stages, kind=kind, weights=w, tc=tc)
+        if w is None:
+            read_into(path, "w", net.w)
     except ValueError as e:
+        if str(path) in str(e):
+            raise
         raise ValueError(f"weights file {path} does not match its own header: {e}") from e
     return net, arrays

@@ -14,8 +14,6 @@ uninterrupted run exactly. Ctrl-C or SIGTERM stops within ``STOP_GAMES`` games, 
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import sys
 import time
 from collections.abc import Callable
@@ -30,6 +28,7 @@ from ai2048.agents.seed_actions import check_order
 from ai2048.checkpoint import write_json
 from ai2048.ntuple.codegen import KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
+from ai2048.ntuple.memory import release_compiler_memory
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
@@ -331,15 +330,17 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     k = specialized(tuples, kernel_options(cfg))
     runs, nruns, tbase, _ = tuple_runs(tuples)
     f32, i64, u64 = np.zeros(1, np.float32), np.zeros(1, np.int64), np.zeros(1, np.uint64)
+    rec = np.zeros((2, 3), np.float32)  # TC trains on columns of records: the strided variant (2 rows:
+    # numpy calls a 1-element view contiguous)
+    w, e, a = (rec[:, 0], rec[:, 1], rec[:, 2]) if cfg.tc else (f32, f32, f32)
     k.train_worker(
-        0, f32, f32, f32, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase,
+        0, w, e, a, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase,
         np.array(cfg.stages, np.int64), KINDS.index(cfg.state), cfg.update == "online", cfg.tc,
         cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
         i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
         i64.copy(), i64.copy(), np.zeros(1, np.bool_), cfg.chain_restarts, cfg.chain_at, i64.copy(),
     )
-    with contextlib.suppress(AttributeError, OSError):  # glibc keeps the compiler's freed heap; give it back
-        ctypes.CDLL(None).malloc_trim(0)
+    release_compiler_memory()  # the compiler's freed heap and LLVM's library pages, before the table
     print(f"n-tuple kernels: ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return k
 
@@ -353,7 +354,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
     if resumed:
         keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_done", "train_elapsed")
-        net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys)
+        net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys, tc=cfg.tc)
         if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
             raise ValueError(
                 f"{out / 'weights.npz'} has stages {net.stages} / kind {net.kind}, "
@@ -363,12 +364,18 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
         st.restore(arrays, out / "weights.npz")
         del arrays
     else:
-        net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value)
+        fill = np.float32(cfg.init_value / (8 * len(parse_patterns(cfg.patterns))))
+        if src is not None and not cfg.tc and src.w.flags.c_contiguous:  # train the loaded table itself
+            net, src = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w), None
+        else:
+            net = Network(
+                cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value, tc=cfg.tc
+            )
         st = _State(cfg, net)
-        if src is not None:  # a stage that already holds weights is not promoted over again
-            fill = net.w[0]
+        if src is not None:
             np.copyto(net.w, src.w)
-            del src
+            src = None
+        if cfg.init:  # a stage that already holds weights is not promoted over again
             st.ready[1:] = [
                 int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill))
                 for s in range(1, len(st.ready))
