@@ -1,18 +1,28 @@
 """Training memory (issue 14): what `train ntuple` imports, TC records built without a second
-table, and LLVM's library pages handed back without breaking later compiles."""
+table, LLVM's library pages handed back without breaking later compiles, and a first run's
+kernels compiled in a child process (``ntuple.memory``)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ai2048.ntuple import codegen, memory
+from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.network import Network, load_file
+from ai2048.ntuple.patterns import parse_patterns
+from ai2048.train.ntuple import NTupleConfig, _warm_args, compile_kernels, kernel_options
 
 HEAVY = ("torch", "gymnasium", "matplotlib", "pandas", "tensorboard")
 """Packages the n-tuple trainer does not use: importing one costs tens of MiB of resident memory."""
@@ -126,3 +136,150 @@ def test_release_compiler_memory__drops_llvm_pages_and_later_compiles_still_work
         pytest.skip("numba's LLVM is not a separate libllvmlite.so here")
     assert int(released) > 10 * 1024 and int(after) < int(before) - 10 * 1024
     assert float(g2) == 6.0 and int(f100) == 328350
+
+
+# --- first-run compile in a child process (ntuple.memory.compile_in_child) ---------------------------
+
+
+def _fake_module(folder: Path) -> Path:
+    module = folder / "kernels_0123456789abcdef.py"
+    module.write_text("x = 1\n")
+    return module
+
+
+def test_is_compiled__needs_the_marker_of_this_signature_and_module_and_numbas_index(tmp_path: Path) -> None:
+    """The marker counts only for its own signature and the module file as it was when written, and
+    only while numba's index for the function is there."""
+    module = _fake_module(tmp_path)
+    sig = memory.kernel_signature((np.zeros(2, np.float32), 3, 0.5, True))
+    assert sig == "(array(float32, 1d, C), int64, float64, bool)"
+    assert not memory.is_compiled(module, "train_worker", sig)
+    memory.mark_compiled(module, "train_worker", sig)
+    assert not memory.is_compiled(module, "train_worker", sig)  # no numba index yet
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / f"{module.stem}.train_worker-670.py311.nbi").write_bytes(b"")
+    assert memory.is_compiled(module, "train_worker", sig)
+    assert not memory.is_compiled(module, "train_worker", sig.replace("float32", "float64"))
+    assert not memory.is_compiled(module, "other", sig)
+    module.write_text("x = 22\n")  # a rewritten module: numba's index is stale, so is the marker
+    assert not memory.is_compiled(module, "train_worker", sig)
+
+
+def test_writable__tries_to_create_a_file(tmp_path: Path) -> None:
+    assert memory.writable(tmp_path)
+    assert not memory.writable(_fake_module(tmp_path))  # a file, not a folder
+    assert not memory.writable(tmp_path / "missing")
+    if sys.platform.startswith("linux"):
+        assert not memory.writable(Path("/proc"))  # not even root creates files there
+
+
+def test_compile_in_child__failure_quotes_the_stderr_tail() -> None:
+    code = "import sys\nfor i in range(100): print('line', i, file=sys.stderr)\nsys.exit(3)"
+    with pytest.raises(ChildProcessError, match="exit status 3") as err:
+        memory.compile_in_child(code, [], "compiling the kernels")
+    msg = str(err.value)
+    assert msg.startswith("compiling the kernels failed in a child process")
+    assert "line 99" in msg and "line 70" in msg and "line 69" not in msg  # the last 30 lines
+    assert "run again" in msg
+
+
+def test_compile_in_child__ctrl_c_stops_the_child(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to this process's main thread) while waiting kills the child before the
+    KeyboardInterrupt propagates."""
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(120)"
+
+    def interrupt() -> None:
+        for _ in range(300):  # wait for the child to start
+            if pid_file.is_file() and pid_file.read_text():
+                break
+            time.sleep(0.1)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    main = threading.get_ident()
+    timer = threading.Thread(target=interrupt)
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        memory.compile_in_child(code, [], "sleeping")
+    timer.join()
+    assert time.monotonic() - t0 < 60
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # killed and reaped: no such process any more
+        os.kill(pid, 0)
+
+
+@pytest.fixture
+def cache_4x6(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$AI2048_CACHE`` in ``tmp_path`` holding numba's cache of the default 4x6 kernels (copied from
+    the user's cache, warmed there first) but no marker; this process imports the module afresh."""
+    cfg = NTupleConfig(patterns="4x6")
+    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
+    k.train_worker(*_warm_args(cfg))  # loads (or compiles) into the user's cache
+    src = Path(str(k.__file__))
+    dst = tmp_path / "ntuple"
+    (dst / "__pycache__").mkdir(parents=True)
+    shutil.copy2(src, dst / src.name)  # copy2 keeps the modification time numba's index checks
+    for f in (src.parent / "__pycache__").glob(f"{src.stem}.*"):
+        shutil.copy2(f, dst / "__pycache__" / f.name)
+    monkeypatch.setenv("AI2048_CACHE", str(tmp_path))
+    monkeypatch.setattr(codegen, "_LOADED", {})
+    monkeypatch.setitem(sys.modules, k.__name__, k)  # restored after the test
+    return dst / src.name
+
+
+def test_compile_kernels__child_when_not_marked_then_none(
+    cache_4x6: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """End to end: without a marker a real child process runs (here it finds numba's cache) and
+    writes the marker; this process then loads the kernels from numba's cache (hits, no miss); a
+    second call starts no child."""
+    calls: list[str] = []
+    real = memory.compile_in_child
+
+    def counted(code: str, args: list[str], what: str) -> None:
+        calls.append(what)
+        real(code, args, what)
+
+    monkeypatch.setattr(memory, "compile_in_child", counted)
+    cfg = NTupleConfig(patterns="4x6")
+    k = compile_kernels(cfg)
+    assert Path(str(k.__file__)) == cache_4x6
+    assert len(calls) == 1 and "4x6" in calls[0]
+    assert "compiling in a child process" in capsys.readouterr().err
+    assert memory.is_compiled(cache_4x6, "train_worker", memory.kernel_signature(_warm_args(cfg)))
+    stats = k.train_worker.stats
+    assert sum(stats.cache_hits.values()) >= 1 and not stats.cache_misses
+    monkeypatch.setattr(codegen, "_LOADED", {})
+    compile_kernels(cfg)
+    assert len(calls) == 1
+    assert "child" not in capsys.readouterr().err
+
+
+def test_compile_kernels__failing_child_is_a_clear_error_before_training(
+    cache_4x6: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A child that fails (here an "interpreter" that runs out of memory) stops the run with an
+    OSError (the CLI prints it without a traceback) quoting the child's stderr; no marker."""
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\necho Traceback ... >&2\necho MemoryError: out of memory >&2\nexit 1\n")
+    python.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(python))
+    cfg = NTupleConfig(patterns="4x6")
+    with pytest.raises(ChildProcessError, match=r"(?s)kernels for 4x6 .*exit status 1.*MemoryError"):
+        compile_kernels(cfg)
+    assert issubclass(ChildProcessError, OSError)
+    assert not memory.is_compiled(cache_4x6, "train_worker", memory.kernel_signature(_warm_args(cfg)))
+
+
+def test_compile_kernels__unwritable_cache_compiles_in_this_process(
+    cache_4x6: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_child(*args: object) -> None:
+        raise AssertionError("no child where the cache folder is not writable")
+
+    monkeypatch.setattr(memory, "compile_in_child", no_child)
+    monkeypatch.setattr(memory, "writable", lambda folder: False)
+    k = compile_kernels(NTupleConfig(patterns="4x6"))
+    assert "not writable, compiling in this process" in capsys.readouterr().err
+    assert sum(k.train_worker.stats.cache_hits.values()) >= 1  # the kernels are there (numba's cache)

@@ -14,6 +14,9 @@ uninterrupted run exactly. Ctrl-C or SIGTERM stops within ``STOP_GAMES`` games, 
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -26,9 +29,9 @@ import numpy as np
 
 from ai2048.agents.seed_actions import check_order
 from ai2048.checkpoint import write_json
+from ai2048.ntuple import memory
 from ai2048.ntuple.codegen import KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
-from ai2048.ntuple.memory import release_compiler_memory
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
@@ -317,30 +320,67 @@ def kernel_options(cfg: NTupleConfig) -> KernelOptions:
     )
 
 
-def compile_kernels(cfg: NTupleConfig) -> ModuleType:
-    """The kernels of ``cfg``'s pattern set (``codegen.specialized``), compiled or loaded from the
-    cache on tiny arrays before the weight table exists, so the compiler's memory is given back
-    before the table is allocated (the run's peak is then the table's)."""
-    t0 = time.perf_counter()
-    print(
-        "n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)",
-        file=sys.stderr,
-    )
-    tuples = parse_patterns(cfg.patterns)
-    k = specialized(tuples, kernel_options(cfg))
-    runs, nruns, tbase, _ = tuple_runs(tuples)
+def _warm_args(cfg: NTupleConfig) -> tuple[Any, ...]:
+    """Tiny arrays and ``cfg``'s scalars for ``train_worker``: one call compiles (or loads) exactly
+    the variant the run trains with, before any large array exists."""
+    runs, nruns, tbase, _ = tuple_runs(parse_patterns(cfg.patterns))
     f32, i64, u64 = np.zeros(1, np.float32), np.zeros(1, np.int64), np.zeros(1, np.uint64)
     rec = np.zeros((2, 3), np.float32)  # TC trains on columns of records: the strided variant (2 rows:
     # numpy calls a 1-element view contiguous)
     w, e, a = (rec[:, 0], rec[:, 1], rec[:, 2]) if cfg.tc else (f32, f32, f32)
-    k.train_worker(
+    return (
         0, w, e, a, np.ones(len(cfg.stages) + 1, np.int64), runs, nruns, tbase,
         np.array(cfg.stages, np.int64), KINDS.index(cfg.state), cfg.update == "online", cfg.tc,
         cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
         i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
         i64.copy(), i64.copy(), np.zeros(1, np.bool_), cfg.chain_restarts, cfg.chain_at, i64.copy(),
     )
-    release_compiler_memory()  # the compiler's freed heap and LLVM's library pages, before the table
+
+
+def compile_child(config_json: str, parent: int) -> None:
+    """Entry of the child process :func:`compile_kernels` starts: compile ``train_worker`` for the
+    config given as JSON into numba's cache, then write its marker (``ntuple.memory``)."""
+    memory.die_with_parent(parent)
+    cfg = NTupleConfig(**json.loads(config_json))
+    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
+    args = _warm_args(cfg)
+    k.train_worker(*args)
+    memory.mark_compiled(Path(str(k.__file__)), "train_worker", memory.kernel_signature(args))
+
+
+def compile_kernels(cfg: NTupleConfig) -> ModuleType:
+    """The kernels of ``cfg``'s pattern set (``codegen.specialized``), compiled or loaded from the
+    cache on tiny arrays before the weight table exists, so the compiler's memory is given back
+    before the table is allocated (the run's peak is then the table's).
+
+    Kernels not in the cache yet are compiled by a child process (``ntuple.memory``): numba
+    keeps LLVM's memory after compiling (+300 MiB for 4x6), the child's goes with it; this
+    process then loads them. Where the cache folder is not writable they compile here."""
+    t0 = time.perf_counter()
+    print(
+        "n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)",
+        file=sys.stderr,
+    )
+    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
+    args = _warm_args(cfg)
+    module, sig = Path(str(k.__file__)), memory.kernel_signature(args)
+    cached = memory.is_compiled(module, "train_worker", sig)
+    if not cached and memory.writable(module.parent):
+        print("n-tuple kernels: compiling in a child process (minutes on a busy machine)", file=sys.stderr)
+        memory.compile_in_child(
+            "import sys; from ai2048.train.ntuple import compile_child; "
+            "compile_child(sys.argv[1], int(sys.argv[2]))",
+            [json.dumps(dataclasses.asdict(cfg)), str(os.getpid())],
+            f"compiling the n-tuple kernels for {cfg.patterns} (cache {module.parent})",
+        )
+    elif not cached:
+        print(
+            f"n-tuple kernels: {module.parent} is not writable, compiling in this process "
+            "(its peak memory is then about 300 MiB higher)",
+            file=sys.stderr,
+        )
+    k.train_worker(*args)
+    memory.release_compiler_memory()  # the compiler's freed heap and LLVM's library pages, before the table
     print(f"n-tuple kernels: ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return k
 
