@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import ctypes
 import signal
 from collections.abc import Iterator
 
 import pytest
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _c_handler(sig: int) -> int:
+    """The address of the process's C-level handler of ``sig`` (``sigaction``): a native library can
+    replace Python's own handler without ``signal.getsignal`` noticing."""
+    buf = ctypes.create_string_buffer(256)  # struct sigaction; its first member is the handler
+    assert _LIBC.sigaction(sig, None, buf) == 0
+    return int.from_bytes(buf.raw[:8], "little")
 
 
 @pytest.fixture(autouse=True)
@@ -17,7 +27,9 @@ def _signal_handlers_restored() -> Iterator[None]:
     SIGINT silently changes what Ctrl-C does in every later test."""
     before = {s: signal.getsignal(s) for s in _SIGNALS}
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    native = {s: _c_handler(s) for s in _SIGNALS}
     yield
+    changed = [signal.Signals(s).name for s in _SIGNALS if _c_handler(s) != native[s]]
     after = {s: signal.getsignal(s) for s in _SIGNALS}
     leaked = {signal.Signals(s).name: after[s] for s in _SIGNALS if after[s] is not before[s]}
     blocked = signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # the mask as it was; returns the test's
@@ -25,3 +37,4 @@ def _signal_handlers_restored() -> Iterator[None]:
         signal.signal(s, before[s])
     assert not leaked, f"the test left signal handlers installed: {leaked}"
     assert blocked == mask, f"the test left signals blocked: {sorted(blocked - mask)}"
+    assert not changed, f"the test left a native (C-level) handler of {changed} in place of Python's"
