@@ -20,6 +20,16 @@ def _c_handler(sig: int) -> int:
     return int.from_bytes(buf.raw[:8], "little")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt in every test process, as in an interactive shell: a suite
+    started in the background by a non-interactive shell (``nohup pytest &``, some CI runners)
+    inherits SIGINT ignored, and the tests of what Ctrl-C does would then see nothing."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.fixture(autouse=True)
 def _signal_handlers_restored() -> Iterator[None]:
     """A test must leave the SIGINT/SIGTERM handlers and the main thread's blocked signals as it
