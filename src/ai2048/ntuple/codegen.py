@@ -31,12 +31,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from numba.core.cpu import CPUTargetOptions
+
 from ai2048.checkpoint import atomic_write
 from ai2048.engine.intrinsics import HAS_PEXT
 from ai2048.ntuple import kernels
 from ai2048.ntuple.patterns import pattern_name, tuple_runs
 
 _LOADED: dict[str, ModuleType] = {}
+_NO_NRT_OPTION = hasattr(CPUTargetOptions, "_nrt")
+"""numba's (private) ``_nrt`` option, behind :data:`ai2048.ntuple.kernels.HOT` in generated modules:
+where a numba release drops it, the kernels compile with reference counting (slower, the same values)."""
 _ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "intrinsics.py")
 DEFAULT_ORDER = (0, 1, 2, 3)
 """The default tie order: the lower action number (up, right, down, left) wins."""
@@ -124,7 +129,7 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         for i in range(8)
     ]
     lines = [
-        'HOT: dict = {"_nrt": False}',
+        'HOT: dict = {"_nrt": False}' if _NO_NRT_OPTION else "HOT: dict = {}",
         '"""No reference counting in the per-move kernels: nothing in them allocates (kernels.HOT)."""',
         "",
         "",
