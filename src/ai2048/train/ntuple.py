@@ -404,7 +404,6 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
         st.restore(arrays, out / "weights.npz")
         del arrays
     else:
-        fill = np.float32(cfg.init_value / (8 * len(parse_patterns(cfg.patterns))))
         if src is not None and not cfg.tc and src.w.flags.c_contiguous:  # train the loaded table itself
             net, src = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w), None
         else:
@@ -416,6 +415,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
             np.copyto(net.w, src.w)
             src = None
         if cfg.init:  # a stage that already holds weights is not promoted over again
+            fill = np.float32(cfg.init_value / net.features)  # what Network fills an untouched weight with
             st.ready[1:] = [
                 int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill))
                 for s in range(1, len(st.ready))
