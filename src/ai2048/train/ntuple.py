@@ -337,15 +337,37 @@ def _warm_args(cfg: NTupleConfig) -> tuple[Any, ...]:
     )
 
 
+def _eval_args(cfg: NTupleConfig) -> tuple[Any, ...]:
+    """Empty arrays and ``cfg``'s scalars for ``play_games``, typed as ``evaluate_greedy`` calls it
+    at the end of a run (a C-contiguous float32 table: TC's records are copied): zero games, so the
+    call only compiles (or loads) the kernel."""
+    runs, nruns, tbase, _ = tuple_runs(parse_patterns(cfg.patterns))
+    u64, i64 = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    return (
+        u64, np.zeros(1, np.float32), runs, nruns, tbase, np.array(cfg.stages, np.int64),
+        KINDS.index(cfg.state), cfg.p_two, False, i64, i64.copy(), i64.copy(), u64.copy(),
+    )
+
+
+def kernel_calls(cfg: NTupleConfig) -> list[tuple[str, tuple[Any, ...]]]:
+    """The kernels a run of ``cfg`` calls, each with its warm-up arguments: ``train_worker``, and
+    ``play_games`` where the run evaluates its network at the end (``eval_games``)."""
+    calls = [("train_worker", _warm_args(cfg))]
+    if cfg.eval_games:
+        calls.append(("play_games", _eval_args(cfg)))
+    return calls
+
+
 def compile_child(config_json: str, parent: int) -> None:
-    """Entry of the child process :func:`compile_kernels` starts: compile ``train_worker`` for the
-    config given as JSON into numba's cache, then write its marker (``ntuple.memory``)."""
+    """Entry of the child process :func:`compile_kernels` starts: compile the run's kernels
+    (:func:`kernel_calls`) for the config given as JSON into numba's cache, writing each one's
+    marker after it (``ntuple.memory``)."""
     memory.die_with_parent(parent)
     cfg = NTupleConfig(**json.loads(config_json))
     k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
-    args = _warm_args(cfg)
-    k.train_worker(*args)
-    memory.mark_compiled(Path(str(k.__file__)), "train_worker", memory.kernel_signature(args))
+    for name, args in kernel_calls(cfg):
+        getattr(k, name)(*args)
+        memory.mark_compiled(Path(str(k.__file__)), name, memory.kernel_signature(args))
 
 
 def compile_kernels(cfg: NTupleConfig) -> ModuleType:
@@ -353,18 +375,20 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     cache on tiny arrays before the weight table exists, so the compiler's memory is given back
     before the table is allocated (the run's peak is then the table's).
 
-    Kernels not in the cache yet are compiled by a child process (``ntuple.memory``): numba
-    keeps LLVM's memory after compiling (+300 MiB for 4x6), the child's goes with it; this
-    process then loads them. Where the cache folder is not writable they compile here."""
+    Every kernel the run calls is made ready here, the final evaluation's too (``eval_games``:
+    compiled after training it would add the compiler's memory to the table's). Kernels not in the
+    cache yet are compiled by a child process (``ntuple.memory``): numba keeps LLVM's memory after
+    compiling (+300 MiB for 4x6), the child's goes with it; this process then loads them. Where the
+    cache folder is not writable they compile here."""
     t0 = time.perf_counter()
     print(
         "n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)",
         file=sys.stderr,
     )
     k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
-    args = _warm_args(cfg)
-    module, sig = Path(str(k.__file__)), memory.kernel_signature(args)
-    cached = memory.is_compiled(module, "train_worker", sig)
+    calls = kernel_calls(cfg)
+    module = Path(str(k.__file__))
+    cached = all(memory.is_compiled(module, name, memory.kernel_signature(args)) for name, args in calls)
     if not cached and memory.writable(module.parent):
         print("n-tuple kernels: compiling in a child process (minutes on a busy machine)", file=sys.stderr)
         memory.compile_in_child(
@@ -379,7 +403,8 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
             "(its peak memory is then about 300 MiB higher)",
             file=sys.stderr,
         )
-    k.train_worker(*args)
+    for name, args in calls:
+        getattr(k, name)(*args)
     memory.release_compiler_memory()  # the compiler's freed heap and LLVM's library pages, before the table
     print(f"n-tuple kernels: ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return k
