@@ -25,7 +25,7 @@ def figures(monkeypatch) -> dict[str, list[dict[str, Any]]]:
     """{png path relative to nothing: one dict per axis} of every figure `ai2048 plot` saves: legend texts,
     labelled lines, all lines, y label, y scale (read from the matplotlib figure before it is closed)."""
     seen: dict[str, list[dict[str, Any]]] = {}
-    save = plots._save
+    save = plots.common.save_figure
 
     def spy(fig: Any, out: Path, name: str) -> Path:
         axes = []
@@ -44,7 +44,7 @@ def figures(monkeypatch) -> dict[str, list[dict[str, Any]]]:
         seen[str(path)] = axes
         return path
 
-    monkeypatch.setattr(plots, "_save", spy)
+    monkeypatch.setattr(plots.common, "save_figure", spy)
     return seen
 
 
@@ -101,7 +101,7 @@ def test_agent_labels__name_plus_only_the_options_that_differ() -> None:
 
 
 def test_plots_docstring_examples() -> None:
-    r = doctest.testmod(plots)
+    r = doctest.testmod(plots.labels)
     assert r.attempted >= 2 and r.failed == 0
 
 
