@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, prange
 from numba.core import cgutils, types
 from numba.extending import intrinsic
@@ -84,6 +85,26 @@ def unowned(typingctx: Any, arr: types.Array) -> Any:
         return ary._getvalue()
 
     return arr(arr), codegen
+
+
+@intrinsic
+def opaque(typingctx: Any, x: types.Integer) -> Any:
+    """``opaque(x)``: ``x``, through an empty inline-assembly statement the optimiser cannot see into.
+
+    The move choice reads each after-state's features twice, once to prefetch their weights and
+    once to sum them; without this, LLVM would compute the indices once and keep all 128 of the
+    four after-states alive in between (16 registers: most went to the stack and back). With the
+    second read on ``opaque(x)`` they are computed again (a ``pext`` or a mask and shift each).
+    """
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        ty = args[0].type
+        asm = ir.InlineAsm(ir.FunctionType(ty, [ty]), "", "=r,0")
+        return builder.call(asm, [args[0]])
+
+    return x(x), codegen
 
 
 @njit(cache=True, inline="always")
@@ -352,68 +373,79 @@ def _after(
     b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> tuple:
-    """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), feature indices
-    of the after-state (downgraded if ``dg``)); the features' weights are prefetched when playable."""
+    """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), the board whose
+    features value it (downgraded if ``dg``), their stage offset); the features' weights are
+    prefetched when playable. The indices are not kept (:func:`opaque`)."""
     nb, r, ok = scored_move(b, a)
+    x = np.uint64(0)
+    off = np.int64(0)
     if ok:
         x = downgrade(nb) if dg else nb
-        idx = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
-        fprefetch(w, idx)
-    else:
-        idx = features(np.uint64(0), np.int64(0), runs, nruns, tbase)
-    return nb, r, ok, idx
+        off = stage_of(x, stages) * table
+        fprefetch(w, features(x, off, runs, nruns, tbase))
+    return nb, r, ok, x, off
+
+
+@njit(cache=True, inline="always")
+def _sum_again(
+    w: np.ndarray, x: np.uint64, off: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+) -> float:
+    """The value of board ``x`` in the stage at ``off``, its indices computed afresh (:func:`opaque`)."""
+    return fsum(w, features(opaque(x), off, runs, nruns, tbase))
 
 
 @njit(cache=True, **HOT)
-def greedy_move(
+def greedy_choice(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
     tbase: np.ndarray, stages: np.ndarray, dg: bool,
-) -> tuple[int, np.uint64, int, float]:
+) -> tuple[int, np.uint64, int, float, np.uint64, int]:
     """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
     ``r + E[V(next state)]`` (before-state network). Ties go to the first action of ``TIE_ORDER``
     (the lower action number by default; seed 004: up, down, left, right).
 
     An after-state network's four after-states have their weights prefetched together before
-    any is summed, so the four sets of table reads overlap.
+    any is summed, so the four sets of table reads overlap; the sums compute the indices again
+    rather than keep them (:func:`opaque`).
 
-    Returns (action or -1 if the game is over, after-state, reward, chosen value, feature
-    indices of the chosen after-state (after-state networks; online TD updates it next move)).
+    Returns (action or -1 if the game is over, after-state, reward, chosen value, the board and
+    stage offset whose features value the chosen after-state (after-state networks; 0 and 0
+    otherwise)).
     """
     table = w.size // (stages.size + 1)
     best = _NEG
-    best_a = np.int64(-1)
-    best_b = b
-    best_r = np.int64(0)
+    zero = np.uint64(0)
     if kind == AFTER:  # written out: a loop over a tuple of the four results plays ~1.2x slower in numba
-        n0, r0, k0, i0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
-        n1, r1, k1, i1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
-        n2, r2, k2, i2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
-        n3, r3, k3, i3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
-        j = -1  # the best so far by number; its indices are picked once at the end (copying the 32 at
-        # every better move was ~5% of online TD, seventh session)
+        n0, r0, k0, x0, o0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
+        n1, r1, k1, x1, o1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
+        n2, r2, k2, x2, o2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
+        n3, r3, k3, x3, o3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
+        j = -1
         if k0:
-            best, j = r0 + fsum(w, i0), 0
+            best, j = r0 + _sum_again(w, x0, o0, runs, nruns, tbase), 0
         if k1:
-            v = r1 + fsum(w, i1)
+            v = r1 + _sum_again(w, x1, o1, runs, nruns, tbase)
             if v > best:
                 best, j = v, 1
         if k2:
-            v = r2 + fsum(w, i2)
+            v = r2 + _sum_again(w, x2, o2, runs, nruns, tbase)
             if v > best:
                 best, j = v, 2
         if k3:
-            v = r3 + fsum(w, i3)
+            v = r3 + _sum_again(w, x3, o3, runs, nruns, tbase)
             if v > best:
                 best, j = v, 3
         if j == 0:
-            return np.int64(T0), n0, r0, best, i0
+            return np.int64(T0), n0, r0, best, x0, o0
         if j == 1:
-            return np.int64(T1), n1, r1, best, i1
+            return np.int64(T1), n1, r1, best, x1, o1
         if j == 2:
-            return np.int64(T2), n2, r2, best, i2
+            return np.int64(T2), n2, r2, best, x2, o2
         if j == 3:
-            return np.int64(T3), n3, r3, best, i3
-        return best_a, best_b, best_r, best, i0
+            return np.int64(T3), n3, r3, best, x3, o3
+        return np.int64(-1), b, np.int64(0), best, zero, np.int64(0)
+    best_a = np.int64(-1)
+    best_b = b
+    best_r = np.int64(0)
     for j in range(4):
         a = TIE_ORDER[j]
         nb, r, ok = scored_move(b, a)
@@ -425,7 +457,19 @@ def greedy_move(
             best_a = a
             best_b = nb
             best_r = r
-    return best_a, best_b, best_r, best, _features_of(np.uint64(0), stages, table, runs, nruns, tbase)
+    return best_a, best_b, best_r, best, zero, np.int64(0)
+
+
+@njit(cache=True, **HOT)
+def greedy_move(
+    b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
+    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+) -> tuple[int, np.uint64, int, float]:
+    """:func:`greedy_choice`'s (action or -1, after-state, reward, chosen value) and the feature
+    indices of the chosen after-state (after-state networks; online TD updates it next move), or
+    of the empty board."""
+    a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+    return a, nb, r, best, features(x, off, runs, nruns, tbase)
 
 
 @njit(cache=True)
@@ -479,7 +523,8 @@ def play_game_train(
     moves = np.int64(0)
     n = 0
     prev = np.uint64(0)
-    prev_i = _features_of(prev, stages, table, runs, nruns, tbase)
+    prev_x = prev  # online after-state TD: the board and stage offset of the previous after-state's features
+    prev_off = np.int64(0)
     prev_r = np.int64(0)
     have_prev = False
     saved = reaches(b, restart_tile)
@@ -497,16 +542,18 @@ def play_game_train(
                 s = stage_of(nb, stages)
                 if s > 0 and ready[s] == 0:
                     _promote(s, table, w, e_acc, a_acc, ready, tc)
-        a, nb, r, best, idx = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, False)
+        a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, False)
         if a < 0:
             break
         if kind == AFTER:
-            if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features kept from the last move
+            if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features read again
                 if have_prev:
-                    goal = r + GAMMA * fsum(w, idx) if DISCOUNTED else best
+                    goal = r + GAMMA * fsum(w, features(x, off, runs, nruns, tbase)) if DISCOUNTED else best
+                    prev_i = features(prev_x, prev_off, runs, nruns, tbase)
                     _nudge(prev_i, goal - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
-                prev_i = idx
+                prev_x = x
+                prev_off = off
                 have_prev = True
                 if keep:
                     buf_b[n] = nb
@@ -648,7 +695,7 @@ def play_games(
         while True:
             if END_ON_FULL_BOARD and seed004_end(b):
                 break
-            a, nb, r, _, _ = greedy_move(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+            a, nb, r, _, _, _ = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
             if a < 0:
                 break
             b = spawn(nb, st, p_two)

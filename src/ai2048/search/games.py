@@ -41,7 +41,7 @@ RUNNING, OVER, ILLEGAL = 0, 1, 2
 CHOOSE: Callable[..., int] = unbound_evaluator
 """The chooser :func:`play_batch` calls; :func:`bind` binds it per agent family."""
 GREEDY: Callable[..., Any] = unbound_evaluator
-"""An n-tuple kernels module's ``greedy_move``, bound in :func:`choose_ntuple`."""
+"""An n-tuple kernels module's ``greedy_choice``, bound in :func:`choose_ntuple`."""
 ROOT: Callable[..., Any] = unbound_evaluator
 """A compiled search root (expectimax ``root_values`` or ``minimax_root``), bound in the search choosers."""
 
@@ -260,10 +260,10 @@ def random_kernel() -> GameKernel:
 
 
 def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: bool) -> GameKernel:
-    """1-ply games of an n-tuple network: the ``greedy_move`` of its kernels ``module``
+    """1-ply games of an n-tuple network: the ``greedy_choice`` of its kernels ``module``
     (:mod:`ai2048.ntuple.codegen`, the move ``act`` plays), ``kind`` (0 after-state, 1 before-state
     values) and ``data = (w, runs, nruns, tbase, stages)``."""
-    choose = bind(choose_ntuple, GREEDY=module.greedy_move)
+    choose = bind(choose_ntuple, GREEDY=module.greedy_choice)
     ctx = (np.int64(kind), float(p_two), *data, bool(downgrade))
     return GameKernel(bind(play_batch, CHOOSE=choose), lambda seed: ctx)
 
