@@ -71,6 +71,17 @@ def test_symmetries__are_involutions(b):
 
 @settings(deadline=None)
 @given(boards)
+def test_symmetries__move_every_cell_where_the_grid_says(b):
+    """Transpose (r, c) -> (c, r), mirror (r, c) -> (r, 3 - c), flip (r, c) -> (3 - r, c), against the
+    4x4 grid of cells (they are written as delta swaps and rotations, not cell by cell)."""
+    grid = ai2048.decode(b)
+    assert ai2048.decode(int(engine.transpose(_u(b)))).tolist() == grid.T.tolist()
+    assert ai2048.decode(int(engine.mirror(_u(b)))).tolist() == grid[:, ::-1].tolist()
+    assert ai2048.decode(int(flip(_u(b)))).tolist() == grid[::-1, :].tolist()
+
+
+@settings(deadline=None)
+@given(boards)
 def test_legal_mask__legal_iff_changed(b):
     mask = ai2048.legal_mask(b)
     assert mask.tolist() == [ai2048.move(b, a)[0] != b for a in Action]

@@ -109,11 +109,13 @@ def opaque(typingctx: Any, x: types.Integer) -> Any:
 
 @njit(cache=True, inline="always")
 def _isos(b: np.uint64) -> tuple:
-    """The 8 symmetric images of ``b`` (the dihedral group D4), at most three steps from ``b``."""
+    """The 8 symmetric images of ``b`` (the dihedral group D4), one transpose among them: the
+    transposes of ``mirror(b)``, ``flip(b)`` and ``flip(mirror(b))`` are ``flip(t)``, ``mirror(t)`` and
+    ``flip(mirror(t))`` of ``t = transpose(b)`` (the same images in the same order as transposing each)."""
     m = mirror(b)
-    f = flip(b)
-    r = flip(m)
-    return (b, m, f, r, transpose(b), transpose(m), transpose(f), transpose(r))
+    t = transpose(b)
+    tm = mirror(t)
+    return (b, m, flip(b), flip(m), t, flip(t), tm, flip(tm))
 
 
 @njit(cache=True, inline="always")
