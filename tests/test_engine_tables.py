@@ -63,6 +63,16 @@ def test_tables__every_row_left_and_right_match_reference(expected):
     assert np.array_equal(tables.RIGHT_REWARD.astype(np.int64), expected["right_rew"])
 
 
+def test_tables__row_moves_packs_both_slides_and_the_one_reward(expected):
+    """``ROW_MOVES`` (what the moves read) holds the left and right XORs and a reward that is the
+    same both ways, for every row: the packing drops the right reward because it never differs."""
+    packed = tables.ROW_MOVES
+    assert np.array_equal(ROWS ^ (packed & np.uint64(0xFFFF)), expected["left"])
+    assert np.array_equal(ROWS ^ ((packed >> np.uint64(16)) & np.uint64(0xFFFF)), expected["right"])
+    assert np.array_equal(expected["left_rew"], expected["right_rew"])
+    assert np.array_equal((packed >> np.uint64(32)).astype(np.int64), expected["left_rew"])
+
+
 @pytest.mark.parametrize("action", [Action.LEFT, Action.RIGHT])
 def test_move__every_row_in_every_row_position_matches_reference(expected, action):
     """Row value i sits in board row i % 4, so every row is tried and every position is used."""

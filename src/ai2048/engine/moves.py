@@ -9,75 +9,57 @@ import numpy as np
 from numba import njit
 
 from ai2048.engine.board import ROW_MASK, transpose
-from ai2048.engine.tables import (
-    DOWN_COL,
-    LEFT_LOG_REWARD,
-    LEFT_REWARD,
-    LEFT_ROW,
-    RIGHT_LOG_REWARD,
-    RIGHT_REWARD,
-    RIGHT_ROW,
-    UP_COL,
-)
+from ai2048.engine.tables import LEFT_LOG_REWARD, RIGHT_LOG_REWARD, ROW_MOVES
 
 _S16 = np.uint64(16)
 _S32 = np.uint64(32)
 _S48 = np.uint64(48)
 _S4 = np.uint64(4)
-_S8 = np.uint64(8)
-_S12 = np.uint64(12)
+
+
+@njit(cache=True, inline="always")
+def _slide(x: np.uint64, side: np.uint64) -> tuple[np.uint64, np.int64]:
+    """Slide the four 16-bit rows of ``x`` left (``side`` 0) or right (``side`` 16) with
+    ``ROW_MOVES``: (``x`` XOR the slid rows, reward)."""
+    p0 = ROW_MOVES[x & ROW_MASK]
+    p1 = ROW_MOVES[(x >> _S16) & ROW_MASK]
+    p2 = ROW_MOVES[(x >> _S32) & ROW_MASK]
+    p3 = ROW_MOVES[x >> _S48]
+    d = (
+        ((p0 >> side) & ROW_MASK)
+        | (((p1 >> side) & ROW_MASK) << _S16)
+        | (((p2 >> side) & ROW_MASK) << _S32)
+        | (((p3 >> side) & ROW_MASK) << _S48)
+    )
+    return d, np.int64((p0 >> _S32) + (p1 >> _S32) + (p2 >> _S32) + (p3 >> _S32))
 
 
 @njit(cache=True, inline="always")
 def move_left(b: np.uint64) -> tuple[np.uint64, np.int64]:
     """``[2 2 2 2] -> [4 4 0 0]`` on every row; returns (board, reward)."""
-    r0 = b & ROW_MASK
-    r1 = (b >> _S16) & ROW_MASK
-    r2 = (b >> _S32) & ROW_MASK
-    r3 = b >> _S48
-    out = b ^ LEFT_ROW[r0] ^ (LEFT_ROW[r1] << _S16) ^ (LEFT_ROW[r2] << _S32) ^ (LEFT_ROW[r3] << _S48)
-    rew = np.int64(LEFT_REWARD[r0]) + LEFT_REWARD[r1] + LEFT_REWARD[r2] + LEFT_REWARD[r3]
-    return out, rew
+    d, rew = _slide(b, np.uint64(0))
+    return b ^ d, rew
 
 
 @njit(cache=True, inline="always")
 def move_right(b: np.uint64) -> tuple[np.uint64, np.int64]:
     """``[2 2 2 2] -> [0 0 4 4]`` on every row; returns (board, reward)."""
-    r0 = b & ROW_MASK
-    r1 = (b >> _S16) & ROW_MASK
-    r2 = (b >> _S32) & ROW_MASK
-    r3 = b >> _S48
-    out = (
-        b ^ RIGHT_ROW[r0] ^ (RIGHT_ROW[r1] << _S16) ^ (RIGHT_ROW[r2] << _S32) ^ (RIGHT_ROW[r3] << _S48)
-    )
-    rew = np.int64(RIGHT_REWARD[r0]) + RIGHT_REWARD[r1] + RIGHT_REWARD[r2] + RIGHT_REWARD[r3]
-    return out, rew
+    d, rew = _slide(b, _S16)
+    return b ^ d, rew
 
 
 @njit(cache=True, inline="always")
 def move_up(b: np.uint64) -> tuple[np.uint64, np.int64]:
-    """Slide every column towards row 0; returns (board, reward)."""
-    t = transpose(b)
-    c0 = t & ROW_MASK
-    c1 = (t >> _S16) & ROW_MASK
-    c2 = (t >> _S32) & ROW_MASK
-    c3 = t >> _S48
-    out = b ^ UP_COL[c0] ^ (UP_COL[c1] << _S4) ^ (UP_COL[c2] << _S8) ^ (UP_COL[c3] << _S12)
-    rew = np.int64(LEFT_REWARD[c0]) + LEFT_REWARD[c1] + LEFT_REWARD[c2] + LEFT_REWARD[c3]
-    return out, rew
+    """Slide every column towards row 0: the transposed board's rows slide left; returns (board, reward)."""
+    d, rew = _slide(transpose(b), np.uint64(0))
+    return b ^ transpose(d), rew
 
 
 @njit(cache=True, inline="always")
 def move_down(b: np.uint64) -> tuple[np.uint64, np.int64]:
-    """Slide every column towards row 3; returns (board, reward)."""
-    t = transpose(b)
-    c0 = t & ROW_MASK
-    c1 = (t >> _S16) & ROW_MASK
-    c2 = (t >> _S32) & ROW_MASK
-    c3 = t >> _S48
-    out = b ^ DOWN_COL[c0] ^ (DOWN_COL[c1] << _S4) ^ (DOWN_COL[c2] << _S8) ^ (DOWN_COL[c3] << _S12)
-    rew = np.int64(RIGHT_REWARD[c0]) + RIGHT_REWARD[c1] + RIGHT_REWARD[c2] + RIGHT_REWARD[c3]
-    return out, rew
+    """Slide every column towards row 3: the transposed board's rows slide right; returns (board, reward)."""
+    d, rew = _slide(transpose(b), _S16)
+    return b ^ transpose(d), rew
 
 
 @njit(cache=True, inline="always")
@@ -120,7 +102,8 @@ def _row_table_sum(b: np.uint64, action: np.int64, left: np.ndarray, right: np.n
 @njit(cache=True, inline="always")
 def move_reward(b: np.uint64, action: np.int64) -> np.int64:
     """The score ``action`` earns on ``b`` (sum of the merged tiles' values), without the board."""
-    return _row_table_sum(b, action, LEFT_REWARD, RIGHT_REWARD)
+    t = transpose(b) if action == 0 or action == 2 else b
+    return _slide(t, np.uint64(0))[1]
 
 
 @njit(cache=True)
