@@ -227,8 +227,10 @@ def value_at(
 
 
 # Inlining in numba's IR makes numba type every copy, which took most of the minutes of a first
-# compilation: only the hot path of the move choice (four after-states) is inlined; the functions
-# used at many places (a board's features in its stage, a TD step) are compiled once and called.
+# compilation: the per-move paths of after-state training (the move choice's four after-states,
+# the online update, the backward sweep's step) are inlined, since handing 32 indices to a compiled
+# function copies them through the stack; the functions used at many other places (a board's
+# features in its stage, a TD step) are compiled once and called.
 
 
 @njit(cache=True, **HOT)
@@ -237,19 +239,6 @@ def _features_of(
 ) -> tuple:
     """:func:`features` of board ``x`` in its own stage."""
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
-
-
-@njit(cache=True, **HOT)
-def _nudge(
-    idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
-) -> None:
-    """:func:`_learn` without summing the updated weights, where nothing reads their value (online
-    after-state TD)."""
-    step = np.float32(alpha_f * err)
-    if tc:
-        ftc(w, e_acc, a_acc, idx, step, err)
-    else:
-        fadd(w, idx, step)
 
 
 @njit(cache=True, **HOT)
@@ -552,7 +541,12 @@ def play_game_train(
                 if have_prev:
                     goal = r + GAMMA * fsum(w, features(x, off, runs, nruns, tbase)) if DISCOUNTED else best
                     prev_i = features(prev_x, prev_off, runs, nruns, tbase)
-                    _nudge(prev_i, goal - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
+                    err = goal - fsum(w, prev_i)
+                    step = np.float32(alpha_f * err)
+                    if tc:
+                        ftc(w, e_acc, a_acc, prev_i, step, err)
+                    else:
+                        fadd(w, prev_i, step)
                 prev = nb
                 prev_x = x
                 prev_off = off
@@ -591,23 +585,27 @@ def play_game_train(
             _td(prev, target, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
     elif n > 0:
         # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
+        # Written out (features, sums and updates inline): handing the 32 indices to a compiled
+        # function copies them through the stack at every step (docs/ntuple.md, ninth session).
         target = np.float64(0.0)
-        x = buf_b[n - 1]
-        idx = _features_of(x, stages, table, runs, nruns, tbase)
-        x = buf_b[max(n - 2, 0)]
-        idx2 = _features_of(x, stages, table, runs, nruns, tbase)
         for t in range(n - 1, -1, -1):
-            cur = idx
-            idx = idx2
             if t > 1:
-                x = buf_b[t - 2]
-                idx2 = _features_of(x, stages, table, runs, nruns, tbase)
-                fprefetch(w, idx2)
+                x2 = opaque(buf_b[t - 2])
+                i2 = features(x2, stage_of(x2, stages) * table, runs, nruns, tbase)
+                fprefetch(w, i2)
                 if tc:
-                    fprefetch(e_acc, idx2)
-                    fprefetch(a_acc, idx2)
+                    fprefetch(e_acc, i2)
+                    fprefetch(a_acc, i2)
+            x = buf_b[t]
+            cur = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
             if kind == AFTER:
-                vnew = _learn(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
+                err = target - fsum(w, cur)
+                step = np.float32(alpha_f * err)
+                if tc:
+                    ftc(w, e_acc, a_acc, cur, step, err)
+                else:
+                    fadd(w, cur, step)
+                vnew = fsum(w, cur)
                 if DISCOUNTED:
                     target = buf_r[t] + GAMMA * ((1.0 - lam) * vnew + lam * target)
                 else:
