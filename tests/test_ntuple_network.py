@@ -154,6 +154,37 @@ def test_feature_source__pext_or_runs_give_the_reference_indices(use_pext: bool)
         assert sorted(got) == sorted(ref_indices(net, b))
 
 
+def test_feature_source__written_out_tc_step_is_the_kernels_tc_step() -> None:
+    """The generated ``ftc`` (``_tc_step``'s statements written out at each index) moves w, E and A
+    exactly as ``_tc_step`` called at each index, and as the branchy rule of Jaśkowski 2018
+    (``step`` while ``A = 0``), also where an index repeats."""
+    net = Network(SMALL)
+    ns = {"np": np, "pext": pext, "_isos": generic._isos, "njit": lambda **kw: njit(inline="never")}
+    exec(feature_source(net.tuples), ns)
+    rng = np.random.default_rng(5)
+    n = 64
+    for trial in range(20):
+        idx = tuple(int(i) for i in rng.integers(0, n if trial % 2 else 8, size=8 * len(net.tuples)))
+        w = rng.standard_normal(n).astype(np.float32)
+        a = np.where(rng.random(n) < 0.3, 0.0, rng.random(n) * 5).astype(np.float32)
+        e = np.where(a == 0, 0.0, (rng.random(n) * 2 - 1) * a).astype(np.float32)
+        err = float(rng.standard_normal() * 10)
+        step = np.float32(0.01 * err)
+        got = [x.copy() for x in (w, e, a)]
+        ns["ftc"](*got, idx, step, err)
+        want = [x.copy() for x in (w, e, a)]
+        branchy = [x.copy() for x in (w, e, a)]
+        for i in idx:
+            generic._tc_step(*want, np.int64(i), step, err)
+            bw, be, ba = branchy
+            rate = abs(be[i]) / ba[i] if ba[i] > 0 else np.float32(1.0)
+            bw[i] += step * rate
+            be[i] = np.float32(float(be[i]) + err)
+            ba[i] = np.float32(float(ba[i]) + abs(err))
+        for g, x, y in zip(got, want, branchy, strict=True):
+            assert np.array_equal(g, x) and np.array_equal(g, y)
+
+
 def test_network__4x6_fits_300_mib() -> None:
     assert Network("4x6").nbytes <= 300 * 2**20
 

@@ -11,7 +11,9 @@ its test for negative indices, and the per-move kernels are compiled without ref
 the kernels source with the block between ``# <features>`` and ``# </features>`` replaced; it
 is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so numba can cache
 its compiled code, keyed by a hash of the pattern set, the generated code and the engine and
-kernel sources.
+kernel sources. Its constants are module globals and the TC update is written out rather than
+inlined by numba: numba interprets, copies and types every inlined copy again, which is most of a
+first compilation's minute (docs/ntuple.md, tenth session).
 
 A rule variant (:class:`KernelOptions`: seed 004's full-board end, its -1 for unchanged-board
 moves, a discount, a tie order) is a module of its own with the block between ``# <options>`` and
@@ -21,10 +23,13 @@ branch for any variant and a variant compiles only the functions it calls.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
+import inspect
 import math
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,19 +94,36 @@ class KernelOptions:
         )
 
 
+def _u64(v: int) -> str:
+    """The name of the module global holding ``np.uint64(v)`` (:func:`feature_source` defines it):
+    numba reads a global as a typed constant, where ``np.uint64(v)`` written inline is a call for it
+    to resolve at every one of the hundreds of places the features are inlined."""
+    return f"_U{v:x}"
+
+
 def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, use_pext: bool) -> str:
     """Source of one tuple's table index (uint64) on board ``x``: ``pext`` when that is one
     instruction instead of several runs, else each run's shift and mask."""
     if use_pext and len(runs) > 1 and list(cells) == sorted(cells):
         mask = sum(0xF << (4 * c) for c in cells)
-        return f"pext({x}, np.uint64({mask:#x}))"
+        return f"pext({x}, {_u64(mask)})"
     parts = []
     for src, mask, dst in runs:
-        e = f"(({x} >> np.uint64({src})) & np.uint64({mask:#x}))" if src else f"({x} & np.uint64({mask:#x}))"
+        e = f"(({x} >> {_u64(src)}) & {_u64(mask)})" if src else f"({x} & {_u64(mask)})"
         if dst:
-            e = f"({e} << np.uint64({dst}))"
+            e = f"({e} << {_u64(dst)})"
         parts.append(e)
     return "(" + " | ".join(parts) + ")"
+
+
+def _tc_source(index: str) -> list[str]:
+    """The statements of ``kernels._tc_step`` on weight ``index``, written out (its one spelling:
+    read from its source). Inlined by numba instead, every copy is interpreted, copied and typed
+    again: 32 a TC update, most of a minute of a first compilation."""
+    fn = ast.parse(inspect.getsource(kernels._tc_step.py_func)).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # without the docstring
+    return [f"    i = {index}", *(f"    {ast.unparse(st)}" for st in body)]
 
 
 def _tree(terms: list[str]) -> str:
@@ -124,11 +146,14 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         exprs.append((int(tbase[k]), tuples[k], rk))
     count = 8 * len(tuples)
     indices = [
-        f"        o + np.uint64({tb}) + {_index_expr(t, rk, f'x{i}', use_pext)},"
+        f"        o + {_u64(tb) + ' + ' if tb else ''}{_index_expr(t, rk, f'x{i}', use_pext)},"
         for tb, t, rk in exprs
         for i in range(8)
     ]
+    body = "\n".join(indices)
+    names = sorted(set(re.findall(r"\b_U[0-9a-f]+\b", body)), key=lambda n: int(n[2:], 16))
     lines = [
+        *(f"{n} = np.uint64({int(n[2:], 16):#x})" for n in names),
         'HOT: dict = {"_nrt": False}' if _NO_NRT_OPTION else "HOT: dict = {}",
         '"""No reference counting in the per-move kernels: nothing in them allocates (kernels.HOT)."""',
         "",
@@ -161,8 +186,8 @@ def feature_source(tuples: Sequence[Sequence[int]], use_pext: bool = HAS_PEXT) -
         '@njit(cache=True, inline="always")',
         "def ftc(w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, idx: tuple, step: np.float32, "
         "err: np.float64) -> None:",
-        '    """``_tc_step`` at every index of ``idx``."""',
-        *[f"    _tc_step(w, e_acc, a_acc, idx[{i}], step, err)" for i in range(count)],
+        '    """``_tc_step`` at every index of ``idx``, written out."""',
+        *[line for i in range(count) for line in _tc_source(f"idx[{i}]")],
         "",
         "",
         '@njit(cache=True, inline="always")',

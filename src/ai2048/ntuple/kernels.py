@@ -154,9 +154,14 @@ def _tc_step(
     w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, i: int, step: np.float32, err: float
 ) -> None:
     """Temporal coherence (Beal & Smith 1999; Jaśkowski 2018) on weight ``i``: it moves by
-    ``step * |E_i| / A_i`` (``step`` while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``."""
+    ``step * |E_i| / A_i`` (``step`` while ``A_i = 0``), then ``E_i += err``, ``A_i += |err|``.
+
+    Written without a branch (``E_i`` is 0 wherever ``A_i`` is, ``A_i`` summing ``|err|``):
+    ``ntuple.codegen`` writes these statements out at each of a pattern set's indices, and a
+    branch there is 32 more blocks for numba to copy and type at every TC update."""
     a = a_acc[i]
-    rate = abs(e_acc[i]) / a if a > 0.0 else np.float32(1.0)
+    z = np.float32(a == 0.0)
+    rate = (abs(e_acc[i]) + z) / (a + z)
     w[i] += step * rate
     e_acc[i] += err
     a_acc[i] += abs(err)
