@@ -246,20 +246,26 @@ def _features_of(
     return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
 
 
-@njit(cache=True, **HOT)
-def _learn(
+@njit(cache=True, inline="always")
+def _update(
     idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
-) -> float:
-    """One TD step on the features ``idx`` with error ``err``; returns their updated value.
-
-    Plain TD adds ``alpha/F * err`` to every weight; temporal coherence scales that per weight
-    (:func:`_tc_step`).
-    """
-    step = np.float32(alpha_f * err)  # float32 adds, as the weights are (TDL2048+)
+) -> None:
+    """One TD step on the features ``idx`` with error ``err``: plain TD adds ``alpha/F * err`` to
+    every weight (float32 adds, as the weights are: TDL2048+); temporal coherence scales that per
+    weight (:func:`_tc_step`). Inlined: the online update and the backward sweep call it per move."""
+    step = np.float32(alpha_f * err)
     if tc:
         ftc(w, e_acc, a_acc, idx, step, err)
     else:
         fadd(w, idx, step)
+
+
+@njit(cache=True, **HOT)
+def _learn(
+    idx: np.ndarray, err: float, alpha_f: float, tc: bool, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray
+) -> float:
+    """:func:`_update`, then the updated value of the features ``idx``."""
+    _update(idx, err, alpha_f, tc, w, e_acc, a_acc)
     return fsum(w, idx)
 
 
@@ -546,12 +552,7 @@ def play_game_train(
                 if have_prev:
                     goal = r + GAMMA * fsum(w, features(x, off, runs, nruns, tbase)) if DISCOUNTED else best
                     prev_i = features(prev_x, prev_off, runs, nruns, tbase)
-                    err = goal - fsum(w, prev_i)
-                    step = np.float32(alpha_f * err)
-                    if tc:
-                        ftc(w, e_acc, a_acc, prev_i, step, err)
-                    else:
-                        fadd(w, prev_i, step)
+                    _update(prev_i, goal - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
                 prev_x = x
                 prev_off = off
@@ -590,8 +591,8 @@ def play_game_train(
             _td(prev, target, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
     elif n > 0:
         # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
-        # Written out (features, sums and updates inline): handing the 32 indices to a compiled
-        # function copies them through the stack at every step (docs/ntuple.md, ninth session).
+        # Features, sums and updates inlined: handing the 32 indices to a compiled function
+        # copies them through the stack at every step (docs/ntuple.md, ninth session).
         target = np.float64(0.0)
         for t in range(n - 1, -1, -1):
             if t > 1:
@@ -604,12 +605,7 @@ def play_game_train(
             x = buf_b[t]
             cur = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
             if kind == AFTER:
-                err = target - fsum(w, cur)
-                step = np.float32(alpha_f * err)
-                if tc:
-                    ftc(w, e_acc, a_acc, cur, step, err)
-                else:
-                    fadd(w, cur, step)
+                _update(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 vnew = fsum(w, cur)
                 if DISCOUNTED:
                     target = buf_r[t] + GAMMA * ((1.0 - lam) * vnew + lam * target)
