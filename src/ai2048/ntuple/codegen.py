@@ -24,6 +24,7 @@ branch for any variant and a variant compiles only the functions it calls.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.util
 import inspect
@@ -116,14 +117,19 @@ def _index_expr(cells: Sequence[int], runs: list[tuple[int, int, int]], x: str, 
     return "(" + " | ".join(parts) + ")"
 
 
-def _tc_source(index: str) -> list[str]:
-    """The statements of ``kernels._tc_step`` on weight ``index``, written out (its one spelling:
-    read from its source). Inlined by numba instead, every copy is interpreted, copied and typed
-    again: 32 a TC update, most of a minute of a first compilation."""
+@functools.cache
+def _tc_statements() -> tuple[str, ...]:
+    """The statements of ``kernels._tc_step``'s body (its one spelling: read from its source)."""
     fn = ast.parse(inspect.getsource(kernels._tc_step.py_func)).body[0]
     assert isinstance(fn, ast.FunctionDef)
     body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) else fn.body  # without the docstring
-    return [f"    i = {index}", *(f"    {ast.unparse(st)}" for st in body)]
+    return tuple(f"    {ast.unparse(st)}" for st in body)
+
+
+def _tc_source(index: str) -> list[str]:
+    """:func:`_tc_statements` on weight ``index``, written out. Inlined by numba instead, every copy
+    is interpreted, copied and typed again: 32 a TC update, most of a minute of a first compilation."""
+    return [f"    i = {index}", *_tc_statements()]
 
 
 def _tree(terms: list[str]) -> str:
