@@ -72,6 +72,29 @@ def _scores(weights: dict[str, float], depth: int, games: int, seed: int, worker
     return np.array([g["score"] for g in sorted(res.records, key=lambda g: g["index"])], dtype=np.float64)
 
 
+def check_tune_settings(
+    *, depth: int, games: int, generations: int, population: int, sigma: float, validate: int,
+    workers: int, start: dict[str, float] | None,
+) -> tuple[int, int, int, int, int, int, dict[str, float]]:
+    """The checks :func:`tune_weights` makes before its first game; returns (depth, games, generations,
+    population, validate, workers, the full start weights). ``ai2048 tune`` makes them up front."""
+    depth = check_count("depth", depth, 1)
+    games = check_count("games", games, 1)
+    generations = check_count("generations", generations, 1)
+    population = check_count("population", population, 1)
+    validate = check_count("validate", validate, 0)
+    workers = check_count("workers", workers, 1)
+    if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
+        raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
+    try:
+        parent = NneonneoWeights(**(start or {})).as_dict()
+    except TypeError as e:
+        raise ValueError(f"bad start weights {start}: {e}; keys: {list(TUNED_KEYS)}") from e
+    if any(not parent[k] > 0 for k in TUNED_KEYS):
+        raise ValueError(f"start weights must all be positive (the search runs in log space): {parent}")
+    return depth, games, generations, population, validate, workers, parent
+
+
 def tune_weights(
     *,
     depth: int = 2,
@@ -90,20 +113,10 @@ def tune_weights(
     ``seed`` fixes the mutations and the tuning games; validation games use seed ``seed + 1``.
     ``on_candidate`` is called with each history entry as it is scored (for progress output).
     """
-    depth = check_count("depth", depth, 1)
-    games = check_count("games", games, 1)
-    generations = check_count("generations", generations, 1)
-    population = check_count("population", population, 1)
-    validate = check_count("validate", validate, 0)
-    workers = check_count("workers", workers, 1)
-    if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
-        raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
-    try:
-        parent = NneonneoWeights(**(start or {})).as_dict()
-    except TypeError as e:
-        raise ValueError(f"bad start weights {start}: {e}; keys: {list(TUNED_KEYS)}") from e
-    if any(not parent[k] > 0 for k in TUNED_KEYS):
-        raise ValueError(f"start weights must all be positive (the search runs in log space): {parent}")
+    depth, games, generations, population, validate, workers, parent = check_tune_settings(
+        depth=depth, games=games, generations=generations, population=population, sigma=sigma,
+        validate=validate, workers=workers, start=start,
+    )
     rng = np.random.default_rng(seed)
     step = float(sigma)
     history: list[dict[str, Any]] = []

@@ -92,9 +92,11 @@ def config_keys(name: str) -> dict[str, Any]:
     }
 
 
-def make_agent(name: str, **config: Any) -> Any:
-    """Build the agent registered as ``name`` with keyword ``config``; unknown keys raise."""
-    spec = _spec(name)
+def check_agent_config(name: str, config: dict[str, Any]) -> None:
+    """The checks :func:`make_agent` makes before it builds anything: ``name`` is registered, every key
+    of ``config`` is one of its keys and every required key is given; a ValueError names the fix.
+
+    The values are checked by the agent itself when it is built (some need its network file)."""
     keys = config_keys(name)
     unknown = sorted(set(config) - set(keys))
     if unknown:
@@ -103,7 +105,12 @@ def make_agent(name: str, **config: Any) -> Any:
     missing = [k for k, v in keys.items() if v is inspect.Parameter.empty and k not in config]
     if missing:
         raise ValueError(_missing_message(name, missing))
-    agent = spec.factory()(**config)
+
+
+def make_agent(name: str, **config: Any) -> Any:
+    """Build the agent registered as ``name`` with keyword ``config``; unknown keys raise."""
+    check_agent_config(name, config)
+    agent = _spec(name).factory()(**config)
     agent.name = name
     return agent
 
@@ -120,8 +127,8 @@ def _missing_message(name: str, missing: list[str]) -> str:
     return f"agent {name!r} needs the config key(s) {', '.join(missing)} (see `ai2048 agents {name}`)"
 
 
-def load_agent(path: str | Path, **overrides: Any) -> Any:
-    """Rebuild a trained agent from its run directory (``meta.json`` names the agent)."""
+def run_agent_name(path: str | Path) -> str:
+    """The registered agent a run directory holds (its ``meta.json``'s ``agent``), checked."""
     run = Path(path)
     meta_path = run / "meta.json"
     if not run.is_dir():
@@ -132,4 +139,9 @@ def load_agent(path: str | Path, **overrides: Any) -> Any:
     name = meta.get("agent")
     if not name or not isinstance(name, str):
         raise ValueError(f"{meta_path} does not say which agent it holds (no 'agent' key)")
-    return make_agent(name, weights=str(run), **overrides)
+    return name
+
+
+def load_agent(path: str | Path, **overrides: Any) -> Any:
+    """Rebuild a trained agent from its run directory (``meta.json`` names the agent)."""
+    return make_agent(run_agent_name(path), weights=str(Path(path)), **overrides)

@@ -1,7 +1,9 @@
 """The ``ai2048`` command: one entry point, one module per subcommand in this package.
 
 Each module ``ai2048.cli.<name>`` defines ``register(subparsers)``, which adds its parser and sets
-``func(args) -> int``. Modules are discovered, so adding a command touches no other file.
+``func(args) -> int``, and ``check(args)``: every check ``func`` makes before its work starts, which
+``func`` calls first (:func:`check` runs it alone). Modules are discovered, so adding a command touches
+no other file.
 """
 
 from __future__ import annotations
@@ -28,6 +30,21 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(f"{__name__}.{info.name}")
         module.register(sub)
     return parser
+
+
+def check(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse ``argv`` and make every check its command makes before starting work, without the work.
+
+    A usage error exits as the command would (``SystemExit`` 2, the message on stderr); a bad value
+    raises ValueError or TypeError; a missing input (a run directory, ``--resume`` of a run that is not
+    there) raises FileNotFoundError, after every check that needs no input file. The documented command
+    lines are checked with it (``tests/test_docs_commands.py``).
+    """
+    args = build_parser().parse_args(argv)
+    checker = getattr(args, "check", None)
+    if checker is not None:
+        checker(args)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:

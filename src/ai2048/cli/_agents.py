@@ -2,20 +2,51 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from ai2048.agents.base import available, load_agent, make_agent
+from ai2048.agents.base import available, check_agent_config, load_agent, make_agent, run_agent_name
 from ai2048.cli._common import parse_value
 
 
-def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
-    """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
+def _is_run_dir(spec: str) -> bool:
+    """Whether ``spec`` names a run directory rather than a registered agent; an existing file is a
+    ValueError, and a path-like ``spec`` (one with a ``/``) that does not exist a FileNotFoundError."""
+    if spec in available():
+        return False
+    if Path(spec).is_dir():
+        return True
+    if Path(spec).exists():
+        raise ValueError(
+            f"{spec} is a file, not a run directory: give the run's folder (the one with meta.json) or a "
+            "registered agent (see `ai2048 agents`)"
+        )
+    if "/" in spec or os.sep in spec:
+        raise FileNotFoundError(
+            f"no run directory {spec}: give an existing run directory or a registered agent "
+            "(see `ai2048 agents`)"
+        )
+    return False
+
+
+def check_agent(spec: str, sets: dict[str, Any]) -> None:
+    """The checks :func:`build_agent` makes before it builds: a known agent (a registered name, or a run
+    directory whose ``meta.json`` names one) and its config keys. The values are checked when it is built."""
     if not spec.strip():
         raise ValueError(
             "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
         )
-    if spec not in available() and Path(spec).is_dir():
+    if _is_run_dir(spec):
+        check_agent_config(run_agent_name(spec), {"weights": str(Path(spec)), **sets})
+    else:
+        check_agent_config(spec, sets)
+
+
+def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
+    """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
+    check_agent(spec, sets)
+    if _is_run_dir(spec):
         agent = load_agent(spec, **sets)
         return agent, getattr(agent, "name", spec), {"weights": str(spec), **sets}
     return make_agent(spec, **sets), spec, dict(sets)

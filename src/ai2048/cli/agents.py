@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ai2048.agents.base import available
+from ai2048.agents.base import available, config_keys
 from ai2048.agents.option_help import format_option_help
 
 
@@ -17,7 +17,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "allows, what it does and the seed or paper it comes from.",
     )
     p.add_argument("name", nargs="?", default=None, help="show this agent's options with their help")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """NAME, when given, is a registered agent (``run`` would say so while formatting its help)."""
+    if args.name is not None:
+        config_keys(args.name)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import write_json
-from ai2048.cli._agents import split_spec
+from ai2048.cli._agents import check_agent, split_spec
 from ai2048.cli._common import check_out_file
 from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, run_eval
 from ai2048.evaluate import EvalError, EvalResult
@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("agents", nargs="+", metavar="AGENT", help="name[:key=value,...] or a run directory")
     add_eval_arguments(p)
     p.add_argument("--out", type=Path, default=None, help="write every result to this JSON file")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def table(results: list[EvalResult]) -> str:
@@ -65,10 +65,19 @@ def _cfg(cfg: dict[str, Any]) -> str:
     return (":" + ",".join(f"{k}={v}" for k, v in cfg.items())) if cfg else ""
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """Every check ``run`` makes before the first game: the options, then every agent and its keys (a
+    misspelt last agent fails before the first agent plays); returns the parsed (name, config) specs."""
     check_eval_arguments(args)
     check_out_file(args.out)
-    specs = [split_spec(word) for word in args.agents]  # every spec checked before the first game
+    specs = [split_spec(word) for word in args.agents]
+    for name, cfg in specs:
+        check_agent(name, cfg)
+    return specs
+
+
+def run(args: argparse.Namespace) -> int:
+    specs = check(args)
     results: list[EvalResult] = []
     code = 0
     for name, cfg in specs:

@@ -38,7 +38,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ntuple", type=Path, default=None, metavar="RUN",
                    help="also time 1-ply evaluation of this n-tuple run's network (section eval)")
     p.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before measuring."""
+    from ai2048.cli._common import check_out_file, check_range
+
+    check_out_file(args.json, "--json")
+    check_range("--seconds", args.seconds)  # finite; bench.run checks that every budget is positive
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,10 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     from ai2048 import bench
     from ai2048.checkpoint import write_json
-    from ai2048.cli._common import check_out_file, check_range
 
-    check_out_file(args.json, "--json")
-    check_range("--seconds", args.seconds)  # finite; bench.run checks that every budget is positive
+    check(args)
 
     console = Console()
     if not console.is_terminal:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ai2048.cli._agents import build_agent
+from ai2048.cli._agents import build_agent, check_agent
 from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
 from ai2048.eval_stream import GameStream, stream_path
 from ai2048.evaluate import EvalError, EvalResult, check_end_rules, evaluate
@@ -76,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="'best': save the best and the worst game as replayable records")
     p.add_argument("--records", type=Path, default=None,
                    help="folder for --record files (default: beside --out, else ./records)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def check_eval_arguments(args: argparse.Namespace) -> None:
@@ -133,7 +133,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     return result
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the agent is built or a game played."""
     sets = parse_sets(args.sets)
     check_eval_arguments(args)
     check_out_file(args.out)
@@ -143,6 +144,12 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.record == "best":
         check_out_dir(args.records, "--records")
+    check_agent(args.agent, sets)
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
+    sets = parse_sets(args.sets)
     games_file = stream_path(args.out) if args.out is not None else None
     try:
         result = run_eval(args, args.agent, sets, games_file, args.resume)

@@ -122,14 +122,34 @@ def _pack(rest: list[str]) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.rest and args.rest[0] == "pack":
-        return _pack(args.rest[1:])
+def _show_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ai2048 models")
     p.add_argument("name", nargs="?", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dir", type=Path, default=None)
-    return _show(p.parse_args(args.rest))
+    return p
+
+
+def check(args: argparse.Namespace) -> None:
+    """Every check ``_run`` makes before its work: the options, the pack options (before the run is
+    read), or that NAME is a shipped network with a readable card."""
+    if args.rest and args.rest[0] == "pack":
+        from ai2048.models.pack import check_pack_options
+
+        a = pack_parser().parse_args(args.rest[1:])
+        check_pack_options(a.name, max_mib=a.max_mib, positions=a.positions, checks=a.checks, step=a.step,
+                           wall_seconds=a.wall_seconds, codec=a.codec)
+        return
+    a = _show_parser().parse_args(args.rest)
+    if a.name is not None:
+        models.card(a.name, a.dir)
+
+
+def _run(args: argparse.Namespace) -> int:
+    check(args)
+    if args.rest and args.rest[0] == "pack":
+        return _pack(args.rest[1:])
+    return _show(_show_parser().parse_args(args.rest))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -145,4 +165,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ..."
     )
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, check=check)

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_set_argument(p)
     p.add_argument("--records", type=Path, default=Path("records"), help="folder for game records")
     p.add_argument("--no-record", action="store_true", help="do not save game records")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def record_path(folder: Path, kind: str, seed: int) -> Path:
@@ -42,12 +42,20 @@ def check_terminal() -> None:
             )
 
 
-def run(args: argparse.Namespace) -> int:
-    from ai2048.ui.deps import require
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the hint agent is built: the records folder, the agent's name
+    and config keys."""
+    from ai2048.agents.base import check_agent_config
 
     if not args.no_record:
         check_out_dir(args.records, "--records")
+    check_agent_config(args.hint_agent, parse_sets(args.sets))
 
+
+def run(args: argparse.Namespace) -> int:
+    from ai2048.ui.deps import require
+
+    check(args)
     require("textual")
     from ai2048.ui.session import PlaySession
     from ai2048.ui.terminal import make_play_app

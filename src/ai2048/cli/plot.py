@@ -32,17 +32,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="name of a run or agent in the legends and titles, instead of the automatic one; "
                    "repeat once per run or agent, in the order of the inputs (an arena file counts each "
                    "of its agents)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the inputs are read."""
+    from ai2048.cli._common import check_out_dir
+
+    check_out_dir(args.out)
+    if args.window is not None and args.window < 1:
+        raise ValueError(f"--window must be at least 1, got {args.window}")
 
 
 def run(args: argparse.Namespace) -> int:
-    from ai2048.cli._common import check_out_dir
     from ai2048.plots import plot_paths
 
-    check_out_dir(args.out)
-
-    if args.window is not None and args.window < 1:
-        raise ValueError(f"--window must be at least 1, got {args.window}")
+    check(args)
     for path in plot_paths(args.inputs, args.out, args.window, args.label):
         print(f"wrote {path}")
     return 0

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=8.0, help="frames per second of --gif/--mp4 (default 8)")
     p.add_argument("--every", type=int, default=1, help="draw every N-th move in --gif/--mp4 (long games)")
     p.add_argument("--cell", type=int, default=96, help="tile size in pixels for --gif/--mp4 (default 96)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def load_any(path: Path, game: int | None) -> GameRecord:
@@ -85,13 +85,18 @@ def load_any(path: Path, game: int | None) -> GameRecord:
     return GameRecord.from_dict(d, source=str(path))
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the record is read."""
     check_range("--delay", args.delay, 0.0)
     check_range("--fps", args.fps, 0.0, MAX_FPS, low_open=True)
     check_range("--every", args.every, 1)
     check_range("--cell", args.cell, *CELL_RANGE)
     check_out_file(args.gif, "--gif")
     check_out_file(args.mp4, "--mp4")
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
     rec = load_any(args.record, args.game)
     if args.gif is not None or args.mp4 is not None:
         from ai2048.ui import render

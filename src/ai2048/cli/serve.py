@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ai2048.cli._common import add_set_argument, parse_sets
 
@@ -45,15 +46,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-agents", type=int, default=8, help="built agents kept in memory (default 8)")
     p.add_argument("--workers", type=int, default=2, help="threads running agents (default 2)")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of agent work per request (default 2)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> Any:
+    """Every check ``run`` makes before the app is built: the options, --models, the agent and its
+    settings against the web's ranges; returns the server's Limits."""
     from ai2048.ui.deps import require
 
     require("fastapi")
-    uvicorn = require("uvicorn")
-    from ai2048.ui.server import Limits, create_app
+    from ai2048.ui.limits import check_settings, default_agent, scan_models
+    from ai2048.ui.server import Limits
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port (1..65535)")
@@ -61,6 +64,22 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--max-games must be at least 1, got {args.max_games}")
     limits = Limits(max_games=args.max_games, game_ttl=args.game_ttl, max_agents=args.max_agents,
                     workers=args.workers, budget=args.budget)
+    models = scan_models(args.models)
+    try:
+        check_settings(args.agent or default_agent(), parse_sets(args.sets), models)
+    except ValueError as e:  # worded as create_app words it
+        raise ValueError(f"default agent: {e}") from None
+    return limits
+
+
+def run(args: argparse.Namespace) -> int:
+    from ai2048.ui.deps import require
+
+    require("fastapi")
+    uvicorn = require("uvicorn")
+    from ai2048.ui.server import create_app
+
+    limits = check(args)
     config = parse_sets(args.sets)
     host = args.host or "127.0.0.1"
     from ai2048.ui.limits import MODEL_PREFIX, default_agent

@@ -133,7 +133,10 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     return trainer.config_cls(**values)
 
 
-def _run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> tuple[Trainer, argparse.Namespace, Any, bool]:
+    """Every check ``_run`` makes before the run directory is made: the trainer, its options, --out
+    (with --resume: the run to continue) and the whole config; returns (trainer, its parsed options,
+    the config, whether --out holds a run killed before its first checkpoint, to restart)."""
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
@@ -142,6 +145,11 @@ def _run(args: argparse.Namespace) -> int:
         targs.out, trainer.name, trainer.checkpoint, trainer.config_cls
     )
     config = build_config(trainer, targs, base)  # every setting checked before the directory is made
+    return trainer, targs, config, restart
+
+
+def _run(args: argparse.Namespace) -> int:
+    trainer, targs, config, restart = check(args)
     created = not targs.out.exists()
     try:
         with hold_run(targs.out):
@@ -170,4 +178,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "rest", nargs=argparse.REMAINDER, help="options of the trainer (see `ai2048 train NAME --help`)"
     )
-    p.set_defaults(func=_run)
+    p.set_defaults(func=_run, check=check)

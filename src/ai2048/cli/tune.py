@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from ai2048.cli._common import check_out_file, check_range
-from ai2048.tune import tune_weights
+from ai2048.tune import check_tune_settings, tune_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--start", type=_weights, default=None,
                    help="start weights as JSON, e.g. '{\"empty\": 270}' (default: nneonneo's constants)")
     p.add_argument("--out", type=Path, default=None, help="write every candidate and the result here (JSON)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def _weights(text: str) -> dict[str, Any]:
@@ -47,9 +47,17 @@ def _weights(text: str) -> dict[str, Any]:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the first game (``tune_weights`` makes its own again)."""
     check_out_file(args.out)
     check_range("--sigma", args.sigma, 0.0, low_open=True)
+    check_tune_settings(depth=args.depth, games=args.games, generations=args.generations,
+                        population=args.population, sigma=args.sigma, validate=args.validate,
+                        workers=args.workers, start=args.start)
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
     console = Console()
     best = [float("-inf")]
 

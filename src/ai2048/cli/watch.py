@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ai2048.board_io import decode
-from ai2048.cli._agents import build_agent
+from ai2048.cli._agents import build_agent, check_agent
 from ai2048.cli._common import add_set_argument, check_out_file, check_range, parse_sets
 from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
     p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--record", type=Path, default=None, help="save the game as a replayable record here")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, check=check)
 
 
 def board_table(board: int) -> Table:
@@ -57,12 +57,18 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
     return Group(head, board_table(g.board))
 
 
-def run(args: argparse.Namespace) -> int:
+def check(args: argparse.Namespace) -> None:
+    """Every check ``run`` makes before the agent is built."""
     check_range("--delay", args.delay, 0.0)
     check_range("--p-two", args.p_two, 0.0, 1.0)
     check_out_file(args.record, "--record")
     if args.max_moves is not None and args.max_moves < 1:
         raise ValueError(f"--max-moves {args.max_moves} must be >= 1")
+    check_agent(args.agent, parse_sets(args.sets))
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
     agent, name, cfg = build_agent(args.agent, parse_sets(args.sets))
     seed = args.seed if args.seed is not None else int(time.time_ns() % (1 << 63))
     g = Game(seed=seed, p_two=args.p_two)

@@ -176,6 +176,24 @@ def training_record(
     }
 
 
+def check_pack_options(name: str, *, max_mib: float = 64.0, positions: int = 100_000, checks: int = 1000,
+                       step: float | None = None, wall_seconds: float | None = None,
+                       codec: str = "zlib") -> None:
+    """The checks :func:`pack` makes on its options before it reads anything (a ValueError names the
+    fix); ``ai2048 models pack`` makes them before the run directory is read."""
+    check_name(name)
+    if not 0 < max_mib <= 4096:
+        raise ValueError(f"max_mib must be in (0, 4096], got {max_mib}")
+    if positions < 1 or checks < 1:
+        raise ValueError("positions and checks must be >= 1")
+    if step is not None and not (math.isfinite(step) and step > 0 and math.log2(step).is_integer()):
+        raise ValueError(f"step must be a power of two such as 0.25 or 1, got {step}")
+    if wall_seconds is not None and not (math.isfinite(wall_seconds) and wall_seconds >= 0):
+        raise ValueError(f"wall_seconds must be a finite number >= 0, got {wall_seconds}")
+    if codec not in compact.CODECS:
+        raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
+
+
 def pack(
     run: str | Path,
     name: str,
@@ -206,17 +224,8 @@ def pack(
         positions: calibration positions; ``checks``: fresh positions whose moves must all agree.
         seed: seed of the games the positions come from.
     """
-    check_name(name)
-    if not 0 < max_mib <= 4096:
-        raise ValueError(f"max_mib must be in (0, 4096], got {max_mib}")
-    if positions < 1 or checks < 1:
-        raise ValueError("positions and checks must be >= 1")
-    if step is not None and not (math.isfinite(step) and step > 0 and math.log2(step).is_integer()):
-        raise ValueError(f"step must be a power of two such as 0.25 or 1, got {step}")
-    if wall_seconds is not None and not (math.isfinite(wall_seconds) and wall_seconds >= 0):
-        raise ValueError(f"wall_seconds must be a finite number >= 0, got {wall_seconds}")
-    if codec not in compact.CODECS:
-        raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
+    check_pack_options(name, max_mib=max_mib, positions=positions, checks=checks, step=step,
+                       wall_seconds=wall_seconds, codec=codec)
     evals = {}  # read first: a wrong result file is found before minutes of packing
     if eval_1ply is not None:
         evals["1-ply"] = evaluation(eval_1ply, depth=1)
