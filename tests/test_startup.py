@@ -93,3 +93,15 @@ def test_log_reward_tables__every_row_equals_a_slow_slide() -> None:
     right = np.array([_slow_log_reward(c[::-1]) for c in cells])
     assert np.array_equal(tables.LEFT_LOG_REWARD, left) and np.array_equal(tables.RIGHT_LOG_REWARD, right)
     assert not tables.LEFT_ROW.flags.writeable
+
+
+def test_python_m_ai2048__runs_the_command_line() -> None:
+    """``python -m ai2048`` is the ``ai2048`` script: its help lists the subcommands, and a usage error
+    exits 2 as the script does."""
+    ok = subprocess.run([sys.executable, "-m", "ai2048", "--help"], capture_output=True, text=True,
+                        timeout=600)
+    assert ok.returncode == 0, ok.stderr
+    assert "train" in ok.stdout and "eval" in ok.stdout
+    bad = subprocess.run([sys.executable, "-m", "ai2048", "no-such-command"], capture_output=True, text=True,
+                         timeout=600)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
