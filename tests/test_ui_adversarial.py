@@ -365,3 +365,21 @@ def test_agent_cache__failed_builds_leave_nothing_behind() -> None:
         with pytest.raises(ValueError, match="cannot load"):
             cache.get("model:bad", {"seed": i})
     assert len(cache) == 0 and cache._building == {}
+
+
+def test_models__agents_of_one_ntuple_run_share_its_network(tmp_path: Path) -> None:
+    """One agent is cached per setting: each loaded its own copy of the run's table, so a client cycling
+    ``p_two`` held ``--max-agents`` copies of a 512 MiB network (and loaded one per request)."""
+    import json
+
+    from ai2048.ntuple.network import Network
+
+    run = tmp_path / "models" / "tiny-nt"
+    run.mkdir(parents=True)
+    Network("01,23").save(run / "weights.npz")
+    (run / "meta.json").write_text(json.dumps({"agent": "ntuple"}))
+    app = create_app(default_agent="random", models_dir=tmp_path / "models", limits=Limits(max_agents=8))
+    agents = [app.state.cache.get("model:tiny-nt", {"p_two": p, "depth": d})[0]
+              for p in (0.5, 0.7, 0.9) for d in (1, 2)]
+    assert len(app.state.cache) == 6 and all(a.net is agents[0].net for a in agents)
+    assert agents[0].net.patterns == "01,23"
