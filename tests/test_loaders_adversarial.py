@@ -378,3 +378,24 @@ def test_compact__a_file_bigger_than_its_card_says_is_refused_before_reading(
     monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read a file its card already refuses"))
     with pytest.raises(compact.ModelFileError, match="bytes but its card says 10"):
         compact.load(path, size=10)
+
+
+@pytest.mark.parametrize(("file", "network"), [
+    ({"name": "net.ntz", "bytes": None, "sha256": 5}, {}),  # sha256.lower(): AttributeError before
+    ({"name": "net.ntz", "bytes": "12x", "sha256": "0" * 64}, {}),  # int("12x"): no file named
+    ("net.ntz", {}),  # file["sha256"] on a string: TypeError
+    ({"name": "net.ntz", "bytes": 1, "sha256": "0" * 64}, ["4x6"]),
+])
+def test_model_card__wrong_types_beside_a_user_named_ntz_name_the_card(tmp_path: Path, file: object,
+                                                                       network: object) -> None:
+    from ai2048.models.card import CARD_FORMAT
+    from ai2048.models.store import load_path
+
+    path, _ = tiny_compact(tmp_path / "net.ntz")
+    if isinstance(file, dict) and file["bytes"] is None:
+        file = {**file, "bytes": path.stat().st_size}
+    card = {"format": CARD_FORMAT, "name": "net", "file": file, "network": network, "rules": {},
+            "training": {}}
+    (tmp_path / "net.json").write_text(json.dumps(card))
+    with pytest.raises(ValueError, match="model card .*net.json"):
+        load_path(path)
