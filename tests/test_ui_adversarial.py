@@ -383,3 +383,18 @@ def test_models__agents_of_one_ntuple_run_share_its_network(tmp_path: Path) -> N
               for p in (0.5, 0.7, 0.9) for d in (1, 2)]
     assert len(app.state.cache) == 6 and all(a.net is agents[0].net for a in agents)
     assert agents[0].net.patterns == "01,23"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--request-timeout", "nan"], "request_timeout must be a positive number of seconds"),
+    (["--request-timeout", "0"], "request_timeout must be a positive number of seconds"),
+    (["--max-connections", "0"], "max_connections must be a whole number >= 1"),
+])
+def test_serve_cli__bad_connection_limits_are_errors_before_serving(
+    capsys: pytest.CaptureFixture, args: list[str], message: str
+) -> None:
+    from ai2048.cli import main
+
+    assert main(["serve", "--port", "1", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
