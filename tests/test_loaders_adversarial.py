@@ -194,6 +194,17 @@ def test_lazyzero__a_config_naming_a_giant_network_is_refused_before_building(tm
     assert "model.pt" in str(e.value)
 
 
+def test_ntuple_and_compact_loaders__fifo_folder_and_dev_zero_are_named_not_missing(tmp_path: Path) -> None:
+    for kind, path in not_files(tmp_path):
+        with pytest.raises(ValueError, match="folder|not a regular file") as e:
+            load_file(path)
+        assert str(path) in str(e.value), kind
+        with pytest.raises(ValueError, match="folder|not a regular file"):
+            compact.load(path)
+    with pytest.raises(FileNotFoundError, match="weights file .* does not exist"):
+        load_file(tmp_path / "nope.npz")
+
+
 # n-tuple weights (.npz)
 
 PATTERNS = pattern_name(parse_patterns("01,23"))  # two 2-tuples: 2 x 256 weights a stage

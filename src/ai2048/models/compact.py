@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write
+from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.network import KINDS, Network
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION
@@ -232,8 +232,7 @@ def write(path: str | Path, net: Network, **options: Any) -> dict[str, Any]:
 
 def _open(path: Path, sha256: str | None, size: int | None) -> bytes:
     """The file's bytes, after the size and hash checks a card provides."""
-    if not path.is_file():
-        raise FileNotFoundError(f"network file {path} does not exist")
+    check_regular_file(path, "network file")  # missing, or a folder, FIFO or device: named
     on_disk = path.stat().st_size
     if size is not None and on_disk != size:  # before reading: a card's size bounds what is read
         raise ModelFileError(

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write
+from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION
@@ -343,8 +343,7 @@ def load_file(
     ``tc=True`` streams the weights into TC records (``Network(tc=True)``; :func:`read_into` the
     accumulators after), so resuming TC training holds the records and never a second table."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"weights file {path} does not exist")
+    check_regular_file(path, "weights file")  # missing, or a folder, FIFO or device: named
     if not zipfile.is_zipfile(path):
         raise ValueError(
             f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain"
