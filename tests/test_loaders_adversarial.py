@@ -277,6 +277,18 @@ def test_ntuple_weights__a_network_bigger_than_this_machine_is_refused_before_al
     assert str(path) in str(e.value)
 
 
+def test_ntuple_weights__thousands_of_tuples_are_refused_before_compiling(tmp_path: Path) -> None:
+    """4096 one-cell tuples: a 256 KiB table in a file of a few KiB, whose generated kernels would take
+    numba hours to compile (512 tuples took 197 s) the first time the network plays."""
+    many = ",".join(["0"] * 4096)
+    w = npy(np.zeros(4096 * 16, np.float32))
+    path = weights_npz(tmp_path / "many.npz", patterns=npy(np.array(many)), w=w)
+    assert path.stat().st_size < 10_000
+    with pytest.raises(ValueError, match="4096 tuples; at most 64") as e:
+        load_file(path)
+    assert str(path) in str(e.value)
+
+
 def test_ntuple_weights__a_zip_bomb_header_member_is_refused_without_inflating(tmp_path: Path) -> None:
     # "kind" as 64 MiB of text that deflates to ~64 KiB: refused from its header, not inflated
     bomb = fake_npy("<U1", (16 * 2**20,), b"\0" * (64 * 2**20))
