@@ -398,3 +398,31 @@ def test_serve_cli__bad_connection_limits_are_errors_before_serving(
     assert main(["serve", "--port", "1", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_undo_history__bounded_on_the_web_and_the_record_stays_a_replay() -> None:
+    """Each move kept for undo holds a copy of the game (~2 KiB): 256 web games of 10,000 moves kept
+    5 GiB. The web keeps the last MAX_UNDO moves; the terminal keeps all."""
+    from ai2048.records import GameRecorder
+    from ai2048.ui.server import MAX_UNDO
+    from ai2048.ui.session import PlaySession
+
+    r = GameRecorder(seed=3, max_undo=5)
+    while r.game.moves < 12:
+        r.step(r.game.legal_actions()[0])
+    assert sum(r.undo() for _ in range(10)) == 5 and not r.can_undo and r.game.moves == 7
+    record = r.record()
+    assert record.replay().boards[-1] == r.game.board  # still exactly the replay of its actions
+    with pytest.raises(ValueError, match="max_undo must be a whole number"):
+        GameRecorder(seed=1, max_undo=-1)
+    assert not GameRecorder(seed=1, max_undo=0).can_undo
+
+    from fastapi.testclient import TestClient
+
+    app = create_app(default_agent="random")
+    client = TestClient(app, base_url="http://127.0.0.1")
+    gid = client.post("/api/games", json={"seed": 1}).json()["id"]
+    s, _ = app.state.store.get(gid)
+    assert s.recorder._history.maxlen == MAX_UNDO == 200
+    s.new_game(seed=2)  # a new game in the session keeps the bound
+    assert s.recorder._history.maxlen == MAX_UNDO and PlaySession(seed=1).recorder._history.maxlen is None

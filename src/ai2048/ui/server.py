@@ -51,6 +51,8 @@ from ai2048.ui.session import Hint, PlaySession
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_STEPS = 100
+MAX_UNDO = 200  # moves a web game can take back: each holds a copy of the game (~2 KiB); 256 games
+# of 10,000 moves kept every one (5 GiB)
 MAX_JSON_DEPTH = 16
 MAX_NUMBER_CHARS = 40
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -473,7 +475,7 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         agent, config = choice(None, body)
         if agent != default_agent or config != default_config:
             await off_loop(lambda: get_agent(agent, config))  # a bad model or setting fails now, clearly
-        s = PlaySession(seed=seed, agent=agent, agent_config=config)
+        s = PlaySession(seed=seed, agent=agent, agent_config=config, max_undo=MAX_UNDO)
         return respond(store.add(s), s)
 
     @app.get("/api/games/{gid}")
