@@ -354,6 +354,9 @@ def test_compact__a_truncated_section_is_a_clear_error(tmp_path: Path) -> None:
     ({"touched": 10**12}, "no compact network file has"),
     ({"checks": 2**40}, "no compact network file has"),
     ({"entries": "512"}, "incomplete header"),
+    ({"fill": float("nan")}, "fill nan"),  # every weight decoded NaN before
+    ({"step": float("inf")}, "step inf"),
+    ({"step": 0.0}, "step 0.0"),
     ({"exact": -1}, "incomplete header"),
 ])
 def test_compact__a_header_claiming_giant_counts_is_refused_before_allocating(

@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import lzma
+import math
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -384,6 +385,9 @@ def decode(
     table = entries // nstages
     if entries % (8 * nstages) or not 1 <= nbytes <= 4 or len(exact_f32) != nstages:
         raise corrupt
+    if not (math.isfinite(fill) and math.isfinite(step) and step > 0):  # NaN would decode every weight NaN
+        raise ModelFileError(f"{path} has fill {fill} and step {step} in its header; it is corrupt: fetch or "
+                             "reinstall it again")
     try:  # the table the header's own patterns need, before allocating what ``entries`` claims
         need = tuple_runs(parse_patterns(str(header["patterns"])))[3] * nstages
     except (KeyError, ValueError) as e:
@@ -406,7 +410,7 @@ def decode(
         or ex_v.size != n_exact
     ):
         raise corrupt
-    if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries):
+    if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries or not np.isfinite(ex_v).all()):
         raise corrupt
     x[gidx] = nz
     planes = planes.reshape(nbytes, touched)
