@@ -99,17 +99,29 @@ def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
     number is as foreign as a torn file and is refused here, before a caller indexes it.
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{what} {path} does not exist")
+    check_regular_file(path, what)
     try:
         value = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # JSON, UTF-8, a number of more than 4300 digits, nesting
         raise ValueError(f"{what} {path} is not valid JSON ({e}); it may be truncated or corrupt") from e
     if not isinstance(value, dict):
         raise ValueError(
             f"{what} {path} holds a JSON {_json_kind(value)}, not an object; it is not a file ai2048 wrote"
         )
     return value
+
+
+def check_regular_file(path: str | Path, what: str = "file") -> None:
+    """Raise naming ``path`` unless it is a regular file: missing is FileNotFoundError; a folder, a
+    FIFO or a device (a link to ``/dev/zero``) is ValueError, before anything reads it (a FIFO
+    would block the reader forever, ``/dev/zero`` fill its memory)."""
+    path = Path(path)
+    if path.is_file():
+        return
+    if not path.exists():
+        raise FileNotFoundError(f"{what} {path} does not exist")
+    kind = "a folder" if path.is_dir() else "not a regular file (a FIFO, socket or device)"
+    raise ValueError(f"{what} {path} is {kind}; give the path of the file itself")
 
 
 def _json_kind(value: Any) -> str:
@@ -134,7 +146,11 @@ def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """All complete records of a JSON-lines file; a torn final line (crash mid-append) is dropped."""
     out = []
-    lines = Path(path).read_text().splitlines()
+    check_regular_file(path, "JSON-lines file")
+    try:
+        lines = Path(path).read_text().splitlines()
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 text ({e}); it is not a JSON-lines file ai2048 wrote") from e
     for i, line in enumerate(lines):
         if not line.strip():
             continue
@@ -143,6 +159,8 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
         except json.JSONDecodeError as e:
             if i == len(lines) - 1:
                 break
+            raise ValueError(f"{path}: line {i + 1} is not valid JSON ({e})") from e
+        except (ValueError, RecursionError) as e:  # a number of more than 4300 digits, deep nesting
             raise ValueError(f"{path}: line {i + 1} is not valid JSON ({e})") from e
     return out
 

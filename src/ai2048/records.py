@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -435,18 +436,24 @@ class GameRecorder:
     """A :class:`Game` that remembers its moves and spawns, with undo; ``.record()`` gives the record.
 
     Undo restores the whole game including its random stream, so the record of an undone game is
-    still exactly the replay of its seed and remaining actions.
+    still exactly the replay of its seed and remaining actions. ``max_undo``: how many of the last
+    moves can be taken back (None: all); each kept move holds a copy of the game (about 2 KiB), so a
+    server holding many long games bounds it.
     """
 
-    def __init__(self, seed: int | None = None, p_two: float = P_TWO, *, undo: bool = True) -> None:
-        self._keep_history = undo
+    def __init__(self, seed: int | None = None, p_two: float = P_TWO, *, undo: bool = True,
+                 max_undo: int | None = None) -> None:
+        if max_undo is not None and (isinstance(max_undo, bool) or not isinstance(max_undo, int)
+                                     or max_undo < 0):
+            raise ValueError(f"max_undo must be a whole number >= 0 or None, got {max_undo!r}")
+        self._keep_history = undo and max_undo != 0
         self.seed = new_seed() if seed is None else _check_seed(seed)
         self.game = Game(seed=self.seed, p_two=p_two)
         self.start_board = self.game.board
         self.actions: list[int] = []
         self.spawns: list[tuple[int, int]] = []
         self.scores: list[int] = []
-        self._history: list[Game] = []
+        self._history: deque[Game] = deque(maxlen=max_undo)
 
     @property
     def board(self) -> int:

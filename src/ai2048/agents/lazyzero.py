@@ -68,10 +68,20 @@ def load_lazyzero_network(
     path = run / WEIGHTS
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist; is {run} a finished or checkpointed LazyZero run?")
-    model = PolicyValueResNet(cfg)
     state = load_torch_file(path, "LazyZero network file")
     if not isinstance(state, dict):
         raise ValueError(f"{path} holds a {type(state).__name__}, not a network state_dict")
+    with torch.device("meta"):  # shapes only: a config.json of a few bytes can name a network of terabytes
+        probe = PolicyValueResNet(cfg).state_dict()
+    own = {k: tuple(v.shape) for k, v in probe.items()}
+    got = {k: tuple(v.shape) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    if own != got:
+        differ = sorted(k for k in set(own) | set(state) if own.get(k) != got.get(k))
+        raise ValueError(
+            f"{path} does not fit the network in {run / 'config.json'} ({cfg}): "
+            + ", ".join(f"{k} {got.get(k)} != {own.get(k)}" for k in differ[:5])
+        )
+    model = PolicyValueResNet(cfg)
     try:
         model.load_state_dict(state)
     except RuntimeError as e:

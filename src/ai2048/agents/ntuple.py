@@ -57,8 +57,8 @@ class NTupleAgent(BaseAgent):
     """A trained n-tuple network playing 2048.
 
     Args:
-        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` or ``.ntz`` file);
-            ``None``: a shipped network (``model``).
+        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` or ``.ntz`` file, or
+            a loaded :class:`Network`, shared read-only); ``None``: a shipped network (``model``).
         model: name of a shipped network (``ai2048 models``); ``None`` with no weights: the default one.
         models_dir: folder of shipped networks to look ``model`` up in (default: the package's, or
             ``$AI2048_MODELS``).
@@ -74,7 +74,7 @@ class NTupleAgent(BaseAgent):
 
     def __init__(
         self,
-        weights: str | Path | None = None,
+        weights: str | Path | Network | None = None,
         depth: int = 1,
         downgrade: bool = False,
         prob_cutoff: float = 1e-4,
@@ -102,6 +102,10 @@ class NTupleAgent(BaseAgent):
                     f"{self.net.patterns}, "
                     f"not the requested {patterns}"
                 )
+        elif isinstance(weights, Network):  # loaded once and shared read-only (the web's --models runs)
+            if patterns is not None and pattern_name(parse_patterns(patterns)) != weights.patterns:
+                raise ValueError(f"the network has patterns {weights.patterns}, not the requested {patterns}")
+            self.net = weights
         else:
             self.net = load_ntuple_network(weights, patterns)
         order = tuple(int(a) for a in self.order)

@@ -46,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-agents", type=int, default=8, help="built agents kept in memory (default 8)")
     p.add_argument("--workers", type=int, default=2, help="threads running agents (default 2)")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of agent work per request (default 2)")
+    p.add_argument("--max-connections", type=int, default=64,
+                   help="open connections; more are closed at once (default 64)")
+    p.add_argument("--request-timeout", type=float, default=10.0,
+                   help="seconds a client may take to send a request's head, and its body (default 10)")
     p.set_defaults(func=run, check=check)
 
 
@@ -63,7 +67,8 @@ def check(args: argparse.Namespace) -> Any:
     if args.max_games < 1:
         raise ValueError(f"--max-games must be at least 1, got {args.max_games}")
     limits = Limits(max_games=args.max_games, game_ttl=args.game_ttl, max_agents=args.max_agents,
-                    workers=args.workers, budget=args.budget)
+                    workers=args.workers, budget=args.budget, max_connections=args.max_connections,
+                    request_timeout=args.request_timeout)
     models = scan_models(args.models)
     try:
         check_settings(args.agent or default_agent(), parse_sets(args.sets), models)
@@ -94,5 +99,10 @@ def run(args: argparse.Namespace) -> int:
     if models:
         print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
     print(f"ai2048 web app on http://{host}:{args.port}/  (Ctrl-C stops it)")
-    uvicorn.run(app, host=host, port=args.port, log_level="warning")
+    from ai2048.ui.protocol import protocol_class
+
+    # uvicorn alone has neither a connection cap nor a timeout on a request's head (slowloris); the
+    # app has no WebSocket route, so an Upgrade request is not handed to a protocol without either
+    uvicorn.run(app, host=host, port=args.port, log_level="warning", ws="none",
+                http=protocol_class(limits.max_connections, limits.request_timeout))
     return 0

@@ -264,9 +264,20 @@ def check_card(card: Any, path: str | Path) -> dict[str, Any]:
     if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
         raise ValueError(f"{path} is not an ai2048 model card (format {CARD_FORMAT!r})")
     missing = [k for k in ("name", "file", "network", "rules", "training") if k not in card]
-    missing += [f"file.{k}" for k in ("name", "bytes", "sha256") if k not in card.get("file", {})]
+    file = card.get("file", {})
+    for key in ("file", "network"):
+        if not isinstance(card.get(key, {}), dict):
+            raise ValueError(f"model card {path} has a {key} entry that is not an object; reinstall it")
+    missing += [f"file.{k}" for k in ("name", "bytes", "sha256") if k not in file]
     if missing:
         raise ValueError(
             f"model card {path} lacks {', '.join(missing)}; it is truncated or hand-edited: reinstall it"
+        )
+    size, sha = file["bytes"], file["sha256"]
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0 or not isinstance(sha, str) or \
+            not re.fullmatch(r"[0-9a-fA-F]{64}", sha):
+        raise ValueError(
+            f"model card {path} has file.bytes {str(size)[:40]!r} and file.sha256 {str(sha)[:80]!r}; they "
+            "must be a whole number of bytes and 64 hex digits: it is corrupt or hand-edited, reinstall it"
         )
     return card

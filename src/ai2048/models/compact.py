@@ -29,6 +29,7 @@ import hashlib
 import io
 import json
 import lzma
+import math
 import zipfile
 import zlib
 from collections.abc import Callable
@@ -37,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write
+from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.network import KINDS, Network
-from ai2048.ntuple.patterns import parse_patterns, pattern_name
+from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION
 
 FORMAT = "ai2048.ntuple-compact/1"
@@ -49,6 +50,11 @@ CODECS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
     "zlib": (lambda b: zlib.compress(b, 9), zlib.decompress),
 }
 """Section codecs: (compress, decompress). lzma is smaller, zlib decodes faster (docs/ntuple.md)."""
+
+DECOMPRESSORS: dict[str, Callable[[], Any]] = {"lzma": lzma.LZMADecompressor, "zlib": zlib.decompressobj}
+"""Streaming decompressors of :data:`CODECS`: a section is decoded at most as far as its header allows."""
+MAX_CHECKS = 1 << 24
+"""Most check positions a compact file may hold (the packer writes thousands)."""
 
 _CHUNK = 1 << 17
 """Bitmap bytes (up to 8 entries each) decoded at a time."""
@@ -227,8 +233,13 @@ def write(path: str | Path, net: Network, **options: Any) -> dict[str, Any]:
 
 def _open(path: Path, sha256: str | None, size: int | None) -> bytes:
     """The file's bytes, after the size and hash checks a card provides."""
-    if not path.is_file():
-        raise FileNotFoundError(f"network file {path} does not exist")
+    check_regular_file(path, "network file")  # missing, or a folder, FIFO or device: named
+    on_disk = path.stat().st_size
+    if size is not None and on_disk != size:  # before reading: a card's size bounds what is read
+        raise ModelFileError(
+            f"network file {path} is {on_disk} bytes but its card says {size}: it is truncated or "
+            "half-written (an interrupted download or copy); fetch or reinstall it again"
+        )
     data = path.read_bytes()
     if size is not None and len(data) != size:
         raise ModelFileError(
@@ -259,6 +270,19 @@ def read_sections(
                 raise ModelFileError(
                     f"{path} lacks {', '.join(missing)}: it is not an ai2048 compact network file ({FORMAT})"
                 )
+            for name in z.files:  # numpy allocates a header's shape before reading: check it first
+                member = z.zip.open(f"{name}.npy")
+                version = np.lib.format.read_magic(member)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"array {name!r} is in .npy format {version}")
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, _, dtype = read(member)
+                if int(np.prod(shape, dtype=object)) * dtype.itemsize > len(data):
+                    raise ModelFileError(
+                        f"network file {path} is corrupt: its array {name!r} claims {dtype} {list(shape)}, "
+                        f"more than the file's {len(data)} bytes; fetch or reinstall it again"
+                    )
             header = json.loads(str(z["header"]))
             if not isinstance(header, dict) or header.get("format") != FORMAT:
                 raise ModelFileError(
@@ -268,15 +292,62 @@ def read_sections(
             codec = header.get("codec")
             if codec not in CODECS:
                 raise ModelFileError(f"{path} uses codec {codec!r}; this version reads {', '.join(CODECS)}")
-            dec = CODECS[codec][1]
-            sections = {k: dec(z[k].tobytes()) for k in _SECTIONS}
+            limits = _section_limits(path, header)
+            sections = {k: _decompress(path, k, codec, z[k].tobytes(), limits[k]) for k in _SECTIONS}
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError, KeyError) as e:
+    except (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError, ValueError, KeyError,
+            RecursionError) as e:
         raise ModelFileError(
             f"network file {path} is corrupt or truncated ({e}); fetch or reinstall it again"
         ) from e
     return header, sections
+
+
+def _section_limits(path: Path, header: dict[str, Any]) -> dict[str, int]:
+    """The most bytes each section may decompress to, from the header's counts: a few kilobytes of
+    lzma can hold gigabytes of zeros, so nothing is decompressed further than the header allows,
+    and the header's counts are checked against this machine's memory first."""
+    try:
+        entries, touched, n_exact = (_count(header, k) for k in ("entries", "touched", "exact"))
+        checks = _count(header, "checks") if "checks" in header else MAX_CHECKS
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelFileError(f"{path} has an incomplete header ({e}); fetch or reinstall it again") from e
+    from ai2048.ntuple.network import physical_memory
+
+    memory = physical_memory()
+    if entries >= 2**32 or touched > entries or n_exact > entries or checks > MAX_CHECKS or (
+            memory and entries * 5 > memory):
+        raise ModelFileError(
+            f"{path} has a header that no compact network file has (entries {entries}, touched {touched}, "
+            f"exact {n_exact}, checks {checks}); it is corrupt: fetch or reinstall it again"
+        )
+    return {"index1": (entries // 8 + 7) // 8, "index2": entries // 8, "codes": 4 * touched,
+            "exact_index": 4 * n_exact, "exact_values": 4 * n_exact, "check_boards": 8 * checks,
+            "check_moves": checks}
+
+
+def _count(header: dict[str, Any], key: str) -> int:
+    v = header[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"{key} is {v!r}, not a count")
+    return v
+
+
+def _decompress(path: Path, name: str, codec: str, data: bytes, limit: int) -> bytes:
+    """Section ``name`` decompressed, refused (naming the file) beyond ``limit`` bytes or when cut short."""
+    d = DECOMPRESSORS[codec]()
+    out: bytes = d.decompress(data, limit + 1)
+    if len(out) > limit:
+        raise ModelFileError(
+            f"network file {path} is corrupt: section {name} decompresses to more than the {limit} bytes "
+            "its header allows; fetch or reinstall it again"
+        )
+    if not d.eof:
+        raise ModelFileError(
+            f"network file {path} is truncated inside section {name}; fetch or reinstall it again"
+        )
+    return out
 
 
 def check_header(path: str | Path, header: dict[str, Any], patterns: str | None = None) -> None:
@@ -314,6 +385,15 @@ def decode(
     table = entries // nstages
     if entries % (8 * nstages) or not 1 <= nbytes <= 4 or len(exact_f32) != nstages:
         raise corrupt
+    if not (math.isfinite(fill) and math.isfinite(step) and step > 0):  # NaN would decode every weight NaN
+        raise ModelFileError(f"{path} has fill {fill} and step {step} in its header; it is corrupt: fetch or "
+                             "reinstall it again")
+    try:  # the table the header's own patterns need, before allocating what ``entries`` claims
+        need = tuple_runs(parse_patterns(str(header["patterns"])))[3] * nstages
+    except (KeyError, ValueError) as e:
+        raise ModelFileError(f"{path} does not match its own header: {e}") from e
+    if need != entries:
+        raise corrupt
     x = np.zeros(entries // 8, np.uint8)
     gidx = np.flatnonzero(np.unpackbits(np.frombuffer(s["index1"], np.uint8), count=x.size))
     nz = np.frombuffer(s["index2"], np.uint8)
@@ -330,7 +410,7 @@ def decode(
         or ex_v.size != n_exact
     ):
         raise corrupt
-    if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries):
+    if ex_i.size and (ex_i.min() < 0 or ex_i.max() >= entries or not np.isfinite(ex_v).all()):
         raise corrupt
     x[gidx] = nz
     planes = planes.reshape(nbytes, touched)

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ai2048.checkpoint import check_regular_file
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 
@@ -102,6 +103,7 @@ def load_torch_file(path: str | Path, what: str, map_location: Any = "cpu") -> A
     without running it; a torn or foreign file raises ValueError naming it.
     """
     path = Path(path)
+    check_regular_file(path, what)  # a FIFO would block torch.load forever, /dev/zero fill memory
     try:
         with torch.serialization.safe_globals(_numpy_array_globals()):
             obj = torch.load(path, map_location=map_location, weights_only=True)
@@ -132,7 +134,14 @@ def load_weights(
             if saved_spec.get(k) != spec.get(k)
         )
         raise ValueError(f"{where} holds a different network ({diff})")
-    own = net.state_dict()
+    check_state(net.state_dict(), state, spec, where)
+    net.load_state_dict(state)
+
+
+def check_state(own: dict[str, Any], state: Any, spec: dict[str, Any], where: str) -> None:
+    """Raise naming ``where`` unless ``state`` has exactly the tensors and shapes of ``own``."""
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"{where} holds no state_dict of tensors for network {spec.get('name')!r}")
     missing = sorted(set(own) - set(state))
     extra = sorted(set(state) - set(own))
     shapes = [k for k in own if k in state and tuple(own[k].shape) != tuple(state[k].shape)]
@@ -148,7 +157,16 @@ def load_weights(
                 + ", ".join(f"{k} {tuple(state[k].shape)} != {tuple(own[k].shape)}" for k in shapes[:5])
             )
         raise ValueError(f"{where} does not fit network {spec.get('name')!r}: {'; '.join(parts)}")
-    net.load_state_dict(state)
+
+
+def build_checked(spec: dict[str, Any], state: Any, where: str) -> SeedNet:
+    """The network ``spec`` names, built only once ``state`` is checked to fit it on torch's meta
+    device (shapes, no memory): a spec of a few bytes in a model file (``n_fc: 100000``) names a
+    network of tens of gigabytes, which building would allocate and initialise before any check."""
+    with torch.device("meta"):
+        probe = build_net(spec)
+    check_state(probe.state_dict(), state, spec, where)
+    return build_net(spec)
 
 
 def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet, dict[str, Any]]:
@@ -163,7 +181,9 @@ def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet
         raise ValueError(f"{path} is not an ai2048 model file of format {MODEL_FORMAT}")
     if payload.get("kind") != kind:
         raise ValueError(f"{path} holds a {payload.get('kind')!r} model, not a {kind!r} model")
-    net = build_net(payload["net"])
+    if not isinstance(payload["net"], dict):
+        raise ValueError(f"{path} names its network with a {type(payload['net']).__name__}, not a spec")
+    net = build_checked(payload["net"], payload.get("state_dict"), str(path))
     load_weights(net, payload["net"], payload["net"], payload["state_dict"], str(path))
     return net.to(resolve_device(device)).eval(), payload
 
@@ -171,6 +191,8 @@ def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet
 __all__ = [
     "MODEL_FORMAT",
     "NDARRAY_TAG",
+    "build_checked",
+    "check_state",
     "from_plain",
     "load_model",
     "load_torch_file",

@@ -8,6 +8,7 @@ state under ``train_*`` keys. Loading checks every one of them and names what di
 
 from __future__ import annotations
 
+import os
 import zipfile
 import zlib
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write
+from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION
@@ -255,6 +256,85 @@ def read_into(path: str | Path, name: str, out: np.ndarray) -> None:
         raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
 
 
+SMALL_MEMBER_BYTES = 1 << 20
+"""Most bytes a weights file's header arrays (format, rules version, patterns, stages, kind) may claim."""
+
+
+def physical_memory() -> int:
+    """Bytes of memory this machine has (0 where the OS does not say)."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def _claims(path: Path, names: Sequence[str]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """(shape, dtype) of each array ``name`` of the ``.npz`` at ``path``, read from its ``.npy`` header
+    alone: numpy allocates an array of the header's shape before it reads a byte of its data, so a
+    few-byte file could claim terabytes. Names absent from the file are left out."""
+    out = {}
+    try:
+        with zipfile.ZipFile(path) as zf:
+            present = set(zf.namelist())
+            for name in names:
+                if f"{name}.npy" in present:
+                    member, shape, dtype = _open_member(zf, path, name)
+                    member.close()
+                    out[name] = (shape, dtype)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:
+        if str(path) in str(e):
+            raise
+        raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
+    return out
+
+
+def _nbytes(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    return int(np.prod(shape, dtype=object)) * dtype.itemsize  # Python ints: no overflow
+
+
+def _check_claims(
+    path: Path, claims: dict[str, tuple[tuple[int, ...], np.dtype]], small: Sequence[str]
+) -> None:
+    """Refuse, naming the file, arrays whose headers claim more than a weights file can hold."""
+    memory = physical_memory()
+    for name, (shape, dtype) in claims.items():
+        n = _nbytes(shape, dtype)
+        if name in small and n > SMALL_MEMBER_BYTES:
+            raise ValueError(
+                f"weights file {path} holds {name} as {dtype} {list(shape)} ({n} bytes), where an ai2048 "
+                "weights file holds a few bytes; it is corrupt or not an ai2048 n-tuple weights file"
+            )
+        if memory and n > memory:
+            raise ValueError(
+                f"weights file {path} holds {name} as {dtype} {list(shape)}: {n / 2**30:.1f} GiB, more "
+                f"than this machine's {memory / 2**30:.1f} GiB of memory; it is corrupt or too big to "
+                "load here"
+            )
+
+
+def _check_w(path: Path, claim: tuple[tuple[int, ...], np.dtype], patterns: str, stages: tuple[int, ...],
+             tc: bool) -> None:
+    """Refuse, before numpy allocates it, a ``w`` whose header is not the float32 table the file's own
+    patterns and stages need, or a table bigger than this machine's memory."""
+    try:
+        table = tuple_runs(parse_patterns(patterns))[3]
+    except ValueError as e:
+        raise ValueError(f"weights file {path} does not match its own header: {e}") from e
+    size = table * (len(stages) + 1)
+    shape, dtype = claim
+    if dtype != np.float32 or shape != (size,):
+        raise ValueError(
+            f"weights file {path} does not match its own header: weights must be float32 [{size}] for "
+            f"patterns {patterns} with {len(stages) + 1} stage(s), got {dtype} {list(shape)}"
+        )
+    need, memory = size * 4 * (3 if tc else 1), physical_memory()
+    if memory and need > memory:
+        raise ValueError(
+            f"weights file {path} holds a network of {need / 2**30:.1f} GiB (patterns {patterns}), more "
+            f"than this machine's {memory / 2**30:.1f} GiB of memory"
+        )
+
+
 def load_file(
     path: str | Path, patterns: str | None = None, extra: Sequence[str] = (), tc: bool = False
 ) -> tuple[Network, dict[str, np.ndarray]]:
@@ -263,12 +343,14 @@ def load_file(
     ``tc=True`` streams the weights into TC records (``Network(tc=True)``; :func:`read_into` the
     accumulators after), so resuming TC training holds the records and never a second table."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"weights file {path} does not exist")
+    check_regular_file(path, "weights file")  # missing, or a folder, FIFO or device: named
     if not zipfile.is_zipfile(path):
         raise ValueError(
             f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain"
         )
+    small = ("format", "rules_version", "patterns", "stages", "kind")
+    claims = _claims(path, (*small, "w", *extra))
+    _check_claims(path, claims, small)
     try:
         with np.load(path, allow_pickle=False) as z:
             keys = set(z.files)
@@ -291,17 +373,21 @@ def load_file(
             file_patterns = str(z["patterns"])
             stages = tuple(int(s) for s in z["stages"])
             kind = str(z["kind"])
+            _check_w(path, claims["w"], file_patterns, stages, tc)
             w = None if tc else z["w"]  # (NpzFile reads a member only when it is asked for)
             arrays: dict[str, Any] = {k: z[k] for k in extra}
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
     except ValueError as e:
-        if "allow_pickle" not in str(e):
+        if "allow_pickle" in str(e):
+            raise ValueError(
+                f"weights file {path} holds pickled Python objects, which ai2048 never loads (numbers "
+                "only); it is not an ai2048 n-tuple weights file"
+            ) from None
+        if str(path) in str(e):
             raise
-        raise ValueError(
-            f"weights file {path} holds pickled Python objects, which ai2048 never loads (numbers "
-            "only); it is not an ai2048 n-tuple weights file"
-        ) from None
+        # numpy's own words for a member shorter than its header says ("EOF: reading array data")
+        raise ValueError(f"weights file {path} is corrupt or truncated ({e}); restore it or retrain") from e
     if patterns is not None:
         want = pattern_name(parse_patterns(patterns))
         if want != file_patterns:

@@ -27,6 +27,11 @@ row 2-3's straight 6-tuple (TDL2048+ ``5x6patt``); ``8x6`` is Matsuzaki's 8 6-tu
 
 MAX_TUPLE = 7
 """Longest tuple allowed: one table of ``16**7`` float32 is already 1 GiB."""
+MAX_TUPLES = 64
+"""Most tuples in a pattern set: the kernels are generated unrolled, 8 features a tuple, and numba's
+first compilation grows faster than the tuple count (8 tuples 6 s, 64 tuples 11 s, 512 tuples 197 s
+on a 2-core machine), so a weights file naming thousands of one-cell tuples (a few KiB) would keep a
+process compiling for hours."""
 
 
 def _rotate(cells: list[int]) -> list[int]:
@@ -55,7 +60,7 @@ def parse_patterns(spec: str | Sequence[Sequence[int]]) -> tuple[tuple[int, ...]
     """A preset name (``"4x6"``), hex cell strings (``"012345,456789"``) or lists of cells -> tuples.
 
     Raises ValueError naming the problem: unknown preset, a cell outside 0..15, a repeated cell,
-    a tuple longer than :data:`MAX_TUPLE`.
+    a tuple longer than :data:`MAX_TUPLE`, more than :data:`MAX_TUPLES` tuples.
     """
     if isinstance(spec, str):
         text = PRESETS.get(spec.strip(), spec)
@@ -75,6 +80,11 @@ def parse_patterns(spec: str | Sequence[Sequence[int]]) -> tuple[tuple[int, ...]
         tuples = [tuple(int(c) for c in t) for t in spec]
         if not tuples:
             raise ValueError("no patterns given")
+    if len(tuples) > MAX_TUPLES:
+        raise ValueError(
+            f"pattern set of {len(tuples)} tuples; at most {MAX_TUPLES} (the kernels are compiled unrolled "
+            "per tuple: 512 tuples take minutes to compile)"
+        )
     for t in tuples:
         if not 1 <= len(t) <= MAX_TUPLE:
             raise ValueError(f"tuple {t} has {len(t)} cells; tuples need 1..{MAX_TUPLE} cells")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +127,10 @@ WEB_AGENTS: dict[str, dict[str, Setting]] = {
     },
     "expectimax-seed003": {"depth": Int(1, 3), "p_two": P_TWO, "prob_cutoff": Float(0.0, 1.0),
                            "tt_bits": TT_BITS, "order": ORDER},
-    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0, optional=True), "prune": BOOL,
+    # time_limit is never null on the web: a fixed depth-5 search without pruning, fours on, is 4 x 112**4
+    # leaves on an open board (49-88 s on a 2-core machine, the GIL held throughout: every request
+    # waited); with a time limit it deepens under a node budget and stops within it
+    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0), "prune": BOOL,
                 "fours": BOOL, "order": ORDER},
     "montecarlo": {"playouts": Int(1, PLAYOUTS_MAX), "playouts_total": PLAYOUTS_TOTAL, "p_two": P_TWO,
                    "seed": SEED, "order": ORDER},
@@ -180,7 +185,7 @@ def scan_models(models_dir: str | Path | None) -> dict[str, Model]:
             continue
         try:
             meta = json.loads(meta_path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # RecursionError: a meta.json nested 100000 deep
             continue
         agent = meta.get("agent") if isinstance(meta, dict) else None
         if agent not in MODEL_SETTINGS or agent not in available():
@@ -188,11 +193,40 @@ def scan_models(models_dir: str | Path | None) -> dict[str, Model]:
         if run.name in models:
             raise ValueError(f"--models {root}: folder {run.name!r} has the name of a shipped model; "
                              "rename the folder")
-        models[run.name] = Model(
-            run.name, agent, f"{agent} network from {run.name}/", MODEL_SETTINGS[agent],
-            lambda agent=agent, run=run, **cfg: make_agent(agent, weights=str(run), **cfg),
-        )
+        models[run.name] = Model(run.name, agent, f"{agent} network from {run.name}/", MODEL_SETTINGS[agent],
+                                 _run_builder(agent, run))
     return models
+
+
+def _run_builder(agent: str, run: Path) -> Callable[..., Any]:
+    """What builds the agent of run directory ``run`` with web settings (n-tuple runs share one network)."""
+    if agent == "ntuple":
+        return lambda **cfg: make_agent(agent, weights=run_network(run), **cfg)
+    return lambda **cfg: make_agent(agent, weights=str(run), **cfg)
+
+
+_RUN_NETWORKS: weakref.WeakValueDictionary[tuple[str, int, int], Any] = weakref.WeakValueDictionary()
+_RUN_NETWORKS_LOCK = threading.Lock()
+
+
+def run_network(run: Path) -> Any:
+    """The n-tuple network of run directory ``run``, loaded once for every web agent built from it.
+
+    The agent cache holds one agent per setting (``p_two``, ``depth``, ...): each loaded its own copy,
+    so a client cycling ``p_two`` kept ``--max-agents`` copies of a 512 MiB table (and loaded one per
+    request). Shared while any agent holds it (weak references), reloaded when the file changes.
+    """
+    from ai2048.agents.ntuple import load_ntuple_network
+
+    weights = run / "weights.npz"
+    st = weights.stat() if weights.is_file() else None
+    key = (str(run.resolve()), st.st_mtime_ns if st else 0, st.st_size if st else 0)
+    with _RUN_NETWORKS_LOCK:
+        net = _RUN_NETWORKS.get(key)
+        if net is None:
+            net = load_ntuple_network(run)
+            _RUN_NETWORKS[key] = net
+        return net
 
 
 def _shipped() -> dict[str, Model]:

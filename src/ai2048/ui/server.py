@@ -51,6 +51,8 @@ from ai2048.ui.session import Hint, PlaySession
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_STEPS = 100
+MAX_UNDO = 200  # moves a web game can take back: each holds a copy of the game (~2 KiB); 256 games
+# of 10,000 moves kept every one (5 GiB)
 MAX_JSON_DEPTH = 16
 MAX_NUMBER_CHARS = 40
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -67,13 +69,15 @@ class Limits:
     workers: int = 2  # threads that run agents
     max_queue: int = 8  # agent requests running or waiting; more get 503
     budget: float = 2.0  # seconds of agent work per request: AI steps stop after it
+    max_connections: int = 64  # open connections; more are closed at once (uvicorn: ai2048.ui.protocol)
+    request_timeout: float = 10.0  # seconds a client may take to send a request's head, and its body
 
     def __post_init__(self) -> None:
-        for key in ("max_games", "max_agents", "workers", "max_queue"):
+        for key in ("max_games", "max_agents", "workers", "max_queue", "max_connections"):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"{key} must be a whole number >= 1, got {v!r}")
-        for key in ("game_ttl", "budget"):
+        for key in ("game_ttl", "budget", "request_timeout"):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise ValueError(f"{key} must be a positive number of seconds, got {v!r}")
@@ -235,7 +239,12 @@ class AgentCache:
             with self._lock:
                 if key in self._agents:
                     return self._agents[key]
-            built = build(agent, config, self.models)
+            try:
+                built = build(agent, config, self.models)
+            except BaseException:  # a failed build leaves no entry behind (settings are many: they pile up)
+                with self._lock:
+                    self._building.pop(key, None)
+                raise
             entry = (built, threading.Lock())
             with self._lock:
                 self._agents[key] = entry
@@ -246,12 +255,23 @@ class AgentCache:
 
 
 def _host_name(host: str) -> str:
-    """``"localhost:8048"`` -> ``"localhost"``; ``"[::1]:8048"`` -> ``"[::1]"`` (lower case)."""
+    """``"localhost:8048"`` -> ``"localhost"``; ``"[::1]:8048"`` -> ``"[::1]"`` (lower case).
+
+    Anything after the name but a ``:PORT`` of ASCII digits (or an empty one) leaves the header
+    whole (``"[::1]evil"``, ``"localhost:80x"``), so it matches no allowed name.
+    """
     host = host.strip().lower()
     if host.startswith("["):
         end = host.find("]")
-        return host[: end + 1] if end > 0 else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        name, rest = (host[: end + 1], host[end + 1 :]) if end > 0 else (host, "")
+    elif host.count(":") == 1:
+        name, rest = host.split(":")[0], host[host.index(":") :]
+    else:
+        return host
+    port = rest[1:]
+    if rest and not (rest.startswith(":") and (port == "" or (port.isascii() and port.isdigit()))):
+        return host
+    return name
 
 
 def allowed_hosts(host: str | None, extra: tuple[str, ...] = ()) -> frozenset[str]:
@@ -268,11 +288,17 @@ class Guard:
     size (413) and, for API posts, the JSON content type (415). It reads a POST body once, bounded,
     and hands it on."""
 
-    def __init__(self, app: Any, hosts: frozenset[str]) -> None:
+    def __init__(self, app: Any, hosts: frozenset[str], body_timeout: float = 10.0) -> None:
         self.app = app
         self.hosts = hosts
+        self.body_timeout = body_timeout
 
     def problem(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, str] | None:
+        names = [k.lower() for k, _ in scope["headers"]]
+        for twice in (b"host", b"origin"):
+            if names.count(twice) > 1:
+                return 400, (f"the request has {names.count(twice)} {twice.decode().title()} headers; "
+                             "send one")
         host = headers.get("host", "")
         if _host_name(host) not in self.hosts:
             return 421, (f"this server answers only to {', '.join(sorted(self.hosts))} "
@@ -297,8 +323,16 @@ class Guard:
         found = self.problem(scope, headers)
         if found is None and scope["method"] == "POST":
             body, more = b"", True
+            deadline = time.monotonic() + self.body_timeout
             while more:
-                message = await receive()
+                try:  # a client trickling its body (slowloris) gives up its connection, not a worker
+                    message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    response = JSONResponse(
+                        {"error": f"request body not received within {self.body_timeout:g} s"},
+                        status_code=408, headers={"Connection": "close"})
+                    await response(scope, receive, send)
+                    return
                 if message["type"] == "http.disconnect":
                     return
                 body += message.get("body", b"")
@@ -368,7 +402,7 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         return JSONResponse({"error": f"internal error ({type(e).__name__}); the game is unchanged"},
                             status_code=500)
 
-    app.add_middleware(Guard, hosts=hosts)
+    app.add_middleware(Guard, hosts=hosts, body_timeout=limits.request_timeout)
 
     async def read_body(request: Request) -> dict[str, Any]:
         return parse_body(await request.body())
@@ -441,7 +475,7 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
         agent, config = choice(None, body)
         if agent != default_agent or config != default_config:
             await off_loop(lambda: get_agent(agent, config))  # a bad model or setting fails now, clearly
-        s = PlaySession(seed=seed, agent=agent, agent_config=config)
+        s = PlaySession(seed=seed, agent=agent, agent_config=config, max_undo=MAX_UNDO)
         return respond(store.add(s), s)
 
     @app.get("/api/games/{gid}")

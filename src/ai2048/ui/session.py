@@ -94,9 +94,11 @@ class PlaySession:
         p_two: float = P_TWO,
         agent: str = "expectimax",
         agent_config: dict[str, Any] | None = None,
+        max_undo: int | None = None,
     ) -> None:
         self.p_two = p_two
-        self.recorder = GameRecorder(seed, p_two)
+        self.max_undo = max_undo  # moves that can be taken back (None: all; the web server bounds it)
+        self.recorder = GameRecorder(seed, p_two, max_undo=max_undo)
         self.agent_name = agent
         self.agent_config = dict(agent_config or {})
         self._agent_key = ""
@@ -147,7 +149,7 @@ class PlaySession:
     # actions
     def new_game(self, seed: int | None = None) -> None:
         """Start again (a fresh random seed unless one is given)."""
-        self.recorder = GameRecorder(seed, self.p_two)
+        self.recorder = GameRecorder(seed, self.p_two, max_undo=self.max_undo)
         self.last_hint = None
         self.ai_moves = 0
         if self._agent_obj is not None and hasattr(self._agent_obj, "reset"):
