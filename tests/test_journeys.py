@@ -62,3 +62,65 @@ def test_cli_arena__the_table_has_a_row_for_every_tile_between_the_agents() -> N
             if line.startswith(">=")}
     assert list(rows) == [f">= {t}" for t in (128, 256, 512, 1024, 2048)]
     assert rows[">= 512"] == ["0.0", "100.0"]
+
+
+_TORCH_AGENT_EVAL = """
+import torch
+from ai2048.agents.base import BaseAgent
+from ai2048.evaluate import evaluate
+from ai2048.game import legal_mask
+from ai2048.rules import Action
+
+class TorchAgent(BaseAgent):
+    name = "torch-agent"
+
+    def __init__(self) -> None:
+        torch.set_num_threads(2)  # as make_agent("dqn", weights=RUN, threads=2)
+        self.x = torch.ones(1 << 18)  # large enough for torch to use its thread pool
+
+    def act(self, board):
+        float(self.x.exp().sum())
+        return Action(int(legal_mask(board).argmax()))
+
+res = evaluate(TorchAgent(), games=2, seed=1, workers=2, progress=False, max_moves=3)
+print("games", res.games)
+"""
+
+
+def test_evaluate__workers_fork_after_torch_ran_on_several_threads(tmp_path) -> None:
+    """``ai2048 eval DQN_RUN --set threads=2 --workers 2`` hung for ever: the forked workers waited
+    for torch's OpenMP thread pool, which does not survive fork. Workers now run torch on one thread."""
+    pytest.importorskip("torch")
+    import multiprocessing
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the hang needs fork")
+    proc = subprocess.Popen([sys.executable, "-c", _TORCH_AGENT_EVAL], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("evaluate with 2 worker processes hung after torch ran on 2 threads")
+    assert proc.returncode == 0, err
+    assert "games 2" in out
+
+
+def test_torch_threads__a_capped_process_never_raises_the_thread_count(monkeypatch) -> None:
+    """The batched search agents set their ``threads`` around each network call; in an evaluation's
+    forked worker (capped at one thread) that must not bring the thread pool back."""
+    torch = pytest.importorskip("torch")
+    from ai2048.search import streams
+
+    monkeypatch.setattr(streams, "_THREAD_CAP", None)
+    before = torch.get_num_threads()
+    streams.cap_torch_threads(1)
+    with streams.torch_threads(2):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import multiprocessing as mp
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -278,7 +279,26 @@ _WORKER: dict[str, Any] = {}
 def _init_worker(agent: Any, name: str, rules: dict[str, Any]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
+    one_torch_thread()
     _WORKER.update(agent=agent, name=name, rules=rules)
+
+
+def one_torch_thread() -> None:
+    """In an evaluation's worker process: torch (when loaded) runs one intra-op thread from now on.
+
+    A forked child inherits torch's OpenMP state but not its thread pool, so the first torch op that
+    the parent had run on several threads waits forever in the child (``ai2048 eval DQN_RUN --set
+    threads=2 --workers 2`` hung with every worker asleep). With one thread torch never enters an
+    OpenMP region (torch's DataLoader workers do the same); each worker plays one game at a time, so
+    the workers are the parallelism. Agents that set threads per call are capped too.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    torch.set_num_threads(1)
+    from ai2048.search.streams import cap_torch_threads
+
+    cap_torch_threads(1)
 
 
 def _run_one(task: tuple[int, int]) -> tuple[int, dict[str, Any] | None, str | None]:
