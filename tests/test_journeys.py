@@ -124,3 +124,32 @@ def test_torch_threads__a_capped_process_never_raises_the_thread_count(monkeypat
     with streams.torch_threads(2):
         assert torch.get_num_threads() == 1
     assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("stopped", ["interrupted", "running"])
+def test_loop__a_stopped_run_resumed_at_its_total_is_saved_completed(stopped: str, tmp_path, capsys) -> None:
+    """``train policy --epochs 100000`` stopped at epoch 9 (Ctrl-C, or killed: status running), then
+    ``--resume --epochs 8``: nothing is left to train, and meta.json used to keep saying interrupted
+    (or running) for ever, silently."""
+    from ai2048.checkpoint import read_run_meta
+    from ai2048.train.run import Loop, write_meta
+
+    write_meta(tmp_path, "tiny", "tiny", stopped, {"step": 9, "games": 9, "time": 1.0})
+    loop = Loop(tmp_path, "tiny", total=8, done=9, elapsed=1.0, progress=False, unit="epoch", resumed=True)
+    saves: list[str] = []
+
+    def save(status: str) -> None:
+        saves.append(status)
+        loop.write_meta(status, {"step": 9, "games": 9, "time": 1.0})
+
+    with loop:
+        assert not loop.running(9)
+    loop.finish(save, 9)
+    assert saves == ["completed"] and read_run_meta(tmp_path)["status"] == "completed"
+    assert "nothing to train: the run in" in capsys.readouterr().out
+    again = Loop(tmp_path, "tiny", total=8, done=9, progress=False, unit="epoch", resumed=True)
+    with again:
+        assert not again.running(9)
+    again.finish(saves.append, 9)
+    assert saves == ["completed"]  # a completed run resumed with nothing to do is not rewritten
+    assert "already holds 9 epochs (its total is 8)" in capsys.readouterr().out
