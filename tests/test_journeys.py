@@ -153,3 +153,76 @@ def test_loop__a_stopped_run_resumed_at_its_total_is_saved_completed(stopped: st
     again.finish(saves.append, 9)
     assert saves == ["completed"]  # a completed run resumed with nothing to do is not rewritten
     assert "already holds 9 epochs (its total is 8)" in capsys.readouterr().out
+
+
+_SLOW_AGENT_EVAL = """
+import time
+from ai2048.agents.base import BaseAgent
+from ai2048.evaluate import evaluate
+from ai2048.game import legal_mask
+from ai2048.rules import Action
+
+class SlowAgent(BaseAgent):
+    name = "slow"
+
+    def act(self, board):
+        time.sleep(0.1)  # a game takes tens of seconds
+        return Action(int(legal_mask(board).argmax()))
+
+evaluate(SlowAgent(), games=4, seed=1, workers=2, progress=False)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    kids = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in kids.read_text().split()] if kids.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    from pathlib import Path
+
+    status = Path(f"/proc/{pid}/status")
+    try:
+        state = next(line for line in status.read_text().splitlines() if line.startswith("State:"))
+    except (FileNotFoundError, ProcessLookupError, StopIteration):
+        return False
+    return "Z" not in state.split()[1]
+
+
+def test_evaluate__workers_end_with_a_killed_parent() -> None:
+    """``kill -9`` of ``ai2048 eval --workers N`` left its workers playing on (minutes for a slow
+    agent), then dying with BrokenPipeError tracebacks; now they end with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux's")
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_AGENT_EVAL], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no workers started"
+        time.sleep(1.0)  # the workers are inside their games
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+        assert not left, "the evaluation's workers kept playing after it was killed"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stderr.close()

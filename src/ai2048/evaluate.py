@@ -24,8 +24,10 @@ per move.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
+import os
 import signal
 import sys
 import threading
@@ -276,11 +278,30 @@ def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(agent: Any, name: str, rules: dict[str, Any]) -> None:
+def _init_worker(agent: Any, name: str, rules: dict[str, Any], parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
+    if parent is not None:
+        _die_with_parent(parent)
     one_torch_thread()
     _WORKER.update(agent=agent, name=name, rules=rules)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a worker: end with SIGTERM when the evaluating process dies (Linux), and at once if it is
+    already gone. A ``kill -9`` of ``ai2048 eval --workers N`` used to leave its workers playing
+    their games to the end (minutes for a slow agent) and then dying with BrokenPipeError tracebacks."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(AttributeError, OSError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal this process gets when its parent thread dies."""
 
 
 def one_torch_thread() -> None:
@@ -422,7 +443,7 @@ def evaluate(
             _warm_up(ag, p_two)
             methods = mp.get_all_start_methods()
             ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules))
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules, os.getpid()))
             stream = pool.imap_unordered(_run_one, todo, chunksize=1)
         for i, rec, err in stream:
             if err is not None:
