@@ -226,3 +226,38 @@ def test_evaluate__workers_end_with_a_killed_parent() -> None:
             proc.kill()
         proc.wait()
         proc.stderr.close()
+
+
+@pytest.mark.parametrize("overrides", [{}, {"stages": (13, 14), "init": "shipped"}, {"init": "runs/my run"}])
+def test_models_pack__the_card_s_training_command_runs_as_written(overrides: dict) -> None:
+    """A model card's training command (written from config.json) held ``--init  --out RUN`` for a run
+    without --init: the empty value vanished, so the command did not parse."""
+    import dataclasses
+    import shlex
+
+    from ai2048.cli.train import build_config, trainer_parser
+    from ai2048.models.pack import command_of
+    from ai2048.train import get_trainer
+    from ai2048.train.ntuple import NTupleConfig
+
+    cfg = NTupleConfig(games=3000, seed=1, chunk=500, checkpoint_every=1000, **overrides)
+    words = shlex.split(command_of(json_ready(dataclasses.asdict(cfg))))
+    assert words[:3] == ["ai2048", "train", "ntuple"]
+    trainer = get_trainer("ntuple")
+    assert build_config(trainer, trainer_parser(trainer).parse_args(words[3:])) == cfg
+
+
+def json_ready(d: dict) -> dict:
+    """A config dict as config.json reads back (tuples become lists)."""
+    import json
+
+    return json.loads(json.dumps(d))
+
+
+def test_cli_models__dir_before_the_name_lists_that_folder(tmp_path, capsys) -> None:
+    """``ai2048 models --dir DIR`` (the listing, as its help describes --dir) was refused with
+    "unrecognized arguments: --dir"; only ``models NAME --dir DIR`` worked."""
+    assert main(["models", "--dir", str(tmp_path)]) == 0
+    assert f"no shipped networks in {tmp_path}" in capsys.readouterr().out
+    assert main(["models", "--dir", str(tmp_path), "--json", "nope"]) == 2
+    assert f"no shipped network named 'nope' in {tmp_path}" in capsys.readouterr().err

@@ -51,7 +51,10 @@ def _list(directory: Path | None) -> int:
     if not console.is_terminal:
         console = Console(width=200)  # a pipe or a log: one line a network, not wrapped cells
     console.print(t)
-    print("the card: ai2048 models NAME; play: ai2048 watch ntuple --set model=NAME --set depth=2")
+    other = "" if directory is None else f" --dir {directory}"
+    models_dir = "" if directory is None else f" --set models_dir={directory}"
+    print(f"the card: ai2048 models NAME{other}; play: ai2048 watch ntuple --set model=NAME{models_dir} "
+          "--set depth=2")
     return 0
 
 
@@ -123,13 +126,19 @@ def _pack(rest: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.rest and args.rest[0] == "pack":
-        return _pack(args.rest[1:])
+    rest = list(args.rest)
+    # options written before the first word (``ai2048 models --dir DIR``) reach this parser, not rest
+    if args.dir is not None:
+        rest += ["--dir", str(args.dir)]
+    if args.json:
+        rest += ["--json"]
+    if rest and rest[0] == "pack":
+        return _pack(rest[1:])
     p = argparse.ArgumentParser(prog="ai2048 models")
     p.add_argument("name", nargs="?", default=None)
     p.add_argument("--json", action="store_true")
     p.add_argument("--dir", type=Path, default=None)
-    return _show(p.parse_args(args.rest))
+    return _show(p.parse_args(rest))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -142,6 +151,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "training run (see `ai2048 models pack --help`). --dir DIR uses another models folder "
         "(default: $AI2048_MODELS or the package's).",
     )
+    p.add_argument("--dir", type=Path, default=None,
+                   help="models folder (default: $AI2048_MODELS or the package's)")
+    p.add_argument("--json", action="store_true", help="with NAME: print the model card as JSON")
     p.add_argument(
         "rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ..."
     )
