@@ -318,3 +318,61 @@ def test_train_ntuple__a_signal_in_the_final_evaluation_stops_it_cleanly(tmp_pat
     assert "final evaluation stopped; the trained network is saved in" in capsys.readouterr().out
     assert not (out / "eval.json").exists()
     assert json.loads((out / "meta.json").read_text())["status"] == "completed"
+
+
+def test_lazy_search__a_stop_abandons_the_search_at_the_roots() -> None:
+    torch = pytest.importorskip("torch")
+    from ai2048.envs.torch_env import EngineBatch
+    from ai2048.search.lazyzero import SearchStopped, lazy_search
+
+    env = EngineBatch(3, seed=1)
+    roots = env.boards().copy()
+
+    def uniform(states):
+        n = states.shape[0]
+        return torch.zeros(n, 4), torch.zeros(n)
+
+    asked: list[int] = []
+
+    def third() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(SearchStopped):
+        lazy_search(env, uniform, rollouts=50, depth=2, puct=1.0, generator=torch.Generator().manual_seed(0),
+                    stop=third)
+    assert len(asked) == 3 and (env.boards() == roots).all()
+
+
+def test_train_lazyzero__a_signal_stops_the_run_within_a_rollout(tmp_path, monkeypatch) -> None:
+    """The default (GPU) settings on a CPU spend minutes on one move's search; Ctrl-C or SIGTERM
+    waited for the move (ten minutes in a journey with --preset gpu), now for one rollout."""
+    pytest.importorskip("torch")
+    import json
+    import os
+    import signal
+
+    from ai2048.train import lazyzero
+
+    real = lazyzero.lazy_search
+    asked: list[int] = []
+
+    def signalled(*args, stop=None, **kwargs):
+        if not asked:
+            os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` while the first move is searched
+
+        def counting() -> bool:
+            asked.append(1)
+            return stop()
+
+        return real(*args, stop=counting, **kwargs)
+
+    monkeypatch.setattr(lazyzero, "lazy_search", signalled)
+    cfg = lazyzero.LazyZeroConfig(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4,
+                                     "epochs": 1, "rollouts": 100_000, "replay_min_games": 1,
+                                     "minibatch_size": 16, "device": "cpu", "tensorboard": False,
+                                     "progress": False})
+    out = lazyzero.run(cfg, tmp_path / "lz")
+    assert asked == [1]  # asked before the first rollout, which never ran
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["progress"]["step"] == 0
