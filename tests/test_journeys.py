@@ -376,3 +376,10 @@ def test_train_lazyzero__a_signal_stops_the_run_within_a_rollout(tmp_path, monke
     assert asked == [1]  # asked before the first rollout, which never ran
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted" and meta["progress"]["step"] == 0
+
+
+def test_cli_replay__a_folder_is_named_as_a_folder(tmp_path, capsys) -> None:
+    """``ai2048 replay RUN_DIR`` said the folder "does not exist"."""
+    assert main(["replay", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"record {tmp_path} is a folder, not a JSON file" in err and "does not exist" not in err

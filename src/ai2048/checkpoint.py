@@ -99,6 +99,8 @@ def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
     number is as foreign as a torn file and is refused here, before a caller indexes it.
     """
     path = Path(path)
+    if path.is_dir():  # (a FileNotFoundError still: callers treat both as "no such file")
+        raise FileNotFoundError(f"{what} {path} is a folder, not a JSON file")
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} does not exist")
     try:
