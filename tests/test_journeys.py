@@ -383,3 +383,15 @@ def test_cli_replay__a_folder_is_named_as_a_folder(tmp_path, capsys) -> None:
     assert main(["replay", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"record {tmp_path} is a folder, not a JSON file" in err and "does not exist" not in err
+
+
+def test_cli_train_ntuple__progress_false_hides_the_bar_as_for_every_trainer(tmp_path, capsys) -> None:
+    """``--progress false`` worked for dqn, qnet, policy and lazyzero; ntuple refused it
+    ("unrecognized arguments")."""
+    out = tmp_path / "nt"
+    argv = ["train", "ntuple", "--patterns", SMALL, "--games", "40", "--chunk", "20",
+            "--checkpoint-every", "20", "--progress", "false", "--out", str(out)]
+    assert main(argv) == 0
+    assert "game/s" not in capsys.readouterr().err
+    resume = ["train", "ntuple", "--games", "60", "--progress", "true", "--out", str(out), "--resume"]
+    assert main(resume) == 0

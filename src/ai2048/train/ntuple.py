@@ -56,7 +56,7 @@ ILLEGAL_ACTIONS = ("mask", "penalty")
 """``illegal_action``: moves that leave the board unchanged are never chosen (mask), or are scored
 -1 and followed by a spawn as seed 004's unmasked argmax plays them (penalty)."""
 
-RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
+RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration", "progress")
 """Fields a resumed run may change; every other field must match the saved config."""
 
 
@@ -132,6 +132,7 @@ class NTupleConfig:
         "start from trained weights: 'shipped' (the default shipped network), a shipped name "
         "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match",
     )
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.patterns, int):
@@ -446,7 +447,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
                 for s in range(1, len(st.ready))
             ]
     loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration,
-                smoothing=0.1, resumed=resumed)
+                smoothing=0.1, progress=cfg.progress, resumed=resumed)
 
     def save(status: str) -> None:
         """Checkpoint: weights and run state in one file (atomic), then meta.json."""
