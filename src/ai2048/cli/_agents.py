@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,13 @@ def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, An
         raise ValueError(
             "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
         )
+    # one spelling of a path (runs/x, runs/x/, ./runs/x): the config is what `eval --resume` matches
+    if isinstance(sets.get("weights"), str) and sets["weights"].strip():
+        sets = {**sets, "weights": os.path.normpath(sets["weights"])}
     if spec not in available() and Path(spec).is_dir():
-        agent = load_agent(spec, **sets)
-        return agent, getattr(agent, "name", spec), {"weights": str(spec), **sets}
+        run = os.path.normpath(spec)
+        agent = load_agent(run, **sets)
+        return agent, getattr(agent, "name", run), {"weights": run, **sets}
     return make_agent(spec, **sets), spec, dict(sets)
 
 
