@@ -24,9 +24,12 @@ per move.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -275,10 +278,48 @@ def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(agent: Any, name: str, rules: dict[str, Any]) -> None:
+def _init_worker(agent: Any, name: str, rules: dict[str, Any], parent: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
+    if parent is not None:
+        _die_with_parent(parent)
+    one_torch_thread()
     _WORKER.update(agent=agent, name=name, rules=rules)
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a worker: end with SIGTERM when the evaluating process dies (Linux), and at once if it is
+    already gone. A ``kill -9`` of ``ai2048 eval --workers N`` used to leave its workers playing
+    their games to the end (minutes for a slow agent) and then dying with BrokenPipeError tracebacks."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(AttributeError, OSError):
+            ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+"""prctl(2) option: the signal this process gets when its parent thread dies."""
+
+
+def one_torch_thread() -> None:
+    """In an evaluation's worker process: torch (when loaded) runs one intra-op thread from now on.
+
+    A forked child inherits torch's OpenMP state but not its thread pool, so the first torch op that
+    the parent had run on several threads waits forever in the child (``ai2048 eval DQN_RUN --set
+    threads=2 --workers 2`` hung with every worker asleep). With one thread torch never enters an
+    OpenMP region (torch's DataLoader workers do the same); each worker plays one game at a time, so
+    the workers are the parallelism. Agents that set threads per call are capped too.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    torch.set_num_threads(1)
+    from ai2048.search.streams import cap_torch_threads
+
+    cap_torch_threads(1)
 
 
 def _run_one(task: tuple[int, int]) -> tuple[int, dict[str, Any] | None, str | None]:
@@ -402,7 +443,7 @@ def evaluate(
             _warm_up(ag, p_two)
             methods = mp.get_all_start_methods()
             ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules))
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules, os.getpid()))
             stream = pool.imap_unordered(_run_one, todo, chunksize=1)
         for i, rec, err in stream:
             if err is not None:

@@ -121,7 +121,8 @@ def _missing_message(name: str, missing: list[str]) -> str:
         trainer = name.split("-")[0]  # dqn, qnet, policy, lazyzero (lazyzero-chance plays a lazyzero run)
         return (
             f"agent {name!r} plays a trained network and needs its run directory: give the directory "
-            "as the agent (ai2048 eval RUN_DIR) or --set weights=RUN_DIR; train one with "
+            "as the agent (ai2048 eval RUN_DIR) or --set weights=RUN_DIR "
+            f"(in arena: {name}:weights=RUN_DIR); train one with "
             f"`ai2048 train {trainer} --out RUN_DIR` (see `ai2048 train {trainer} --help`)"
         )
     return f"agent {name!r} needs the config key(s) {', '.join(missing)} (see `ai2048 agents {name}`)"
@@ -142,6 +143,17 @@ def run_agent_name(path: str | Path) -> str:
     return name
 
 
+def check_run_overrides(path: str | Path, overrides: dict[str, Any]) -> None:
+    """A run directory is the weights its agent plays: a ``weights`` setting beside it is refused."""
+    if "weights" in overrides:
+        raise ValueError(
+            f"{Path(path)} is the run directory whose weights the agent plays, so "
+            f"weights={overrides['weights']!r} cannot be set as well; drop the weights setting, or name the "
+            "agent and give its run as weights=RUN_DIR"
+        )
+
+
 def load_agent(path: str | Path, **overrides: Any) -> Any:
     """Rebuild a trained agent from its run directory (``meta.json`` names the agent)."""
+    check_run_overrides(path, overrides)
     return make_agent(run_agent_name(path), weights=str(Path(path)), **overrides)

@@ -54,6 +54,9 @@ class _NetAgent(BaseAgent):
     kind = ""
 
     def __init__(self, weights: str | Path, device: str = "cpu", threads: int = 1) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
+            raise ValueError(f"threads={threads!r} must be an integer >= 1 (torch CPU threads), or 0 for "
+                             "torch's default")
         import torch
 
         if threads >= 1:  # 0 keeps torch's default

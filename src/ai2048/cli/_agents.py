@@ -6,7 +6,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ai2048.agents.base import available, check_agent_config, load_agent, make_agent, run_agent_name
+from ai2048.agents.base import (
+    available,
+    check_agent_config,
+    check_run_overrides,
+    load_agent,
+    make_agent,
+    run_agent_name,
+)
 from ai2048.cli._common import parse_value
 
 
@@ -38,7 +45,8 @@ def check_agent(spec: str, sets: dict[str, Any]) -> None:
             "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
         )
     if _is_run_dir(spec):
-        check_agent_config(run_agent_name(spec), {"weights": str(Path(spec)), **sets})
+        check_run_overrides(spec, sets)
+        check_agent_config(run_agent_name(spec), {"weights": os.path.normpath(spec), **sets})
     else:
         check_agent_config(spec, sets)
 
@@ -46,9 +54,13 @@ def check_agent(spec: str, sets: dict[str, Any]) -> None:
 def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
     """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
     check_agent(spec, sets)
+    # one spelling of a path (runs/x, runs/x/, ./runs/x): the config is what `eval --resume` matches
+    if isinstance(sets.get("weights"), str) and sets["weights"].strip():
+        sets = {**sets, "weights": os.path.normpath(sets["weights"])}
     if _is_run_dir(spec):
-        agent = load_agent(spec, **sets)
-        return agent, getattr(agent, "name", spec), {"weights": str(spec), **sets}
+        run = os.path.normpath(spec)
+        agent = load_agent(run, **sets)
+        return agent, getattr(agent, "name", run), {"weights": run, **sets}
     return make_agent(spec, **sets), spec, dict(sets)
 
 

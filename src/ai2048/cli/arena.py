@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import write_json
-from ai2048.cli._agents import check_agent, split_spec
+from ai2048.cli._agents import build_agent, check_agent, split_spec
 from ai2048.cli._common import check_out_file
 from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, run_eval
 from ai2048.evaluate import EvalError, EvalResult
@@ -39,7 +39,10 @@ def table(results: list[EvalResult]) -> str:
         ("moves/game", [f"{s['moves_mean']:.0f}" if s["games"] else "-" for s in sums]),
         ("moves/s", [f"{s['moves_per_s']:.1f}" if s["games"] else "-" for s in sums]),
     ]
-    tiles = sorted({row["tile"] for s in sums for row in s.get("tiles", [])})
+    seen = [row["tile"] for s in sums for row in s.get("tiles", [])]
+    # every power of two from the smallest to the largest: a tile above one agent's table and below
+    # another's (512 between a 256 and a 1024 agent) is still a row
+    tiles = [1 << e for e in range(min(seen).bit_length() - 1, max(seen).bit_length())] if seen else []
     for t in tiles:
         cells = []
         for s in sums:
@@ -78,11 +81,14 @@ def check(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
 
 def run(args: argparse.Namespace) -> int:
     specs = check(args)
+    # every agent is built before the first game: a bad setting or missing weights in the last spec
+    # must not cost the evaluations of the ones before it
+    built = [build_agent(name, cfg) for name, cfg in specs]
     results: list[EvalResult] = []
     code = 0
-    for name, cfg in specs:
+    for (name, cfg), agent in zip(specs, built, strict=True):
         try:
-            results.append(run_eval(args, name, cfg))
+            results.append(run_eval(args, name, cfg, built=agent))
         except EvalError as e:
             print(f"ai2048 arena: error: {e}", file=sys.stderr)
             results.append(e.result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from ai2048.cli._agents import build_agent, check_agent
 from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
@@ -94,13 +95,15 @@ def check_eval_arguments(args: argparse.Namespace) -> None:
 
 
 def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
-             resume: bool = False) -> EvalResult:
+             resume: bool = False, built: tuple[Any, str, dict[str, Any]] | None = None) -> EvalResult:
     """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError).
 
     With ``stream_to`` every finished game is appended to that JSON-lines file as it finishes
     (:mod:`ai2048.eval_stream`); with ``resume`` the games already there are kept and not replayed.
+    ``built``: the agent already built from ``spec`` and ``sets`` (:func:`build_agent`'s triple), as
+    ``arena`` builds every agent before the first game.
     """
-    agent, name, cfg = build_agent(spec, sets)
+    agent, name, cfg = built if built is not None else build_agent(spec, sets)
     agent.name = name
     agent.config = cfg
     stream = None

@@ -51,7 +51,10 @@ def _list(directory: Path | None) -> int:
     if not console.is_terminal:
         console = Console(width=200)  # a pipe or a log: one line a network, not wrapped cells
     console.print(t)
-    print("the card: ai2048 models NAME; play: ai2048 watch ntuple --set model=NAME --set depth=2")
+    other = "" if directory is None else f" --dir {directory}"
+    models_dir = "" if directory is None else f" --set models_dir={directory}"
+    print(f"the card: ai2048 models NAME{other}; play: ai2048 watch ntuple --set model=NAME{models_dir} "
+          "--set depth=2")
     return 0
 
 
@@ -122,6 +125,17 @@ def _pack(rest: list[str]) -> int:
     return 0
 
 
+def _rest(args: argparse.Namespace) -> list[str]:
+    """The words after ``models``, with the options written before the first word (``ai2048 models --dir
+    DIR``), which reach the subcommand's parser rather than ``rest``."""
+    rest = list(args.rest)
+    if args.dir is not None:
+        rest += ["--dir", str(args.dir)]
+    if args.json:
+        rest += ["--json"]
+    return rest
+
+
 def _show_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ai2048 models")
     p.add_argument("name", nargs="?", default=None)
@@ -133,23 +147,25 @@ def _show_parser() -> argparse.ArgumentParser:
 def check(args: argparse.Namespace) -> None:
     """Every check ``_run`` makes before its work: the options, the pack options (before the run is
     read), or that NAME is a shipped network with a readable card."""
-    if args.rest and args.rest[0] == "pack":
+    rest = _rest(args)
+    if rest and rest[0] == "pack":
         from ai2048.models.pack import check_pack_options
 
-        a = pack_parser().parse_args(args.rest[1:])
+        a = pack_parser().parse_args(rest[1:])
         check_pack_options(a.name, max_mib=a.max_mib, positions=a.positions, checks=a.checks, step=a.step,
                            wall_seconds=a.wall_seconds, codec=a.codec)
         return
-    a = _show_parser().parse_args(args.rest)
+    a = _show_parser().parse_args(rest)
     if a.name is not None:
         models.card(a.name, a.dir)
 
 
 def _run(args: argparse.Namespace) -> int:
     check(args)
-    if args.rest and args.rest[0] == "pack":
-        return _pack(args.rest[1:])
-    return _show(_show_parser().parse_args(args.rest))
+    rest = _rest(args)
+    if rest and rest[0] == "pack":
+        return _pack(rest[1:])
+    return _show(_show_parser().parse_args(rest))
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -162,6 +178,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "training run (see `ai2048 models pack --help`). --dir DIR uses another models folder "
         "(default: $AI2048_MODELS or the package's).",
     )
+    p.add_argument("--dir", type=Path, default=None,
+                   help="models folder (default: $AI2048_MODELS or the package's)")
+    p.add_argument("--json", action="store_true", help="with NAME: print the model card as JSON")
     p.add_argument(
         "rest", nargs=argparse.REMAINDER, help="[NAME] [--json] [--dir DIR], or pack RUN --name NAME ..."
     )

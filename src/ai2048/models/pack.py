@@ -17,6 +17,7 @@ import datetime
 import math
 import os
 import platform
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -100,14 +101,15 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
 
 
 def command_of(cfg: dict[str, Any]) -> str:
-    """A command that repeats the run, written from its config (when the real one was not recorded)."""
+    """A command that repeats the run, written from its config (when the real one was not recorded);
+    each value shell-quoted, so an empty one (``--init ''``) or a list stays one argument."""
     parts = ["ai2048 train ntuple"]
     for k, v in cfg.items():
         if isinstance(v, bool):
             v = str(v).lower()
         elif isinstance(v, list):
             v = "[" + ",".join(map(str, v)) + "]"
-        parts.append(f"--{k.replace('_', '-')} {v}")
+        parts.append(f"--{k.replace('_', '-')} {shlex.quote(str(v))}")
     return " ".join(parts + ["--out", "RUN"])
 
 

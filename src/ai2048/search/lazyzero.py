@@ -57,6 +57,10 @@ def masked_softmax(logits: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
     return torch.softmax(z, dim=1)
 
 
+class SearchStopped(Exception):
+    """:func:`lazy_search` was asked to stop (its ``stop`` said True) and abandoned the search."""
+
+
 def lazy_search(
     env: TorchEnv2048 | EngineBatch,
     evaluate: Evaluator,
@@ -65,11 +69,14 @@ def lazy_search(
     depth: int,
     puct: float,
     generator: torch.Generator,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Run LazyZero from every game's current position: (visit counts [N, 4], root value [N]).
 
     ``env`` is left at the root positions it started from. Costs ``rollouts * depth + 1``
-    evaluations of the whole batch.
+    evaluations of the whole batch. ``stop`` is asked before every rollout: True abandons the search
+    with :class:`SearchStopped` (env at its roots), so a trainer stops within one rollout, not one
+    move (a move of the default settings on a CPU takes minutes).
     """
     if rollouts < 1 or depth < 1:
         raise ValueError(f"rollouts and depth must be >= 1, got rollouts={rollouts}, depth={depth}")
@@ -83,6 +90,8 @@ def lazy_search(
     wsum = torch.zeros(n, 4, device=dev)
     rows = torch.arange(n, device=dev)
     for _ in range(rollouts):
+        if stop is not None and stop():
+            raise SearchStopped
         q = torch.where(visits > 0, wsum / visits.clamp(min=1), UNVISITED_Q)
         u = q + puct * priors * torch.sqrt(visits.sum(1, keepdim=True) + 1) / (1 + visits)
         u = u + 1e-6 * torch.rand(n, 4, generator=generator, device=dev)

@@ -76,11 +76,26 @@ def check_threads(threads: int) -> int:
     return int(threads)
 
 
+_THREAD_CAP: int | None = None
+"""The most torch threads :func:`torch_threads` gives in this process (None: no cap)."""
+
+
+def cap_torch_threads(threads: int) -> None:
+    """From now on run torch with at most ``threads`` intra-op threads in this process, whatever an
+    agent's ``threads`` asks for (an evaluation's forked workers: see
+    :func:`ai2048.evaluate.one_torch_thread`)."""
+    global _THREAD_CAP
+    _THREAD_CAP = check_threads(threads)
+
+
 @contextmanager
 def torch_threads(threads: int) -> Iterator[None]:
-    """Run the block with ``threads`` torch intra-op threads, then restore the previous setting."""
+    """Run the block with ``threads`` torch intra-op threads (at most the process's cap, see
+    :func:`cap_torch_threads`), then restore the previous setting."""
     import torch
 
+    if _THREAD_CAP is not None:
+        threads = min(threads, _THREAD_CAP)
     before = torch.get_num_threads()
     if before != threads:
         torch.set_num_threads(threads)

@@ -43,7 +43,7 @@ from ai2048.nets.resnet import (
     ResNetConfig,
     count_parameters,
 )
-from ai2048.search.lazyzero import choose_actions, lazy_search
+from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
 from ai2048.train.config import check_field_types, option
 from ai2048.train.run import BUDGET_HELP, Loop, start
@@ -349,9 +349,9 @@ class _Trainer:
     def play_test(self, fused: FusedPolicyValue, stop: Callable[[], bool] | None = None) -> dict[str, float]:
         """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch).
 
-        ``stop`` is asked before every move: a test batch can take minutes, and Ctrl-C or SIGTERM must
-        act within seconds, so a stop raises :class:`StoppedInTestGames` (the epoch is then recorded
-        without its test).
+        ``stop`` is asked before every move and every rollout: a test batch can take minutes, and
+        Ctrl-C or SIGTERM must act within seconds, so a stop raises :class:`StoppedInTestGames` (the
+        epoch is then recorded without its test).
         """
         cfg = self.cfg
         env = make_batch_env(cfg.env_backend, cfg.test_games, self.device, seed=cfg.seed + 10**6 + self.epoch)
@@ -360,8 +360,11 @@ class _Trainer:
             if stop is not None and stop():
                 raise StoppedInTestGames
             legal = env.legal_actions()
-            visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
-                                    puct=cfg.puct, generator=gen)
+            try:
+                visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
+                                        puct=cfg.puct, generator=gen, stop=stop)
+            except SearchStopped:
+                raise StoppedInTestGames from None
             env.step(choose_actions(visits, legal, 0.0, gen))
         finals = zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)
         games = [
@@ -409,8 +412,14 @@ class _Trainer:
             try:
                 while loop.running(self.epoch):
                     legal = env.legal_actions()
-                    visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
-                                            puct=cfg.puct, generator=self.generator)
+                    before = self.generator.get_state()
+                    try:
+                        visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
+                                                puct=cfg.puct, generator=self.generator,
+                                                stop=lambda: loop.stopping)
+                    except SearchStopped:  # Ctrl-C or SIGTERM within a move: the move is not made
+                        self.generator.set_state(before)
+                        continue  # loop.running() sees the request: save and stop
                     shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
                     for i, b in enumerate(env.boards()):
                         ep_boards[i].append(int(b))

@@ -39,7 +39,7 @@ from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
 from ai2048.train.config import check_choice, check_field_types, check_number, option
-from ai2048.train.run import BUDGET_HELP, Loop, start
+from ai2048.train.run import BUDGET_HELP, GracefulStop, Loop, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -56,7 +56,7 @@ ILLEGAL_ACTIONS = ("mask", "penalty")
 """``illegal_action``: moves that leave the board unchanged are never chosen (mask), or are scored
 -1 and followed by a spawn as seed 004's unmasked argmax plays them (penalty)."""
 
-RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration")
+RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration", "progress")
 """Fields a resumed run may change; every other field must match the saved config."""
 
 
@@ -132,6 +132,7 @@ class NTupleConfig:
         "start from trained weights: 'shipped' (the default shipped network), a shipped name "
         "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match",
     )
+    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.patterns, int):
@@ -446,7 +447,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
                 for s in range(1, len(st.ready))
             ]
     loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration,
-                smoothing=0.1, resumed=resumed)
+                smoothing=0.1, progress=cfg.progress, resumed=resumed)
 
     def save(status: str) -> None:
         """Checkpoint: weights and run state in one file (atomic), then meta.json."""
@@ -458,9 +459,13 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
         save("running")
     _train(cfg, loop, st, save, k)
     if cfg.eval_games and loop.status == "completed":  # under the run's rules, as seed 004's testAgent
-        res = evaluate_greedy(
-            net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers, p_two=cfg.p_two, kernels=k
-        )
+        with GracefulStop() as stop:  # Ctrl-C or SIGTERM: stop the evaluation, the network is saved
+            res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers,
+                                  p_two=cfg.p_two, kernels=k, stop=lambda: stop.requested)
+        if res is None:
+            print(f"final evaluation stopped; the trained network is saved in {out} (evaluate it with "
+                  f"`ai2048 eval {out} --games {cfg.eval_games}`)", flush=True)
+            return out
         write_json(out / "eval.json", {k: v for k, v in res.items()})
         print(format_table(res["tiles"]))
         print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")

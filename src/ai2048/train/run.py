@@ -395,6 +395,11 @@ class Loop:
         self.first = self.last_saved = done
         self.status = "running"
         self.out_of_time = False
+        # the status a resumed run was saved with: one that stopped (interrupted, or killed while
+        # running) and is resumed with nothing left to do must still end up saved as completed
+        self.resumed_status: str | None = (
+            read_run_meta(self.out)["status"] if resumed and (self.out / "meta.json").is_file() else None
+        )
 
     def __enter__(self) -> Loop:
         self.stop.__enter__()
@@ -454,9 +459,16 @@ class Loop:
         self.bar.close()
         if self.status == "running":  # the trainer's own stop rule (a target score) ended the loop
             self.status = "completed"
-        if done != self.first or self.status != "completed" or self.out_of_time:
+        idle = done == self.first and self.status == "completed" and not self.out_of_time
+        if not idle or self.resumed_status not in (None, "completed"):
             self.save(save, done, self.status)
         self.metrics.close()
+        if idle and self.resumed_status is not None and self.total and done >= self.total:
+            print(
+                f"nothing to train: the run in {self.out} already holds {done} {self.unit}s (its total is "
+                f"{self.total}); resume with a larger total to train on",
+                flush=True,
+            )
         if self.status == "interrupted":
             print(
                 f"interrupted: saved after {done} {self.unit}s in {self.out} (continue with --resume)",

@@ -1,0 +1,413 @@
+"""A new user's journeys end to end (eval, arena, watch, replay, train, resume, plot), each test the
+regression test of a problem found by playing them for real at small sizes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ai2048.cli import main
+
+
+@pytest.mark.parametrize("bad", ["bogus", "expectimax:depth=1,nope=3", "dqn", "minimax:depth=0"])
+def test_cli_arena__a_bad_later_agent_fails_before_any_game(bad: str, monkeypatch, capsys) -> None:
+    """``arena greedy BAD``: the error about BAD comes before greedy plays a game (it used to come
+    after greedy's whole evaluation, which was then thrown away)."""
+    import ai2048.cli.eval as cli_eval
+
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was started before every agent was checked")
+
+    monkeypatch.setattr(cli_eval, "evaluate", no_games)
+    assert main(["arena", "greedy", bad, "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "ai2048 arena: error:" in err and "a game was started" not in err
+
+
+@pytest.mark.parametrize("name", ["dqn", "qnet", "policy"])
+@pytest.mark.parametrize("threads", ["x", -3, 1.5, True])
+def test_net_agents__bad_threads_is_named_before_the_weights_are_read(name: str, threads: object,
+                                                                      tmp_path) -> None:
+    """``--set threads=x`` used to end in "'>=' not supported between instances of 'str' and 'int'";
+    a negative count was taken silently as torch's default."""
+    from ai2048.agents import make_agent
+
+    with pytest.raises(ValueError, match=r"threads=.* must be an integer >= 1 .*or 0 for torch's default"):
+        make_agent(name, weights=str(tmp_path / "no-run"), threads=threads)
+
+
+def test_cli_eval__a_run_directory_with_set_weights_is_a_clear_error(tmp_path, capsys) -> None:
+    """``ai2048 eval RUN --set weights=OTHER`` used to print make_agent's "got multiple values for
+    keyword argument 'weights'"."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "meta.json").write_text('{"agent": "ntuple"}')
+    assert main(["eval", str(run), "--set", "weights=/elsewhere", "--games", "1", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be set as well" in err and "multiple values" not in err
+
+
+def test_cli_arena__the_table_has_a_row_for_every_tile_between_the_agents() -> None:
+    """An agent whose games all end at 128-256 beside one whose games all reach 1024: the table used
+    to jump from 256 to 1024 (no agent's own table held a 512 row)."""
+    from ai2048.cli.arena import table
+    from ai2048.evaluate import EvalResult
+
+    def result(name: str, tiles: list[int]) -> EvalResult:
+        games = [{"index": i, "seed": i, "score": t, "moves": 1, "max_tile": t, "seconds": 0.1}
+                 for i, t in enumerate(tiles)]
+        return EvalResult(agent=name, config={}, seed=0, games_requested=len(tiles), records=games)
+
+    text = table([result("low", [128, 256]), result("high", [1024, 2048])])
+    rows = {line.split("%")[0].strip(): line.split("%")[1].split() for line in text.splitlines()
+            if line.startswith(">=")}
+    assert list(rows) == [f">= {t}" for t in (128, 256, 512, 1024, 2048)]
+    assert rows[">= 512"] == ["0.0", "100.0"]
+
+
+_TORCH_AGENT_EVAL = """
+import torch
+from ai2048.agents.base import BaseAgent
+from ai2048.evaluate import evaluate
+from ai2048.game import legal_mask
+from ai2048.rules import Action
+
+class TorchAgent(BaseAgent):
+    name = "torch-agent"
+
+    def __init__(self) -> None:
+        torch.set_num_threads(2)  # as make_agent("dqn", weights=RUN, threads=2)
+        self.x = torch.ones(1 << 18)  # large enough for torch to use its thread pool
+
+    def act(self, board):
+        float(self.x.exp().sum())
+        return Action(int(legal_mask(board).argmax()))
+
+res = evaluate(TorchAgent(), games=2, seed=1, workers=2, progress=False, max_moves=3)
+print("games", res.games)
+"""
+
+
+def test_evaluate__workers_fork_after_torch_ran_on_several_threads(tmp_path) -> None:
+    """``ai2048 eval DQN_RUN --set threads=2 --workers 2`` hung for ever: the forked workers waited
+    for torch's OpenMP thread pool, which does not survive fork. Workers now run torch on one thread."""
+    pytest.importorskip("torch")
+    import multiprocessing
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("the hang needs fork")
+    proc = subprocess.Popen([sys.executable, "-c", _TORCH_AGENT_EVAL], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("evaluate with 2 worker processes hung after torch ran on 2 threads")
+    assert proc.returncode == 0, err
+    assert "games 2" in out
+
+
+def test_torch_threads__a_capped_process_never_raises_the_thread_count(monkeypatch) -> None:
+    """The batched search agents set their ``threads`` around each network call; in an evaluation's
+    forked worker (capped at one thread) that must not bring the thread pool back."""
+    torch = pytest.importorskip("torch")
+    from ai2048.search import streams
+
+    monkeypatch.setattr(streams, "_THREAD_CAP", None)
+    before = torch.get_num_threads()
+    streams.cap_torch_threads(1)
+    with streams.torch_threads(2):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize("stopped", ["interrupted", "running"])
+def test_loop__a_stopped_run_resumed_at_its_total_is_saved_completed(stopped: str, tmp_path, capsys) -> None:
+    """``train policy --epochs 100000`` stopped at epoch 9 (Ctrl-C, or killed: status running), then
+    ``--resume --epochs 8``: nothing is left to train, and meta.json used to keep saying interrupted
+    (or running) for ever, silently."""
+    from ai2048.checkpoint import read_run_meta
+    from ai2048.train.run import Loop, write_meta
+
+    write_meta(tmp_path, "tiny", "tiny", stopped, {"step": 9, "games": 9, "time": 1.0})
+    loop = Loop(tmp_path, "tiny", total=8, done=9, elapsed=1.0, progress=False, unit="epoch", resumed=True)
+    saves: list[str] = []
+
+    def save(status: str) -> None:
+        saves.append(status)
+        loop.write_meta(status, {"step": 9, "games": 9, "time": 1.0})
+
+    with loop:
+        assert not loop.running(9)
+    loop.finish(save, 9)
+    assert saves == ["completed"] and read_run_meta(tmp_path)["status"] == "completed"
+    assert "nothing to train: the run in" in capsys.readouterr().out
+    again = Loop(tmp_path, "tiny", total=8, done=9, progress=False, unit="epoch", resumed=True)
+    with again:
+        assert not again.running(9)
+    again.finish(saves.append, 9)
+    assert saves == ["completed"]  # a completed run resumed with nothing to do is not rewritten
+    assert "already holds 9 epochs (its total is 8)" in capsys.readouterr().out
+
+
+_SLOW_AGENT_EVAL = """
+import time
+from ai2048.agents.base import BaseAgent
+from ai2048.evaluate import evaluate
+from ai2048.game import legal_mask
+from ai2048.rules import Action
+
+class SlowAgent(BaseAgent):
+    name = "slow"
+
+    def act(self, board):
+        time.sleep(0.1)  # a game takes tens of seconds
+        return Action(int(legal_mask(board).argmax()))
+
+evaluate(SlowAgent(), games=4, seed=1, workers=2, progress=False)
+"""
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    kids = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(x) for x in kids.read_text().split()] if kids.exists() else []
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    from pathlib import Path
+
+    status = Path(f"/proc/{pid}/status")
+    try:
+        state = next(line for line in status.read_text().splitlines() if line.startswith("State:"))
+    except (FileNotFoundError, ProcessLookupError, StopIteration):
+        return False
+    return "Z" not in state.split()[1]
+
+
+def test_evaluate__workers_end_with_a_killed_parent() -> None:
+    """``kill -9`` of ``ai2048 eval --workers N`` left its workers playing on (minutes for a slow
+    agent), then dying with BrokenPipeError tracebacks; now they end with it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux's")
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_AGENT_EVAL], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = _children(proc.pid)
+        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no workers started"
+        time.sleep(1.0)  # the workers are inside their games
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+        assert not left, "the evaluation's workers kept playing after it was killed"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stderr.close()
+
+
+@pytest.mark.parametrize("overrides", [{}, {"stages": (13, 14), "init": "shipped"}, {"init": "runs/my run"}])
+def test_models_pack__the_card_s_training_command_runs_as_written(overrides: dict) -> None:
+    """A model card's training command (written from config.json) held ``--init  --out RUN`` for a run
+    without --init: the empty value vanished, so the command did not parse."""
+    import dataclasses
+    import shlex
+
+    from ai2048.cli.train import build_config, trainer_parser
+    from ai2048.models.pack import command_of
+    from ai2048.train import get_trainer
+    from ai2048.train.ntuple import NTupleConfig
+
+    cfg = NTupleConfig(games=3000, seed=1, chunk=500, checkpoint_every=1000, **overrides)
+    words = shlex.split(command_of(json_ready(dataclasses.asdict(cfg))))
+    assert words[:3] == ["ai2048", "train", "ntuple"]
+    trainer = get_trainer("ntuple")
+    assert build_config(trainer, trainer_parser(trainer).parse_args(words[3:])) == cfg
+
+
+def json_ready(d: dict) -> dict:
+    """A config dict as config.json reads back (tuples become lists)."""
+    import json
+
+    return json.loads(json.dumps(d))
+
+
+def test_cli_models__dir_before_the_name_lists_that_folder(tmp_path, capsys) -> None:
+    """``ai2048 models --dir DIR`` (the listing, as its help describes --dir) was refused with
+    "unrecognized arguments: --dir"; only ``models NAME --dir DIR`` worked."""
+    assert main(["models", "--dir", str(tmp_path)]) == 0
+    assert f"no shipped networks in {tmp_path}" in capsys.readouterr().out
+    assert main(["models", "--dir", str(tmp_path), "--json", "nope"]) == 2
+    assert f"no shipped network named 'nope' in {tmp_path}" in capsys.readouterr().err
+
+
+SMALL = "0123,4567"
+"""Two 4-tuples: the smallest n-tuple kernels to compile."""
+
+
+def test_evaluate_greedy__a_stop_ends_it_between_kernel_calls_and_calls_change_no_game() -> None:
+    from ai2048.ntuple.network import Network
+    from ai2048.ntuple.play import STOP_GAMES, evaluate_greedy
+
+    net = Network(SMALL)
+    games = 2 * STOP_GAMES + 10
+    whole = evaluate_greedy(net, games, seed=3)
+    asked: list[int] = []
+
+    def never() -> bool:
+        asked.append(1)
+        return False
+
+    parts = evaluate_greedy(net, games, seed=3, stop=never)
+    assert len(asked) == 3  # one look before each kernel call of STOP_GAMES games
+    assert whole is not None and parts is not None
+    timing = ("seconds", "moves_per_s")
+    assert {k: v for k, v in whole.items() if k not in timing} == {
+        k: v for k, v in parts.items() if k not in timing}
+    asked.clear()
+
+    def second() -> bool:
+        asked.append(1)
+        return len(asked) > 1
+
+    assert evaluate_greedy(net, games, seed=3, stop=second) is None and len(asked) == 2
+
+
+def test_train_ntuple__a_signal_in_the_final_evaluation_stops_it_cleanly(tmp_path, monkeypatch,
+                                                                          capsys) -> None:
+    """``train ntuple --eval-games N``: Ctrl-C in the final evaluation (one numba call for all N
+    games) waited for every game; SIGTERM killed the process without a word. Both now stop it within
+    a kernel call, say how to evaluate the saved network, and leave the run completed."""
+    import json
+    import os
+    import signal
+
+    from ai2048.train import ntuple as train_ntuple
+
+    real = train_ntuple.evaluate_greedy
+
+    def signalled(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` while the final evaluation plays
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_ntuple, "evaluate_greedy", signalled)
+    cfg = train_ntuple.NTupleConfig(patterns=SMALL, games=40, chunk=20, checkpoint_every=20, eval_games=500)
+    out = train_ntuple.run(cfg, tmp_path / "run")
+    assert "final evaluation stopped; the trained network is saved in" in capsys.readouterr().out
+    assert not (out / "eval.json").exists()
+    assert json.loads((out / "meta.json").read_text())["status"] == "completed"
+
+
+def test_lazy_search__a_stop_abandons_the_search_at_the_roots() -> None:
+    torch = pytest.importorskip("torch")
+    from ai2048.envs.torch_env import EngineBatch
+    from ai2048.search.lazyzero import SearchStopped, lazy_search
+
+    env = EngineBatch(3, seed=1)
+    roots = env.boards().copy()
+
+    def uniform(states):
+        n = states.shape[0]
+        return torch.zeros(n, 4), torch.zeros(n)
+
+    asked: list[int] = []
+
+    def third() -> bool:
+        asked.append(1)
+        return len(asked) >= 3
+
+    with pytest.raises(SearchStopped):
+        lazy_search(env, uniform, rollouts=50, depth=2, puct=1.0, generator=torch.Generator().manual_seed(0),
+                    stop=third)
+    assert len(asked) == 3 and (env.boards() == roots).all()
+
+
+def test_train_lazyzero__a_signal_stops_the_run_within_a_rollout(tmp_path, monkeypatch) -> None:
+    """The default (GPU) settings on a CPU spend minutes on one move's search; Ctrl-C or SIGTERM
+    waited for the move (ten minutes in a journey with --preset gpu), now for one rollout."""
+    pytest.importorskip("torch")
+    import json
+    import os
+    import signal
+
+    from ai2048.train import lazyzero
+
+    real = lazyzero.lazy_search
+    asked: list[int] = []
+
+    def signalled(*args, stop=None, **kwargs):
+        if not asked:
+            os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` while the first move is searched
+
+        def counting() -> bool:
+            asked.append(1)
+            return stop()
+
+        return real(*args, stop=counting, **kwargs)
+
+    monkeypatch.setattr(lazyzero, "lazy_search", signalled)
+    cfg = lazyzero.LazyZeroConfig(**{**lazyzero.PRESETS["tiny"], "num_envs": 4, "episodes_per_epoch": 4,
+                                     "epochs": 1, "rollouts": 100_000, "replay_min_games": 1,
+                                     "minibatch_size": 16, "device": "cpu", "tensorboard": False,
+                                     "progress": False})
+    out = lazyzero.run(cfg, tmp_path / "lz")
+    assert asked == [1]  # asked before the first rollout, which never ran
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted" and meta["progress"]["step"] == 0
+
+
+def test_cli_replay__a_folder_is_named_as_a_folder(tmp_path, capsys) -> None:
+    """``ai2048 replay RUN_DIR`` said the folder "does not exist"."""
+    assert main(["replay", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"record {tmp_path} is a folder, not a JSON file" in err and "does not exist" not in err
+
+
+def test_cli_train_ntuple__progress_false_hides_the_bar_as_for_every_trainer(tmp_path, capsys) -> None:
+    """``--progress false`` worked for dqn, qnet, policy and lazyzero; ntuple refused it
+    ("unrecognized arguments")."""
+    out = tmp_path / "nt"
+    argv = ["train", "ntuple", "--patterns", SMALL, "--games", "40", "--chunk", "20",
+            "--checkpoint-every", "20", "--progress", "false", "--out", str(out)]
+    assert main(argv) == 0
+    assert "game/s" not in capsys.readouterr().err
+    resume = ["train", "ntuple", "--games", "60", "--progress", "true", "--out", str(out), "--resume"]
+    assert main(resume) == 0
+
+
+def test_build_agent__one_config_for_every_spelling_of_a_run_path(tmp_path, monkeypatch) -> None:
+    """``eval RUN/ --out r.json --resume`` after ``eval RUN --out r.json`` (a shell's completion adds
+    the slash) was refused: "holds another evaluation (config: file {'weights': 'RUN'}, now
+    {'weights': 'RUN/'})"."""
+    from ai2048.cli._agents import build_agent
+
+    out = tmp_path / "nt"
+    assert main(["train", "ntuple", "--patterns", SMALL, "--games", "20", "--chunk", "20",
+                 "--checkpoint-every", "20", "--progress", "false", "--out", str(out)]) == 0
+    monkeypatch.chdir(tmp_path)
+    configs = [build_agent(spec, {})[2] for spec in ("nt", "nt/", "./nt", "nt//")]
+    assert configs == [{"weights": "nt"}] * 4
+    named = [build_agent("ntuple", {"weights": w})[2] for w in ("nt", "nt/", "./nt")]
+    assert named == [{"weights": "nt"}] * 3
