@@ -382,7 +382,7 @@ def test_cli_replay__a_folder_is_named_as_a_folder(tmp_path, capsys) -> None:
     """``ai2048 replay RUN_DIR`` said the folder "does not exist"."""
     assert main(["replay", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert f"record {tmp_path} is a folder, not a JSON file" in err and "does not exist" not in err
+    assert f"record {tmp_path} is a folder" in err and "does not exist" not in err
 
 
 def test_cli_train_ntuple__progress_false_hides_the_bar_as_for_every_trainer(tmp_path, capsys) -> None:
