@@ -385,21 +385,6 @@ def test_models__agents_of_one_ntuple_run_share_its_network(tmp_path: Path) -> N
     assert agents[0].net.patterns == "01,23"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--request-timeout", "nan"], "request_timeout must be a positive number of seconds"),
-    (["--request-timeout", "0"], "request_timeout must be a positive number of seconds"),
-    (["--max-connections", "0"], "max_connections must be a whole number >= 1"),
-])
-def test_serve_cli__bad_connection_limits_are_errors_before_serving(
-    capsys: pytest.CaptureFixture, args: list[str], message: str
-) -> None:
-    from ai2048.cli import main
-
-    assert main(["serve", "--port", "1", *args]) == 2
-    err = capsys.readouterr().err
-    assert message in err and "Traceback" not in err
-
-
 def test_undo_history__bounded_on_the_web_and_the_record_stays_a_replay() -> None:
     """Each move kept for undo holds a copy of the game (~2 KiB): 256 web games of 10,000 moves kept
     5 GiB. The web keeps the last MAX_UNDO moves; the terminal keeps all."""

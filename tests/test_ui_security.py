@@ -551,6 +551,9 @@ def test_models__shipped_networks_are_listed_and_played_by_name(
         (["--agent", "dqn", "--set", "weights=/tmp/x"], "unknown agent 'dqn'; available agents:"),
         (["--workers", "0"], "workers must be a whole number >= 1"),
         (["--game-ttl", "nan"], "game_ttl must be a positive number of seconds"),
+        (["--request-timeout", "nan"], "request_timeout must be a positive number of seconds"),
+        (["--request-timeout", "0"], "request_timeout must be a positive number of seconds"),
+        (["--max-connections", "0"], "max_connections must be a whole number >= 1"),
     ],
 )
 def test_serve_cli__bad_options_are_errors_before_serving(
