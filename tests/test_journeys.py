@@ -411,3 +411,10 @@ def test_build_agent__one_config_for_every_spelling_of_a_run_path(tmp_path, monk
     assert configs == [{"weights": "nt"}] * 4
     named = [build_agent("ntuple", {"weights": w})[2] for w in ("nt", "nt/", "./nt")]
     assert named == [{"weights": "nt"}] * 3
+
+
+def test_cli_set__a_number_past_pythons_digit_limit_is_named(capsys) -> None:
+    """``--set x=<5000 digits>`` printed Python's int-limit message, naming neither --set nor the key."""
+    assert main(["eval", "greedy", "--games", "1", "--set", "depth=" + "9" * 5000]) == 2
+    err = capsys.readouterr().err
+    assert "--set depth: 999999999999... is a number of 5000 characters" in err and "Traceback" not in err

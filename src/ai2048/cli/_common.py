@@ -21,6 +21,9 @@ def parse_value(text: str) -> Any:
         return json.loads(text)
     except (json.JSONDecodeError, RecursionError):
         return text
+    except ValueError:  # a number of more than 4300 digits (Python's int-string limit)
+        raise ValueError(f"{text[:12]}... is a number of {len(text)} characters, too long to read; no "
+                         "setting takes such a number") from None
 
 
 def set_item(item: str) -> str:
@@ -40,7 +43,10 @@ def parse_sets(items: list[str] | None) -> dict[str, Any]:
         except argparse.ArgumentTypeError as e:
             raise ValueError(str(e)) from None
         key, _, value = item.partition("=")
-        out[key.strip()] = parse_value(value.strip())
+        try:
+            out[key.strip()] = parse_value(value.strip())
+        except ValueError as e:
+            raise ValueError(f"--set {key.strip()}: {e}") from None
     return out
 
 
