@@ -34,15 +34,69 @@ def load_result(path: str | Path) -> dict[str, Any]:
             f"{p} is not an ai2048 evaluation or arena result (format {found!r}); plot takes a run "
             "directory, a result of `ai2048 eval --out` or `ai2048 arena --out`"
         )
-    results = d["results"] if d["format"] == ARENA_FORMAT else [d]
-    for r in results:
+    if d["format"] == ARENA_FORMAT:
+        results = d.get("results")
+        if not isinstance(results, list) or not results:
+            raise PlotInputError(
+                f"{p} is an arena file without a non-empty list of results; the file is corrupt")
+    else:
+        results = [d]
+    for j, r in enumerate(results):
+        where = f"{p} (agent {j})" if d["format"] == ARENA_FORMAT else str(p)
         games = r.get("games") if isinstance(r, dict) else None
         if not isinstance(games, list) or not games:
-            raise PlotInputError(f"{p} holds no games to plot")
+            raise PlotInputError(f"{where} holds no games to plot")
+        _check_fields(r, where)
         for i, g in enumerate(games):
             if not isinstance(g, dict) or not all(k in g for k in ("seed", "score", "moves", "max_tile")):
-                raise PlotInputError(f"{p}: game {i} lacks seed/score/moves/max_tile; the file is corrupt")
+                raise PlotInputError(
+                    f"{where}: game {i} lacks seed/score/moves/max_tile; the file is corrupt")
+            _check_game(g, f"{where}: game {i}")
     return d
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_fields(r: dict[str, Any], where: str) -> None:
+    """The result-level fields the figures and labels read: wrong types raise, naming the file."""
+    if "config" in r and r["config"] is not None and not isinstance(r["config"], dict):
+        raise PlotInputError(
+            f"{where}: config is a {type(r['config']).__name__}, not an object; the file is corrupt")
+    if "p_two" in r and r["p_two"] is not None and not (_is_number(r["p_two"]) and 0 <= r["p_two"] <= 1):
+        raise PlotInputError(
+            f"{where}: p_two={r['p_two']!r} is not a probability in [0, 1]; the file is corrupt")
+
+
+def _check_game(g: dict[str, Any], where: str) -> None:
+    """One game's fields: whole numbers >= 0 for seed/score/moves/max_tile, finite seconds >= 0, an action
+    string and a 64-bit final board when present; anything else raises, naming the game."""
+    for k in ("seed", "score", "moves", "max_tile"):
+        if not _is_int(g[k]) or g[k] < 0 or (k == "seed" and g[k] >= 1 << 64):
+            raise PlotInputError(
+                f"{where}: {k}={g[k]!r} is not a whole number >= 0{' below 2**64' if k == 'seed' else ''}; "
+                "the file is corrupt"
+            )
+    if "seconds" in g and g["seconds"] is not None and not (_is_number(g["seconds"]) and g["seconds"] >= 0):
+        raise PlotInputError(
+            f"{where}: seconds={g['seconds']!r} is not a finite number >= 0; the file is corrupt")
+    if "actions" in g and g["actions"] is not None and not isinstance(g["actions"], str):
+        raise PlotInputError(
+            f"{where}: actions is a {type(g['actions']).__name__}, not a string; the file is corrupt")
+    if "final_board" in g:
+        b = g["final_board"]
+        try:
+            v = int(b, 16) if isinstance(b, str) else b if _is_int(b) else -1
+        except ValueError:
+            v = -1
+        if not 0 <= v < 1 << 64:
+            raise PlotInputError(f"{where}: final_board={b!r} is not a 64-bit board (hex string or integer); "
+                                 "the file is corrupt")
 
 
 
@@ -97,7 +151,7 @@ def action_shares(games: Sequence[dict[str, Any]], bins: int = 40) -> tuple[np.n
 
 def mean_board(games: Sequence[dict[str, Any]]) -> np.ndarray:
     """[4, 4] mean exponent (log2 tile) of the final boards."""
-    finals = [g["final_board"] for g in games if "final_board" in g]
+    finals = [g["final_board"] for g in games if "final_board" in g]  # checked by load_result
     boards = np.array([int(b, 16) if isinstance(b, str) else int(b) for b in finals], dtype=np.uint64)
     if boards.size == 0:
         return np.full((4, 4), np.nan)
