@@ -78,7 +78,7 @@ def training_curves(
     curves: dict[str, Any] = {"xlabel": xkey, "reach": {}, "losses": {}}
     if per_episode:
         n = len(recs)
-        w = window or max(1, n // 50)
+        w = min(window or max(1, n // 50), n)  # a window past the log is the whole log
         starts = np.arange(0, n, w)
         score = record_values(recs, "score")
         top = record_values(recs, "max_tile")
@@ -113,10 +113,10 @@ def training_curves(
         if (tiles is None and np.nanmax(y, initial=0.0) > 0) or (tiles is not None and t in tiles):
             curves["reach"][t] = y
     if not reach_keys and any(isinstance(r.get("tiles"), list) for r in recs):
-        seen = sorted({int(row["tile"]) for r in recs for row in r.get("tiles") or []
-                       if "tile" in row and float(row.get("reach", 0)) > 0})
+        tables = [_table_rows(r.get("tiles")) for r in recs]
+        seen = sorted({t for rows in tables for t, reach in rows if reach > 0})
         for t in seen[-5:] if tiles is None else tiles:
-            curves["reach"][t] = np.array([_reach_from_table(r.get("tiles") or [], t) for r in recs])
+            curves["reach"][t] = np.array([_reach_from_table(rows, t) for rows in tables])
     for key in _loss_keys(recs):
         curves["losses"][key] = record_values(recs, key)
     if _has(recs, "epsilon"):
@@ -134,12 +134,26 @@ def _drop_saturated(curves: dict[str, Any]) -> dict[str, Any]:
     return curves
 
 
-def _reach_from_table(rows: list[dict[str, Any]], tile: int) -> float:
-    """% of games reaching ``tile`` from a seed-004 table (rows with ``tile`` and ``reach`` in %)."""
+def _table_rows(table: Any) -> list[tuple[int, float]]:
+    """The ``(tile, reach %)`` rows of a seed-004 ``tiles`` table; rows that are not an object with a whole
+    ``tile`` and a finite ``reach`` are left out, like any value that is not a number."""
+    if not isinstance(table, list):
+        return []
+    return [(row["tile"], float(row["reach"])) for row in table
+            if isinstance(row, dict) and isinstance(row.get("tile"), int)
+            and not isinstance(row["tile"], bool) and _finite(row.get("reach"))]
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _reach_from_table(rows: list[tuple[int, float]], tile: int) -> float:
+    """% of games reaching ``tile`` from a seed-004 table's ``(tile, reach %)`` rows."""
     if not rows:
         return math.nan
-    above = [row for row in rows if int(row["tile"]) >= tile]
-    return float(min(above, key=lambda row: int(row["tile"]))["reach"]) if above else 0.0
+    above = [row for row in rows if row[0] >= tile]
+    return min(above)[1] if above else 0.0
 
 
 def _loss_keys(recs: list[dict[str, Any]]) -> list[str]:
@@ -217,7 +231,7 @@ def action_distribution(
     _, x = _x_axis(recs)
     idx = np.array([i for i, _ in rows])
     counts = np.array([c for _, c in rows], dtype=np.float64)
-    w = window or max(1, len(rows) // 50)
+    w = min(window or max(1, len(rows) // 50), len(rows))  # a window past the log is the whole log
     starts = np.arange(0, len(rows), w)
     sums = np.add.reduceat(counts, starts, axis=0)
     ends = np.minimum(starts + w, len(rows)) - 1
@@ -225,9 +239,11 @@ def action_distribution(
 
 
 def lazyzero_rows(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The records that are LazyZero epochs (seed 001's per-epoch game length and high tile)."""
+    """The records that are LazyZero epochs (seed 001's per-epoch game length and high tile): those whose
+    five fields are all numbers (a value that is not a number leaves its record out, as everywhere)."""
+    keys = ("epoch", "moves_mean", "moves_max", "high_tile_mean", "high_tile_max")
     return [r for r in recs
-            if all(k in r for k in ("epoch", "moves_mean", "moves_max", "high_tile_mean", "high_tile_max"))]
+            if all(isinstance(r.get(k), (int, float)) and not isinstance(r.get(k), bool) for k in keys)]
 
 
 

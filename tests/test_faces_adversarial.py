@@ -1,0 +1,87 @@
+"""Adversarial inputs to ``ai2048 plot``, ``tune``, ``bench`` and the envs: each gets a clear error
+naming the file or option (never a traceback), or a correct result."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'ai2048[plot]'")
+
+from ai2048.cli import main  # noqa: E402
+
+GAME = {"seed": 1, "score": 0, "moves": 0, "max_tile": 4, "final_board": "0x0000000000000011",
+        "seconds": 0.01}
+
+
+def _result(**game: object) -> dict:
+    return {"format": "ai2048.eval-result", "agent": "x", "config": {}, "p_two": 0.9,
+            "games": [{**GAME, **game}]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "expect"),
+    [
+        ({"format": "ai2048.arena"}, "non-empty list of results"),
+        ({"format": "ai2048.arena", "results": []}, "non-empty list of results"),
+        ({**_result(), "config": "abc"}, "config is a str"),
+        ({**_result(), "p_two": "abc"}, "p_two='abc' is not a probability"),
+        (_result(score=float("inf")), "game 0: score=inf"),
+        (_result(score="12"), "game 0: score='12'"),
+        (_result(max_tile=float("nan")), "game 0: max_tile=nan"),
+        (_result(moves="abc"), "game 0: moves='abc'"),
+        (_result(seed=-1), "game 0: seed=-1"),
+        (_result(final_board=-1), "final_board=-1 is not a 64-bit board"),
+        (_result(final_board="zz"), "final_board='zz'"),
+        (_result(seconds="abc"), "seconds='abc'"),
+        (_result(actions=5), "actions is a int"),
+    ],
+)
+def test_plot_result_of_wrong_shape_is_named(tmp_path, capsys, doc, expect):
+    """A result file with a field of the wrong type or value: one error naming the file and the field
+    (before: KeyError/ZeroDivisionError/OverflowError tracebacks, or int()'s message with no file)."""
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    assert main(["plot", str(path), "--out", str(tmp_path / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and expect in err and "Traceback" not in err
+
+
+def _run(tmp_path, lines: list[str]):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text("".join(line + "\n" for line in lines))
+    return run
+
+
+def test_plot_run_with_bad_values_skips_them(tmp_path):
+    """Non-numbers in a seed-004 tiles table or in LazyZero's fields are left out like any other value that
+    is not a number (before: int()/float() errors without the file's name)."""
+    run = _run(tmp_path, [
+        '{"step": 1, "score_mean": 100, "tiles": [{"tile": "x", "reach": 5}, 7, null]}',
+        '{"step": 2, "score_mean": 120, "tiles": [{"tile": 64, "reach": "a"}, {"tile": 32, "reach": 50}]}',
+        '{"epoch": 1, "moves_mean": 10, "moves_max": 20, "high_tile_mean": 64, "high_tile_max": 128, '
+        '"epoch_seconds": "abc", "step": 3, "score_mean": 130}',
+    ])
+    out = tmp_path / "figs"
+    assert main(["plot", str(run), "--out", str(out)]) == 0
+    names = {p.name for p in out.iterdir()}
+    assert names >= {"training_score.png", "training_reach.png", "lazyzero_curve.png"}
+
+
+def test_plot_lazyzero_field_not_a_number_is_named(tmp_path, capsys):
+    run = _run(tmp_path, ['{"epoch": 1, "moves_mean": "x", "moves_max": 2, "high_tile_mean": 4, '
+                          '"high_tile_max": 8, "epoch_seconds": "abc"}'])
+    assert main(["plot", str(run), "--out", str(tmp_path / "figs")]) == 2
+    err = capsys.readouterr().err
+    assert "metrics.jsonl has no score" in err and "could not convert" not in err
+
+
+def test_plot_window_past_the_log(tmp_path):
+    """--window larger than the log (even past int64) is one window (before: a numpy casting error)."""
+    run = _run(tmp_path, [json.dumps({"episode": i, "score": 10 * i, "max_tile": 64, "actions": [1, 2, 3, 4]})
+                          for i in range(1, 41)])
+    out = tmp_path / "figs"
+    assert main(["plot", str(run), "--out", str(out), "--window", str(10**20)]) == 0
+    assert (out / "training_actions.png").is_file()
