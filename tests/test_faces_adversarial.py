@@ -85,3 +85,31 @@ def test_plot_window_past_the_log(tmp_path):
     out = tmp_path / "figs"
     assert main(["plot", str(run), "--out", str(out), "--window", str(10**20)]) == 0
     assert (out / "training_actions.png").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["--seed", "-1"], "seed=-1 must be a whole number >= 0"),
+        (["--start", '{"empty": Infinity}'], "empty=inf must be a finite number"),
+        (["--start", '{"empty": NaN}'], "empty=nan must be a finite number"),
+        (["--start", '{"empty": "x"}'], "empty='x' must be a finite number"),
+        (["--start", '{"empty": true}'], "empty=True must be a finite number"),
+    ],
+)
+def test_tune_bad_values_named_before_any_game(capsys, args, expect):
+    """Before: --seed -1 failed with numpy's bare 'expected non-negative integer', an infinite start weight
+    tuned and printed weights='{"empty": Infinity}' (not JSON), a string one a '>' TypeError message."""
+    assert main(["tune", "--games", "1", "--generations", "1", "--population", "1", "--validate", "0",
+                 *args]) == 2
+    out = capsys.readouterr()
+    assert expect in out.err and "gen " not in out.out
+
+
+def test_nneonneo_weights_must_be_finite():
+    """The heuristic's weights reject inf/NaN/strings at construction (``--set weights=`` of eval too)."""
+    from ai2048.search.heuristics import NneonneoWeights
+
+    for bad in (float("inf"), float("nan"), "1", True):
+        with pytest.raises(ValueError, match="must be a finite number"):
+            NneonneoWeights(empty=bad)  # type: ignore[arg-type]

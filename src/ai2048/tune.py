@@ -74,7 +74,7 @@ def _scores(weights: dict[str, float], depth: int, games: int, seed: int, worker
 
 def check_tune_settings(
     *, depth: int, games: int, generations: int, population: int, sigma: float, validate: int,
-    workers: int, start: dict[str, float] | None,
+    workers: int, start: dict[str, float] | None, seed: int = 0,
 ) -> tuple[int, int, int, int, int, int, dict[str, float]]:
     """The checks :func:`tune_weights` makes before its first game; returns (depth, games, generations,
     population, validate, workers, the full start weights). ``ai2048 tune`` makes them up front."""
@@ -84,10 +84,14 @@ def check_tune_settings(
     population = check_count("population", population, 1)
     validate = check_count("validate", validate, 0)
     workers = check_count("workers", workers, 1)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed={seed!r} must be a whole number >= 0")
     if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
         raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
     try:
         parent = NneonneoWeights(**(start or {})).as_dict()
+    except ValueError as e:  # a weight that is not a finite number
+        raise ValueError(f"bad start weights {start}: {e}") from e
     except TypeError as e:
         raise ValueError(f"bad start weights {start}: {e}; keys: {list(TUNED_KEYS)}") from e
     if any(not parent[k] > 0 for k in TUNED_KEYS):
@@ -115,7 +119,7 @@ def tune_weights(
     """
     depth, games, generations, population, validate, workers, parent = check_tune_settings(
         depth=depth, games=games, generations=generations, population=population, sigma=sigma,
-        validate=validate, workers=workers, start=start,
+        validate=validate, workers=workers, start=start, seed=seed,
     )
     rng = np.random.default_rng(seed)
     step = float(sigma)

@@ -53,7 +53,7 @@ def check(args: argparse.Namespace) -> None:
     check_range("--sigma", args.sigma, 0.0, low_open=True)
     check_tune_settings(depth=args.depth, games=args.games, generations=args.generations,
                         population=args.population, sigma=args.sigma, validate=args.validate,
-                        workers=args.workers, start=args.start)
+                        workers=args.workers, start=args.start, seed=args.seed)
 
 
 def run(args: argparse.Namespace) -> int:

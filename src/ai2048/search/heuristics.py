@@ -50,6 +50,12 @@ class NneonneoWeights:
     sum: float = 11.724
     sum_power: float = 2.5704
 
+    def __post_init__(self) -> None:
+        for k, v in asdict(self).items():
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(v):
+                raise ValueError(f"nneonneo weight {k}={v!r} must be a finite number")
+
     def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
