@@ -113,3 +113,17 @@ def test_nneonneo_weights_must_be_finite():
     for bad in (float("inf"), float("nan"), "1", True):
         with pytest.raises(ValueError, match="must be a finite number"):
             NneonneoWeights(empty=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["--only", "moves", "--boards", str(10**12)], "boards=1,000,000,000,000 must be at most"),
+        (["--only", "moves", "--boards", str(10**23)], "must be at most 67,108,864"),
+        (["--only", "selfplay", "--games", str(10**12)], "games=1,000,000,000,000 must be at most"),
+    ],
+)
+def test_bench_huge_counts_named_before_measuring(capsys, args, expect):
+    """Before: a MemoryError, an OverflowError or numpy's 'Unable to allocate 7.28 TiB' traceback."""
+    assert main(["bench", "--seconds", "0.01", *args]) == 2
+    assert expect in capsys.readouterr().err

@@ -403,6 +403,12 @@ SECTIONS = ("compile", "moves", "selfplay", "gym", "vector", "eval")
 """Every section; ``eval`` needs an n-tuple run directory (``ntuple=``)."""
 
 
+MAX_BOARDS = 1 << 26
+"""Most boards in the raw-move array (512 MiB of boards; the default is 1,000,000)."""
+MAX_GAMES = 1 << 24
+"""Most games per self-play or evaluation measurement (one 64-bit state per game, allocated up front)."""
+
+
 def run(
     sections: Iterable[str] = SECTIONS,
     *,
@@ -429,6 +435,10 @@ def run(
     for name, value in (("seconds", seconds), ("boards", boards), ("games", games), ("num_envs", num_envs)):
         if not value > 0:
             raise ValueError(f"{name} must be positive, got {value}")
+    for name, value, most in (("boards", boards, MAX_BOARDS), ("games", games, MAX_GAMES)):
+        if value > most:  # arrays allocated up front: past this, a MemoryError traceback
+            raise ValueError(
+                f"{name}={value:,} must be at most {most:,} (the arrays it needs must fit in memory)")
     say = progress or (lambda _: None)
     figs: list[Figure] = []
     reference_rate = float("nan")
