@@ -127,3 +127,26 @@ def test_bench_huge_counts_named_before_measuring(capsys, args, expect):
     """Before: a MemoryError, an OverflowError or numpy's 'Unable to allocate 7.28 TiB' traceback."""
     assert main(["bench", "--seconds", "0.01", *args]) == 2
     assert expect in capsys.readouterr().err
+
+
+def test_env_reset_takes_numpy_seeds_and_names_bad_ones():
+    """Before: ``reset(seed=np.int64(3))`` and ``make_vec(...).reset(seed=np.arange(3))`` raised
+    Gymnasium's 'Seed must be a python integer' (a plain int seed for make_vec worked), and
+    ``reset(seed=True)`` played seed 1."""
+    import gymnasium as gym
+    import numpy as np
+
+    import ai2048.envs  # noqa: F401
+
+    env = gym.make("ai2048/Game2048-v0")
+    assert np.array_equal(env.reset(seed=np.int64(3))[0], env.reset(seed=3)[0])
+    venv = gym.make_vec("ai2048/Game2048-v0", num_envs=3)
+    assert np.array_equal(venv.reset(seed=np.arange(3))[0], venv.reset(seed=[0, 1, 2])[0])
+    assert np.array_equal(venv.reset(seed=np.int64(5))[0], venv.reset(seed=5)[0])
+    for bad, err in ((True, TypeError), (1.5, TypeError), (-1, ValueError), (float("nan"), TypeError)):
+        with pytest.raises(err, match="seed"):
+            env.reset(seed=bad)
+    with pytest.raises(ValueError, match="seed=-1 must be >= 0"):
+        venv.reset(seed=[0, -1, 2])
+    with pytest.raises(TypeError, match="seed must be"):
+        venv.reset(seed="abc")

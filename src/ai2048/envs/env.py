@@ -18,7 +18,7 @@ from ai2048.engine.rng import seed_state
 from ai2048.engine.spawn import new_board
 from ai2048.envs.batch import kernel_options
 from ai2048.envs.encoders import encode_obs, observation_space
-from ai2048.envs.options import EnvOptions, board_from_option
+from ai2048.envs.options import EnvOptions, board_from_option, check_env_seed
 from ai2048.envs.render import board_frame
 from ai2048.game import IllegalMoveError
 from ai2048.rules import MAX_EXPONENT, Action
@@ -103,6 +103,7 @@ class Game2048Env(gym.Env):
             raise ValueError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'board'")
         given = options.get("board") if options else None
         board = None if given is None else np.uint64(board_from_option(given))
+        seed = check_env_seed(seed)
         super().reset(seed=seed)
         if seed is not None or not self._seeded:
             self._rng[0] = self.np_random.integers(0, 2**64, dtype=np.uint64)

@@ -28,6 +28,18 @@ def check_num_envs(num_envs: Any) -> int:
     return int(num_envs)
 
 
+def check_env_seed(seed: Any) -> int | None:
+    """A ``reset`` seed as a Python int >= 0 (numpy integers too, as from ``np.arange``), or None; a bool,
+    a float or a negative number raises here, naming the seed (Gymnasium's seeding takes Python ints only)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed must be an int >= 0 or None, got {type(seed).__name__} {seed!r}")
+    if seed < 0:
+        raise ValueError(f"seed={int(seed)} must be >= 0")
+    return int(seed)
+
+
 def check_flag(name: str, value: Any) -> bool:
     """``value`` if it is a bool: a string such as ``"no"`` is truthy and would switch the option on."""
     if not isinstance(value, (bool, np.bool_)):

@@ -21,7 +21,7 @@ from gymnasium.vector.utils import batch_space
 from ai2048.board_io import render_text
 from ai2048.envs.batch import BatchStep, GameBatch, tile_values
 from ai2048.envs.encoders import encode_obs, observation_space
-from ai2048.envs.options import EnvOptions, board_from_option, check_num_envs
+from ai2048.envs.options import EnvOptions, board_from_option, check_env_seed, check_num_envs
 from ai2048.envs.render import board_frame
 
 
@@ -81,9 +81,12 @@ class Game2048VectorEnv(VectorEnv):
         if isinstance(seed, (bool, np.bool_)):
             raise TypeError(f"seed must be an int, one seed per env, or None; got {seed!r}")
         if seed is None or isinstance(seed, (int, np.integer)):
-            seeds: list[int | None] = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
+            first = check_env_seed(seed)
+            seeds: list[int | None] = [None if first is None else first + i for i in range(self.num_envs)]
         else:
-            seeds = list(seed)
+            if isinstance(seed, (str, bytes)) or not hasattr(seed, "__len__"):
+                raise TypeError(f"seed must be an int, one seed per env, or None; got {seed!r}")
+            seeds = [check_env_seed(s) for s in seed]  # numpy ints (np.arange) too
             if len(seeds) != self.num_envs:
                 raise ValueError(
                     f"got {len(seeds)} seeds for {self.num_envs} envs; pass one int or one seed per env"
