@@ -150,3 +150,20 @@ def test_env_reset_takes_numpy_seeds_and_names_bad_ones():
         venv.reset(seed=[0, -1, 2])
     with pytest.raises(TypeError, match="seed must be"):
         venv.reset(seed="abc")
+
+
+def test_torch_envs_name_bad_seeds_and_p_two():
+    """Before: TorchEnv2048(seed=1.5) played seed 1, seed='1', True and -1 were taken, seed=2**64 failed with
+    torch's 'Overflow when unpacking long long'; p_two='0.5' was float()-ed."""
+    pytest.importorskip("torch")
+    from ai2048.envs.torch_env import EngineBatch, TorchEnv2048
+
+    for cls in (TorchEnv2048, EngineBatch):
+        for seed in (1.5, "1", True, -1):
+            with pytest.raises((TypeError, ValueError), match="seed"):
+                cls(2, seed=seed)
+        for p_two in ("0.5", None):
+            with pytest.raises(TypeError, match="p_two must be a float"):
+                cls(2, p_two=p_two)
+    with pytest.raises(ValueError, match="outside 0..2"):
+        TorchEnv2048(2, seed=2**64)

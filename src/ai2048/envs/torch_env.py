@@ -28,9 +28,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ai2048.board_io import check_boards
+from ai2048.board_io import check_boards, check_seed
 from ai2048.envs.batch import GameBatch, seed_states
-from ai2048.envs.options import EnvOptions, check_num_envs
+from ai2048.envs.options import EnvOptions, check_env_seed, check_num_envs
+from ai2048.game import _check_p_two
 from ai2048.nets.device import resolve_device
 from ai2048.rules import MAX_EXPONENT, P_TWO, SEED_ORDERS, START_TILES, Action
 
@@ -220,7 +221,7 @@ class TorchEnv2048:
         self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
     ) -> None:
         check_num_envs(num_envs)
-        if not 0.0 < float(p_two) <= 1.0:
+        if not 0.0 < _check_p_two(p_two) <= 1.0:  # a string or None is named, not float()-ed
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
         self.num_envs = num_envs
         self.device = resolve_device(device)
@@ -234,10 +235,11 @@ class TorchEnv2048:
 
     def seed(self, seed: int | None) -> None:
         """Reseed the spawn generator (``None``: from OS entropy)."""
+        seed = check_seed(seed)  # an int in 0..2**64-1: int() truncated 1.5 and took "1", True and -1
         if seed is None:
             self.generator.seed()
         else:
-            self.generator.manual_seed(int(seed))
+            self.generator.manual_seed(seed)
 
     def _new_games(self, which: torch.Tensor) -> None:
         self.states[which] = 0
@@ -332,7 +334,7 @@ class EngineBatch:
         self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
     ) -> None:
         check_num_envs(num_envs)
-        if not 0.0 < float(p_two) <= 1.0:
+        if not 0.0 < _check_p_two(p_two) <= 1.0:  # a string or None is named, not float()-ed
             raise ValueError(f"p_two must be in (0, 1], got {p_two}")
         self.num_envs = num_envs
         self.device = resolve_device(device)
@@ -352,7 +354,7 @@ class EngineBatch:
 
     def seed(self, seed: int | None) -> None:
         """Give every game its own RNG state derived from ``seed`` (``None``: OS entropy)."""
-        self.games.states[:] = seed_states(seed, self.num_envs)
+        self.games.states[:] = seed_states(check_env_seed(seed), self.num_envs)
 
     def reset(self, seed: int | None = None) -> None:
         """Start N new games; a seed makes the whole batch reproducible."""
