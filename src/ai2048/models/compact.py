@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import atomic_write, check_regular_file
-from ai2048.ntuple.network import KINDS, Network
+from ai2048.ntuple.network import KINDS, Network, array_nbytes, npz_claims, physical_memory
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION
 
@@ -270,15 +270,9 @@ def read_sections(
                 raise ModelFileError(
                     f"{path} lacks {', '.join(missing)}: it is not an ai2048 compact network file ({FORMAT})"
                 )
-            for name in z.files:  # numpy allocates a header's shape before reading: check it first
-                member = z.zip.open(f"{name}.npy")
-                version = np.lib.format.read_magic(member)
-                if version not in ((1, 0), (2, 0)):
-                    raise ValueError(f"array {name!r} is in .npy format {version}")
-                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                    np.lib.format.read_array_header_2_0
-                shape, _, dtype = read(member)
-                if int(np.prod(shape, dtype=object)) * dtype.itemsize > len(data):
+            # numpy allocates a header's shape before reading: check every claim first
+            for name, (shape, dtype) in npz_claims(path, source=io.BytesIO(data)).items():
+                if array_nbytes(shape, dtype) > len(data):
                     raise ModelFileError(
                         f"network file {path} is corrupt: its array {name!r} claims {dtype} {list(shape)}, "
                         f"more than the file's {len(data)} bytes; fetch or reinstall it again"
@@ -313,8 +307,6 @@ def _section_limits(path: Path, header: dict[str, Any]) -> dict[str, int]:
         checks = _count(header, "checks") if "checks" in header else MAX_CHECKS
     except (KeyError, TypeError, ValueError) as e:
         raise ModelFileError(f"{path} has an incomplete header ({e}); fetch or reinstall it again") from e
-    from ai2048.ntuple.network import physical_memory
-
     memory = physical_memory()
     if entries >= 2**32 or touched > entries or n_exact > entries or checks > MAX_CHECKS or (
             memory and entries * 5 > memory):

@@ -268,15 +268,19 @@ def physical_memory() -> int:
         return 0
 
 
-def _claims(path: Path, names: Sequence[str]) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """(shape, dtype) of each array ``name`` of the ``.npz`` at ``path``, read from its ``.npy`` header
-    alone: numpy allocates an array of the header's shape before it reads a byte of its data, so a
-    few-byte file could claim terabytes. Names absent from the file are left out."""
+def npz_claims(
+    path: Path, names: Sequence[str] | None = None, source: Any = None
+) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """(shape, dtype) of each array ``name`` of the ``.npz`` at ``path`` (every array when ``names`` is
+    None; read from ``source``, a file object, when given), from its ``.npy`` header alone: numpy
+    allocates an array of the header's shape before it reads a byte of its data, so a few-byte file
+    could claim terabytes. Names absent from the file are left out."""
     out = {}
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(path if source is None else source) as zf:
             present = set(zf.namelist())
-            for name in names:
+            wanted = [n[:-4] for n in zf.namelist() if n.endswith(".npy")] if names is None else names
+            for name in wanted:
                 if f"{name}.npy" in present:
                     member, shape, dtype = _open_member(zf, path, name)
                     member.close()
@@ -288,8 +292,9 @@ def _claims(path: Path, names: Sequence[str]) -> dict[str, tuple[tuple[int, ...]
     return out
 
 
-def _nbytes(shape: tuple[int, ...], dtype: np.dtype) -> int:
-    return int(np.prod(shape, dtype=object)) * dtype.itemsize  # Python ints: no overflow
+def array_nbytes(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    """Bytes of an array of ``shape`` and ``dtype``, in Python ints (no overflow for a forged shape)."""
+    return int(np.prod(shape, dtype=object)) * dtype.itemsize
 
 
 def _check_claims(
@@ -298,7 +303,7 @@ def _check_claims(
     """Refuse, naming the file, arrays whose headers claim more than a weights file can hold."""
     memory = physical_memory()
     for name, (shape, dtype) in claims.items():
-        n = _nbytes(shape, dtype)
+        n = array_nbytes(shape, dtype)
         if name in small and n > SMALL_MEMBER_BYTES:
             raise ValueError(
                 f"weights file {path} holds {name} as {dtype} {list(shape)} ({n} bytes), where an ai2048 "
@@ -349,7 +354,7 @@ def load_file(
             f"weights file {path} is corrupt or truncated (not an .npz archive); restore it or retrain"
         )
     small = ("format", "rules_version", "patterns", "stages", "kind")
-    claims = _claims(path, (*small, "w", *extra))
+    claims = npz_claims(path, (*small, "w", *extra))
     _check_claims(path, claims, small)
     try:
         with np.load(path, allow_pickle=False) as z:
