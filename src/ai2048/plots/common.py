@@ -7,6 +7,7 @@ importing :mod:`ai2048.plots` never needs it.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,11 @@ ACTION_COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
 
 class PlotInputError(ValueError):
     """A file or folder that cannot be plotted; the message names it and says what was expected."""
+
+
+def finite_number(v: Any) -> bool:
+    """Whether a JSON value is a finite number (a bool is not): what the figures plot or sum."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def pyplot() -> Any:

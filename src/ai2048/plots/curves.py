@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import read_run_metrics
-from ai2048.plots.common import PlotInputError
+from ai2048.plots.common import PlotInputError, finite_number
 
 X_KEYS = ("episode", "episodes", "games", "epoch", "step", "iteration")
 
@@ -141,11 +141,7 @@ def _table_rows(table: Any) -> list[tuple[int, float]]:
         return []
     return [(row["tile"], float(row["reach"])) for row in table
             if isinstance(row, dict) and isinstance(row.get("tile"), int)
-            and not isinstance(row["tile"], bool) and _finite(row.get("reach"))]
-
-
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and not isinstance(row["tile"], bool) and finite_number(row.get("reach"))]
 
 
 def _reach_from_table(rows: list[tuple[int, float]], tile: int) -> float:

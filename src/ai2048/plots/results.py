@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import read_json
-from ai2048.plots.common import PlotInputError
+from ai2048.plots.common import PlotInputError, finite_number
 from ai2048.records import ACTION_CHARS, max_tiles, replay_actions
 from ai2048.rules import P_TWO
 
@@ -59,16 +59,12 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def _check_fields(r: dict[str, Any], where: str) -> None:
     """The result-level fields the figures and labels read: wrong types raise, naming the file."""
     if "config" in r and r["config"] is not None and not isinstance(r["config"], dict):
         raise PlotInputError(
             f"{where}: config is a {type(r['config']).__name__}, not an object; the file is corrupt")
-    if "p_two" in r and r["p_two"] is not None and not (_is_number(r["p_two"]) and 0 <= r["p_two"] <= 1):
+    if "p_two" in r and r["p_two"] is not None and not (finite_number(r["p_two"]) and 0 <= r["p_two"] <= 1):
         raise PlotInputError(
             f"{where}: p_two={r['p_two']!r} is not a probability in [0, 1]; the file is corrupt")
 
@@ -82,7 +78,8 @@ def _check_game(g: dict[str, Any], where: str) -> None:
                 f"{where}: {k}={g[k]!r} is not a whole number >= 0{' below 2**64' if k == 'seed' else ''}; "
                 "the file is corrupt"
             )
-    if "seconds" in g and g["seconds"] is not None and not (_is_number(g["seconds"]) and g["seconds"] >= 0):
+    secs = g.get("seconds")
+    if secs is not None and not (finite_number(secs) and secs >= 0):
         raise PlotInputError(
             f"{where}: seconds={g['seconds']!r} is not a finite number >= 0; the file is corrupt")
     if "actions" in g and g["actions"] is not None and not isinstance(g["actions"], str):

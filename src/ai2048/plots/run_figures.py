@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.plots import common
-from ai2048.plots.common import ACTION_COLORS
+from ai2048.plots.common import ACTION_COLORS, finite_number
 from ai2048.plots.curves import (
     EPISODE_SERIES,
     action_distribution,
@@ -34,8 +34,7 @@ def lazyzero_figure(recs: list[dict[str, Any]], title: str, out: Path) -> Path |
         return None
     plt = common.pyplot()
     epoch = [r["epoch"] for r in rows]
-    minutes = sum(float(v) for r in rows if isinstance(v := r.get("epoch_seconds"), (int, float))
-                  and not isinstance(v, bool) and math.isfinite(v)) / 60
+    minutes = sum(float(r["epoch_seconds"]) for r in rows if finite_number(r.get("epoch_seconds"))) / 60
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     ax1.plot(epoch, [r["moves_mean"] for r in rows], "o-", ms=3, label="mean")
     ax1.plot(epoch, [r["moves_max"] for r in rows], "s--", ms=3, alpha=0.6, label="max")
