@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "ntuple": 3,
     "nets": 3,
     "envs": 3,
+    "tables": 3,
     # 4: every search, and the shipped networks (data + their cards)
     "search": 4,
     "models": 4,

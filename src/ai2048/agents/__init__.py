@@ -69,3 +69,8 @@ register(
     "ai2048.agents.ntuple:NTupleAgent",
     "n-tuple network from `ai2048 train ntuple` (weights=RUN_DIR; depth=1 greedy, >=2 expectimax)",
 )
+register(
+    "endgame",
+    "ai2048.agents.endgame:EndgameAgent",
+    "the shipped n-tuple network's expectimax, endgame tables in their formations (`ai2048 tables build`)",
+)

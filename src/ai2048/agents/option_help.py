@@ -229,6 +229,27 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                                 "clockwise = the lower action number",
                                 _ORDERS),
     },
+    "endgame": {
+        "depth": OptionHelp("the n-tuple network search's depth away from the tables (2 = 2-ply: "
+                            "max-chance-max)", "Yeh et al. 2016; macroxue/2048-ai searches between lookups",
+                            "an integer >= 1"),
+        "tables": OptionHelp("the endgame tables to play from (`ai2048 tables` lists them)",
+                             "macroxue/2048-ai's lookup tables; game-difficulty/2048EndgameTablebase's "
+                             "formation tables (method only)", "'default' or comma-separated table names"),
+        "tables_dir": OptionHelp("the folder the tables were built in", "this toolkit",
+                                 "a path, or None for $AI2048_TABLES or the user cache"),
+        "min_value": OptionHelp("a table's move is played only when its success probability is above this",
+                                "this toolkit", "a float in [0, 1)"),
+        "model": OptionHelp("a shipped network's name (see `ai2048 models`)",
+                            "this toolkit's trained networks",
+                            "a name, or None for the default one (only without weights)"),
+        "weights": OptionHelp("an n-tuple run directory or network file to search with instead",
+                              "seed 004 (TD learning of n-tuple networks)", "a path, or None"),
+        "prob_cutoff": PROB_CUTOFF,
+        "tt_bits": TT_BITS,
+        "p_two": OptionHelp("probability of a 2; must be the one the tables were solved for",
+                            "2048 rules", "a float in (0, 1]"),
+    },
 }
 """Help for every config key of every registered agent, by agent then key."""
 

@@ -152,6 +152,8 @@ MODEL_SETTINGS: dict[str, dict[str, Setting]] = {
     "lazyzero-chance": {"simulations": Int(1, 800), "puct": PUCT, "seed": SEED},
     "ntuple": {"depth": Int(1, 3), "prob_cutoff": Float(1e-4, 1.0), "tt_bits": TT_BITS, "p_two": P_TWO,
                "downgrade": BOOL},
+    "endgame": {"depth": Int(1, 3), "min_value": Float(0.0, 0.99), "prob_cutoff": Float(1e-4, 1.0),
+                "tt_bits": TT_BITS},
 }
 """Agents that play a trained network, by the ``agent`` their run's meta.json names, with web settings."""
 
@@ -174,6 +176,7 @@ def scan_models(models_dir: str | Path | None) -> dict[str, Model]:
     models: dict[str, Model] = {}
     for name, model in _shipped().items():
         models[name] = model
+    models.update(_endgame())
     if models_dir is None:
         return models
     root = Path(models_dir)
@@ -245,6 +248,21 @@ def _shipped() -> dict[str, Model]:
     return {name: Model(name, "ntuple", f"shipped n-tuple network {name}", MODEL_SETTINGS["ntuple"],
                         lambda name=name, **cfg: make(name, **cfg))
             for name in found if isinstance(name, str) and _NAME.match(name)}
+
+
+def _endgame() -> dict[str, Model]:
+    """The ``endgame`` agent (the shipped network with endgame tables), offered when its default tables
+    are built in the tables folder ($AI2048_TABLES or the user cache): the web never starts a build."""
+    from ai2048.tables import formations, store
+
+    try:
+        root = store.tables_dir()
+        if not all((root / n / store.META).is_file() for n in formations.DEFAULT):
+            return {}
+    except (OSError, ValueError):
+        return {}
+    return {"endgame": Model("endgame", "endgame", "the shipped n-tuple network with endgame tables",
+                             MODEL_SETTINGS["endgame"], lambda **cfg: make_agent("endgame", **cfg))}
 
 
 def default_agent() -> str:

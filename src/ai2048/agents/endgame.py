@@ -1,0 +1,139 @@
+"""The ``endgame`` agent: the shipped n-tuple network's expectimax away from the formations, the
+endgame tables inside them.
+
+Before each move the agent asks whether the board, under any of its 8 symmetries, is in a table's
+formation (:func:`ai2048.tables.lookup.match`: the anchor holds the table's target, the other
+fixed cells larger tiles, the free cells smaller ones). If so it plays the move whose table value
+(the probability of building the target beside the anchor without moving a large tile) is the
+largest, as long as that value is above ``min_value``; otherwise, and when no table applies, the
+network's search moves (macroxue/2048-ai plays this way: a search drives the large tiles into
+place, lookups build the next one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.agents.base import BaseAgent
+from ai2048.agents.ntuple import NTupleAgent
+from ai2048.agents.simple import named, playable
+from ai2048.rules import P_TWO, Action
+from ai2048.search.expectimax import check_probability
+from ai2048.tables import formations, store
+from ai2048.tables.lookup import match, move_values
+
+_LOADED: dict[tuple[str, str], store.Table] = {}
+
+
+def check_table_names(tables: Any) -> tuple[str, ...]:
+    """``"default"``, or a comma-separated list (or sequence) of registered table names."""
+    if isinstance(tables, str):
+        parts = tuple(t.strip() for t in tables.split(",") if t.strip())
+        names = formations.DEFAULT if tables == "default" else parts
+    elif isinstance(tables, (list, tuple)) and all(isinstance(t, str) for t in tables):
+        names = tuple(tables)
+    else:
+        raise TypeError(f"tables must be 'default' or comma-separated table names, got {tables!r}")
+    if not names:
+        raise ValueError("tables is empty: name at least one table (see `ai2048 tables`), or 'default'")
+    for n in names:
+        formations.spec(n)
+    return names
+
+
+def load_tables(names: tuple[str, ...], directory: str | Path | None,
+                verify: bool = False) -> list[store.Table]:
+    """The tables ``names``, loaded once per process (memory-mapped, so processes share the pages)."""
+    out = []
+    root = str(store.tables_dir(directory))
+    for n in names:
+        key = (root, n)
+        if key not in _LOADED:
+            _LOADED[key] = store.load(n, directory, verify=verify)
+        out.append(_LOADED[key])
+    return out
+
+
+class EndgameAgent(BaseAgent):
+    """The shipped network's search with endgame tables.
+
+    Args:
+        depth: the network search's depth away from the tables (2 = 2-ply, max-chance-max).
+        tables: "default" or comma-separated table names (``ai2048 tables`` lists them); each must
+            be built (``ai2048 tables build``).
+        tables_dir: the folder the tables were built in (default: ``$AI2048_TABLES`` or the user
+            cache).
+        min_value: the table's move is played only when its value is above this (else the search's).
+        model, weights: the n-tuple network (default: the shipped one).
+        prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
+        p_two: the spawn odds; must be the tables' (they are solved for one).
+    """
+
+    def __init__(
+        self,
+        depth: int = 2,
+        tables: str = "default",
+        tables_dir: str | Path | None = None,
+        min_value: float = 0.0,
+        model: str | None = None,
+        weights: str | Path | None = None,
+        prob_cutoff: float = 1e-4,
+        tt_bits: int = 20,
+        p_two: float = P_TWO,
+    ) -> None:
+        names = check_table_names(tables)
+        if isinstance(min_value, bool) or not isinstance(min_value, (int, float, np.floating)) \
+                or not 0.0 <= float(min_value) < 1.0:
+            raise ValueError(f"min_value must be a number in [0, 1), got {min_value!r}")
+        self.min_value = float(min_value)
+        self.p_two = check_probability("p_two", p_two)
+        for n in names:
+            if formations.spec(n).p_two != self.p_two:
+                solved = formations.spec(n).p_two
+                raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
+        self.tables = load_tables(names, tables_dir)
+        self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
+                                  tt_bits=tt_bits, p_two=self.p_two)
+        self.by_target: dict[tuple[str, int], store.Table] = {}
+        for t in self.tables:
+            self.by_target[(t.spec.formation.name, t.spec.target)] = t
+        forms = {t.spec.formation.name: t.spec.formation for t in self.tables}
+        self.formations = [(f, np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(f.anchor))
+                           for f in forms.values()]
+        self.table_moves = 0
+        self.moves = 0
+
+    def table_values(self, board: int) -> np.ndarray | None:
+        """[4] the best applicable table's value of each move (NaN: illegal or unknown), or None when
+        the board is in no table's formation."""
+        b = np.uint64(board)
+        best: np.ndarray | None = None
+        for f, fixed, goals, anchor in self.formations:
+            for s in range(8):
+                t = int(match(b, np.int64(s), fixed, anchor))
+                table = self.by_target.get((f.name, t)) if t else None
+                if table is None:
+                    continue
+                v = move_values(b, np.int64(s), fixed, goals, np.int64(t), np.int64(table.spec.max_sum // 2),
+                                table.keys, table.values, table.offsets)
+                if best is None or np.nanmax(v, initial=-1.0) > np.nanmax(best, initial=-1.0):
+                    best = v
+        return best
+
+    def act(self, board: int) -> Action:
+        b = playable(board)
+        self.moves += 1
+        v = self.table_values(int(b))
+        if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
+            self.table_moves += 1
+            return Action(int(np.nanargmax(v)))
+        return self.search.act(int(b))
+
+    def explain(self, board: int) -> dict[str, float]:
+        v = self.table_values(int(playable(board)))
+        if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
+            return named(np.where(np.isnan(v), -np.inf, v))
+        return self.search.explain(board)

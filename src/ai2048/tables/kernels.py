@@ -1,0 +1,256 @@
+"""Numba kernels of the endgame tables: classify a move's result, expand a layer forward, solve a
+layer backward, look a position up.
+
+A table position is an after-state (the board right after a move, before the spawn) written as a
+*key*: the formation's fixed cells hold the wall nibble ``0xF`` (a tile that never moves or
+merges while the formation holds), the free cells hold the exponents of the small tiles. Layer
+``k`` holds the keys whose free tiles sum to ``2 * k``: a spawn of a 2 leads to layer ``k + 1``, a
+spawn of a 4 to ``k + 2``, and a move keeps the sum, so a layer's values need only the two layers
+above it (game-difficulty/2048EndgameTablebase's help, section 6.2, describes this layering; the
+code here is our own).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ai2048.engine.moves import four_moves
+
+WALL = np.uint64(0xF)
+
+# Outcomes of a move on a key (classify_move).
+ILLEGAL = 0  # the board does not change
+BROKEN = 1  # a fixed cell changes, a tile too large appears off the goal cells, or the sum bound is passed
+GOAL = 2  # the target tile appears on a goal cell
+INSIDE = 3  # a position of the table
+
+
+@njit(cache=True, inline="always")
+def free_sum(key: np.uint64, fixed_mask: np.uint64) -> np.int64:
+    """Sum of the tile values in the free cells of ``key``."""
+    s = np.int64(0)
+    x = key & ~fixed_mask
+    while x:
+        e = np.int64(x & np.uint64(15))
+        if e:
+            s += np.int64(1) << e
+        x >>= np.uint64(4)
+    return s
+
+
+@njit(cache=True, inline="always")
+def classify(key: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
+             max_half_sum: np.int64) -> int:
+    """``GOAL``, ``BROKEN`` or ``INSIDE`` for a board whose fixed cells are intact: the target on a
+    goal cell is the goal even if the move made another target elsewhere."""
+    goal = False
+    broken = False
+    s = np.int64(0)
+    for q in range(16):
+        bit = np.uint64(15) << np.uint64(4 * q)
+        if fixed_mask & bit:
+            continue
+        e = np.int64((key >> np.uint64(4 * q)) & np.uint64(15))
+        if e == 0:
+            continue
+        s += np.int64(1) << e
+        if e >= target:
+            if e == target and (goal_mask & bit):
+                goal = True
+            else:
+                broken = True
+    if goal:  # the target beside the anchor: reached, whatever else the move made
+        return GOAL
+    if broken or s > 2 * max_half_sum:
+        return BROKEN
+    return INSIDE
+
+
+@njit(cache=True, inline="always")
+def after_states(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
+                 target: np.int64, max_half_sum: np.int64) -> tuple:
+    """The four moves of ``b`` (a key with a spawned tile) and the outcome of each."""
+    m = four_moves(b)
+    out = np.empty(4, dtype=np.int64)
+    for a in range(4):
+        r = m[a]
+        if r == b:
+            out[a] = ILLEGAL
+        elif (r & fixed_mask) != walls:
+            out[a] = BROKEN
+        else:
+            out[a] = classify(r, fixed_mask, goal_mask, target, max_half_sum)
+    return m, out
+
+
+@njit(cache=True)
+def _expand_chunk(layer: np.ndarray, lo: np.int64, hi: np.int64, walls: np.uint64, fixed_mask: np.uint64,
+                  goal_mask: np.uint64, target: np.int64, max_half_sum: np.int64,
+                  out2: np.ndarray, out4: np.ndarray) -> tuple:
+    """Successor keys of ``layer[lo:hi]`` after a spawned 2 (``out2``) and 4 (``out4``), with a small
+    direct-mapped filter that drops most repeats before the sort (a repeat that slips through is
+    removed by the sort)."""
+    seen = np.zeros(1 << 14, dtype=np.uint64)
+    n2 = 0
+    n4 = 0
+    for i in range(lo, hi):
+        a = layer[i]
+        for c in range(16):
+            sh = np.uint64(4 * c)
+            if (a >> sh) & np.uint64(15):
+                continue
+            for v in range(1, 3):
+                b = a | (np.uint64(v) << sh)
+                m, kinds = after_states(b, walls, fixed_mask, goal_mask, target, max_half_sum)
+                for k in range(4):
+                    if kinds[k] != INSIDE:
+                        continue
+                    r = m[k]
+                    h = ((r * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(50)) & np.uint64((1 << 14) - 1)
+                    if seen[h] == r:
+                        continue
+                    seen[h] = r
+                    if v == 1:
+                        out2[n2] = r
+                        n2 += 1
+                    else:
+                        out4[n4] = r
+                        n4 += 1
+    return n2, n4
+
+
+@njit(cache=True)
+def merge_unique(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two sorted arrays without repeats."""
+    out = np.empty(a.size + b.size, dtype=np.uint64)
+    i = 0
+    j = 0
+    n = 0
+    while i < a.size or j < b.size:
+        if j >= b.size or (i < a.size and a[i] < b[j]):
+            x = a[i]
+            i += 1
+        elif i >= a.size or b[j] < a[i]:
+            x = b[j]
+            j += 1
+        else:
+            x = a[i]
+            i += 1
+            j += 1
+        if n == 0 or out[n - 1] != x:
+            out[n] = x
+            n += 1
+    return out[:n]
+
+
+@njit(cache=True, parallel=True)
+def expand_layer(layer: np.ndarray, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
+                 target: np.int64, max_half_sum: np.int64, free_cells: np.int64, chunks: np.int64) -> tuple:
+    """The sorted, repeat-free successors of a sorted layer: (after a 2, after a 4).
+
+    Each of ``chunks`` parts of the layer is expanded and sorted on its own thread, then the parts
+    are merged.
+    """
+    n = layer.size
+    per = (n + chunks - 1) // chunks
+    width = free_cells * 4
+    o2 = np.empty(n * width + 1, dtype=np.uint64)
+    o4 = np.empty(n * width + 1, dtype=np.uint64)
+    c2 = np.zeros(chunks, dtype=np.int64)
+    c4 = np.zeros(chunks, dtype=np.int64)
+    for p in prange(chunks):
+        lo = min(n, p * per)
+        hi = min(n, lo + per)
+        base = lo * width
+        n2, n4 = _expand_chunk(layer, lo, hi, walls, fixed_mask, goal_mask, target, max_half_sum,
+                               o2[base:], o4[base:])
+        o2[base:base + n2].sort()
+        o4[base:base + n4].sort()
+        c2[p] = n2
+        c4[p] = n4
+    u2 = np.empty(0, dtype=np.uint64)
+    u4 = np.empty(0, dtype=np.uint64)
+    for p in range(chunks):
+        base = (p * per if p * per < n else n) * width
+        u2 = merge_unique(u2, o2[base:base + c2[p]])
+        u4 = merge_unique(u4, o4[base:base + c4[p]])
+    return u2, u4
+
+
+@njit(cache=True, inline="always")
+def find(keys: np.ndarray, lo: np.int64, hi: np.int64, key: np.uint64) -> np.int64:
+    """Index of ``key`` in the sorted ``keys[lo:hi]``, or -1."""
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < end and keys[lo] == key:
+        return lo
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
+def spawn_value(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
+                target: np.int64, max_half_sum: np.int64, keys: np.ndarray, values: np.ndarray,
+                lo: np.int64, hi: np.int64) -> float:
+    """Best move's value for ``b`` (a key with a spawned tile) when its successors' layer is
+    ``keys[lo:hi]`` with ``values``; -1 when a successor is missing from the layer."""
+    m, kinds = after_states(b, walls, fixed_mask, goal_mask, target, max_half_sum)
+    best = 0.0
+    for k in range(4):
+        if kinds[k] == GOAL:
+            return 1.0
+        if kinds[k] == INSIDE:
+            j = find(keys, lo, hi, m[k])
+            if j < 0:
+                return -1.0
+            v = values[j]
+            if v > best:
+                best = v
+    return best
+
+
+@njit(cache=True)
+def _solve_one(a: np.uint64, keys1: np.ndarray, values1: np.ndarray, keys2: np.ndarray, values2: np.ndarray,
+               walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
+               max_half_sum: np.int64, p_two: float) -> float:
+    total = 0.0
+    empties = 0
+    for c in range(16):
+        sh = np.uint64(4 * c)
+        if (a >> sh) & np.uint64(15):
+            continue
+        empties += 1
+        v2 = spawn_value(a | (np.uint64(1) << sh), walls, fixed_mask, goal_mask, target, max_half_sum,
+                         keys1, values1, 0, keys1.size)
+        v4 = spawn_value(a | (np.uint64(2) << sh), walls, fixed_mask, goal_mask, target, max_half_sum,
+                         keys2, values2, 0, keys2.size)
+        if v2 < 0 or v4 < 0:
+            return np.nan
+        total += p_two * v2 + (1.0 - p_two) * v4
+    if empties == 0:
+        return np.nan
+    return total / empties
+
+
+@njit(cache=True, parallel=True)
+def solve_layer(layer: np.ndarray, keys1: np.ndarray, values1: np.ndarray, keys2: np.ndarray,
+                values2: np.ndarray, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
+                target: np.int64, max_half_sum: np.int64, p_two: float) -> np.ndarray:
+    """Values of one layer from the two above it (``keys1``: sum + 2, ``keys2``: sum + 4).
+
+    value(key) = the average over the spawns (each empty cell alike; a 2 with ``p_two``, a 4 with
+    the rest) of the best move's value, where a move that reaches the goal is worth 1, one that
+    breaks the formation 0, and one that stays inside the table its successor's value. A missing
+    successor (never, for layers the forward pass made) gives NaN.
+    """
+    n = layer.size
+    out = np.empty(n, dtype=np.float32)
+    for i in prange(n):
+        out[i] = _solve_one(layer[i], keys1, values1, keys2, values2, walls, fixed_mask, goal_mask, target,
+                            max_half_sum, p_two)
+    return out

@@ -1,0 +1,77 @@
+"""Reading a table during a game: which formation a board is in (under any of the 8 symmetries)
+and the table's value of each move."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ai2048.engine.board import flip, mirror, transpose
+from ai2048.engine.moves import four_moves
+from ai2048.tables import kernels
+
+
+@njit(cache=True, inline="always")
+def symmetry(b: np.uint64, s: np.int64) -> np.uint64:
+    """The board ``b`` under symmetry ``s`` (0..7): bit 0 mirrors the rows, bit 1 flips them, bit 2
+    transposes first."""
+    if s & 4:
+        b = transpose(b)
+    if s & 2:
+        b = flip(b)
+    if s & 1:
+        b = mirror(b)
+    return b
+
+
+@njit(cache=True)
+def match(b: np.uint64, s: np.int64, fixed_mask: np.uint64, anchor: np.int64) -> int:
+    """The target exponent of the formation that ``b`` under symmetry ``s`` is in, or 0: the anchor
+    holds ``2**t``, every other fixed cell a larger tile, no two fixed tiles alike, and every free
+    tile is below ``2**t`` (a table applies to any such board, whichever the large tiles are)."""
+    x = symmetry(b, s)
+    t = int((x >> np.uint64(4 * anchor)) & np.uint64(15))
+    if t == 0:
+        return 0
+    seen = 0
+    for q in range(16):
+        e = int((x >> np.uint64(4 * q)) & np.uint64(15))
+        if fixed_mask & (np.uint64(15) << np.uint64(4 * q)):
+            if e < t or (seen >> e) & 1:
+                return 0
+            seen |= 1 << e
+        elif e >= t:
+            return 0
+    return t
+
+
+@njit(cache=True)
+def move_values(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
+                half: np.int64, keys: np.ndarray, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The table's value of each move of ``b`` seen under symmetry ``s``: 1 for a move that builds the
+    target on a goal cell, 0 for one that breaks the formation, the table's probability for one that
+    stays in it, NaN for an illegal move or a position the table does not hold."""
+    out = np.full(4, np.nan)
+    m = four_moves(b)
+    base = symmetry(b, s) & fixed_mask
+    for a in range(4):
+        r = m[a]
+        if r == b:
+            continue
+        rs = symmetry(r, s)
+        if (rs & fixed_mask) != base:
+            out[a] = 0.0
+            continue
+        key = (rs & ~fixed_mask) | fixed_mask
+        kind = kernels.classify(key, fixed_mask, goal_mask, target, half)
+        if kind == kernels.GOAL:
+            out[a] = 1.0
+        elif kind == kernels.BROKEN:
+            out[a] = 0.0
+        else:
+            k = kernels.free_sum(key, fixed_mask) // 2
+            if k + 1 < offsets.size:
+                j = kernels.find(keys, offsets[k], offsets[k + 1], key)
+                if j >= 0:
+                    out[a] = values[j]
+    return out

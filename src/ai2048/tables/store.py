@@ -1,0 +1,155 @@
+"""Where tables live and how they are read: a folder per table under the tables directory, checked
+before use and memory-mapped, so every process reading one shares its pages.
+
+A built table is ``DIR/NAME/`` with ``keys.npy`` (uint64 keys, sorted within each layer),
+``values.npy`` (float32 probabilities), ``offsets.npy`` (int64: layer ``k`` is
+``keys[offsets[k]:offsets[k + 1]]``) and ``table.json`` (what was built, with which rules, the
+files' sizes and SHA-256 digests, the build time), written last: a folder without it is a build
+under way or stopped (``.build/`` holds its finished layers) and is never loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ai2048.checkpoint import atomic_write
+from ai2048.tables.formations import TABLES, TableSpec, spec
+
+ENV_VAR = "AI2048_TABLES"
+FILES = ("keys.npy", "values.npy", "offsets.npy")
+META = "table.json"
+
+
+def default_dir() -> Path:
+    """``$AI2048_TABLES`` if set, else the user cache directory's ``ai2048/tables`` (platformdirs)."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("ai2048")) / "tables"
+
+
+def tables_dir(directory: str | Path | None = None) -> Path:
+    return Path(directory).expanduser() if directory is not None else default_dir()
+
+
+class TableError(ValueError):
+    """A table that is missing, half-built, corrupt or built for other rules."""
+
+
+def build_command(name: str, directory: str | Path | None = None) -> str:
+    extra = f" --dir {directory}" if directory is not None else ""
+    return f"ai2048 tables build {name}{extra}"
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_meta(folder: Path, table: TableSpec, positions: int, seconds: float, layers: int) -> None:
+    files = {n: {"bytes": (folder / n).stat().st_size, "sha256": sha256(folder / n)} for n in FILES}
+    meta = {
+        "name": table.name,
+        "spec": table.describe(),
+        "positions": positions,
+        "layers": layers,
+        "build_seconds": round(seconds, 1),
+        "files": files,
+    }
+    atomic_write(folder / META, lambda f: f.write(json.dumps(meta, indent=1) + "\n"), mode="w")
+
+
+def read_meta(folder: Path) -> dict:
+    path = folder / META
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TableError(f"{path}: unreadable table description ({e}); rebuild it") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict) or "spec" not in meta:
+        raise TableError(f"{path}: not a table description; rebuild it")
+    return meta
+
+
+@dataclass
+class Table:
+    """A loaded table: its spec and memory-mapped arrays."""
+
+    spec: TableSpec
+    keys: np.ndarray
+    values: np.ndarray
+    offsets: np.ndarray
+    folder: Path
+    meta: dict
+
+
+def load(name: str | TableSpec, directory: str | Path | None = None, verify: bool = False) -> Table:
+    """The built table ``name``, checked: present and complete, built for this formation, target,
+    sum bound, spawn odds and format, files of the recorded sizes (and digests with ``verify``)."""
+    want = spec(name)
+    name = want.name
+    folder = tables_dir(directory) / name
+    cmd = build_command(name, directory)
+    if not (folder / META).is_file():
+        state = "is half-built (its build stopped)" if (folder / ".build").is_dir() else "is not built"
+        raise TableError(f"endgame table {name} {state} in {folder.parent}; run: {cmd}")
+    meta = read_meta(folder)
+    if meta["spec"] != want.describe():
+        raise TableError(
+            f"{folder}: built for {meta['spec']}, not for this version's {want.describe()} "
+            f"(other rules, formation or format); rebuild it: {cmd} --force"
+        )
+    for n in FILES:
+        rec = meta["files"].get(n)
+        path = folder / n
+        if not isinstance(rec, dict) or not path.is_file() or path.stat().st_size != rec.get("bytes"):
+            raise TableError(f"{path}: missing or truncated; rebuild it: {cmd} --force")
+        if verify and sha256(path) != rec.get("sha256"):
+            raise TableError(f"{path}: SHA-256 does not match table.json (corrupt); "
+                             f"rebuild it: {cmd} --force")
+    try:
+        keys = np.load(folder / "keys.npy", mmap_mode="r", allow_pickle=False)
+        values = np.load(folder / "values.npy", mmap_mode="r", allow_pickle=False)
+        offsets = np.load(folder / "offsets.npy", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise TableError(f"{folder}: unreadable table files ({e}); rebuild it: {cmd} --force") from None
+    size = int(meta.get("positions", -1))
+    if (keys.dtype != np.uint64 or values.dtype != np.float32 or offsets.dtype != np.int64
+            or keys.shape != (size,) or values.shape != (size,) or offsets.ndim != 1 or offsets.size < 2
+            or offsets[0] != 0 or offsets[-1] != size or np.any(np.diff(offsets) < 0)):
+        raise TableError(f"{folder}: table arrays do not match table.json; rebuild it: {cmd} --force")
+    return Table(want, keys, values, offsets, folder, meta)
+
+
+def listing(directory: str | Path | None = None) -> list[dict]:
+    """Every registered table with its state in ``directory``: built (size, positions, build time),
+    half-built, or not built."""
+    root = tables_dir(directory)
+    rows = []
+    for name, (table, expected) in TABLES.items():
+        folder = root / name
+        row: dict = {"name": name, "target": 2 ** table.target, "max_sum": table.max_sum}
+        if (folder / META).is_file():
+            try:
+                meta = read_meta(folder)
+                row.update(state="built", positions=meta.get("positions"),
+                           bytes=sum(int(f.get("bytes", 0)) for f in meta["files"].values()),
+                           build_seconds=meta.get("build_seconds"))
+            except TableError as e:
+                row.update(state=f"corrupt ({e})")
+        elif (folder / ".build").is_dir():
+            row.update(state="half-built")
+        else:
+            row.update(state="not built", positions=expected)
+        rows.append(row)
+    return rows

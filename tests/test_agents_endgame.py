@@ -1,0 +1,111 @@
+"""The ``endgame`` agent: plays the table's best move inside a formation, the network's search
+elsewhere, never an illegal move; a missing table is named with the command that builds it."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from ai2048 import make_agent
+from ai2048.agents import endgame
+from ai2048.engine import reference
+from ai2048.game import Game
+from ai2048.tables import formations, store
+from ai2048.tables.build import build
+from ai2048.tables.formations import TableSpec
+
+SPEC = TableSpec(formations.F442, 4, 2 ** 12)
+
+
+@pytest.fixture(scope="module")
+def tables_dir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tables")
+    build(SPEC, d)
+    return d
+
+
+@pytest.fixture
+def agent(tables_dir, monkeypatch):
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    return make_agent("endgame", tables=SPEC.name, tables_dir=str(tables_dir))
+
+
+def _cells(b: int) -> list[int]:
+    return [(b >> (4 * q)) & 15 for q in range(16)]
+
+
+def _in_formation(table: store.Table, rng: random.Random) -> int:
+    f = table.spec.formation
+    i = rng.randrange(table.keys.size)
+    cells = _cells(int(table.keys[i]))
+    large = rng.sample(range(5, 16), len(f.fixed) - 1)
+    for q in f.fixed:
+        cells[q] = 4 if q == f.anchor else large.pop()
+    return sum(e << (4 * q) for q, e in enumerate(cells))
+
+
+def test_agent_plays_the_tables_best_move_in_formation(agent):
+    table = agent.tables[0]
+    rng = random.Random(11)
+    used = 0
+    for _ in range(300):
+        b = _in_formation(table, rng)
+        if not any(reference.legal_mask(_cells(b))):
+            continue
+        a = int(agent.act(b))
+        assert reference.legal_mask(_cells(b))[a], "an illegal move"
+        v = agent.table_values(b)
+        assert v is not None
+        if np.nanmax(v, initial=-1) > 0:
+            used += 1
+            assert v[a] == np.nanmax(v)
+            assert set(agent.explain(b)) <= {"up", "right", "down", "left"}
+    assert used > 200
+
+
+def test_agent_uses_the_search_outside_the_formations(agent):
+    g = Game(seed=4)
+    for _ in range(30):
+        b = g.board
+        assert agent.table_values(b) is None  # an opening is in no formation
+        a = agent.act(b)
+        assert a == agent.search.act(b)
+        g.step(a)
+
+
+def test_a_whole_game_is_legal_and_reproducible(agent):
+    def play(seed: int) -> tuple[int, int]:
+        g = Game(seed=seed)
+        while not g.is_over and g.moves < 3000:
+            g.step(agent.act(g.board))
+        return g.score, g.moves
+
+    assert play(5) == play(5)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"tables": "442-512"},
+         r"endgame table 442-512 is not built .*run: ai2048 tables build 442-512 --dir"),
+        ({"tables": "nope"}, r"unknown table 'nope'"),
+        ({"tables": ""}, r"tables is empty"),
+        ({"tables": 5}, r"tables must be 'default' or comma-separated"),
+        ({"min_value": 1.0}, r"min_value must be a number in \[0, 1\)"),
+        ({"min_value": float("nan")}, r"min_value must be a number in \[0, 1\)"),
+        ({"p_two": 0.8, "tables": "442-64"}, r"table 442-64 is solved for p_two=0.9, not 0.8"),
+    ],
+)
+def test_bad_settings_are_named(config, message, tmp_path):
+    with pytest.raises((ValueError, TypeError), match=message):
+        make_agent("endgame", tables_dir=str(tmp_path), **config)
+
+
+def test_tables_load_once_per_process(tables_dir, monkeypatch):
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    a = endgame.load_tables((SPEC.name,), tables_dir)
+    b = endgame.load_tables((SPEC.name,), tables_dir)
+    assert a[0] is b[0]
+    assert isinstance(a[0].keys, np.memmap)
