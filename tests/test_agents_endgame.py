@@ -109,3 +109,17 @@ def test_tables_load_once_per_process(tables_dir, monkeypatch):
     b = endgame.load_tables((SPEC.name,), tables_dir)
     assert a[0] is b[0]
     assert isinstance(a[0].keys, np.memmap)
+
+
+def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tables_dir, tmp_path, monkeypatch):
+    from ai2048.ui.limits import scan_models
+
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    monkeypatch.setattr(formations, "DEFAULT", (SPEC.name,))
+    monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
+    assert "endgame" not in scan_models(None)
+    monkeypatch.setenv(store.ENV_VAR, str(tables_dir))
+    model = scan_models(None)["endgame"]
+    agent = model.build(depth=1)
+    g = Game(seed=2)
+    assert agent.act(g.board) in g.legal_actions()

@@ -382,6 +382,20 @@ def test_pack__a_run_from_init_shipped_records_its_parts(
             (shipped / f"{name}{suffix}").unlink()
 
 
+def test_train_init__adds_a_stage_above_the_shipped_ones(shipped: Path, tmp_path: Path) -> None:
+    """--init with more --stages than the source: its stages are copied, the new one starts unopened
+    (promoted from below when its tile first appears), and a run that drops a stage is refused."""
+    ship = models.load("tiny")
+    cfg = replace(TINY, stages=(7, 15), games=1, chunk=1, checkpoint_every=1, init="tiny")
+    net, arrays = load_file(run(cfg, tmp_path / "a") / "weights.npz", extra=("train_ready",))
+    table = ship.w.size // 2
+    on = ship.w != 0
+    assert np.mean(net.w[:2 * table][on] == ship.w[on]) > 0.6
+    assert list(arrays["train_ready"]) == [1, 1, 0] and not np.any(net.w[2 * table:])
+    with pytest.raises(ValueError, match=r"--stages may add stages above the source's"):
+        run(replace(TINY, stages=(6, 7), init="tiny"), tmp_path / "b")
+
+
 def test_train_init__mismatch_is_an_error_before_any_work(shipped: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"shipped network 'tiny' has \[7\], the config says \[\]"):
         run(replace(TINY, stages=(), init="tiny"), tmp_path / "a")

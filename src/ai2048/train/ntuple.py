@@ -299,15 +299,21 @@ def _init_network(cfg: NTupleConfig) -> Network:
             f"(available: {', '.join(models.names()) or 'none'}) "
             "nor an existing run directory or weights file"
         )
+    # the run may add stages above the source's (a late-game stage on a shipped network: Yeh et al.
+    # 2016's multistage TD); each new stage is promoted from the one below when it first opens
+    stages = list(cfg.stages)
+    extends = list(src.stages) == stages[:len(src.stages)] and all(
+        s > max(src.stages, default=0) for s in stages[len(src.stages):])
     differ = [
         f"{k}: {what} has {a}, the config says {b}"
         for k, a, b in (("patterns", src.patterns, pattern_name(parse_patterns(cfg.patterns))),
-                        ("stages", list(src.stages), list(cfg.stages)),
+                        ("stages", list(src.stages), stages if not extends else list(src.stages)),
                         ("state", src.kind, cfg.state))
         if a != b
     ]
     if differ:
-        raise ValueError(f"cannot --init from {what}: {'; '.join(differ)}; set the config to match it")
+        raise ValueError(f"cannot --init from {what}: {'; '.join(differ)}; set the config to match it "
+                         "(--stages may add stages above the source's)")
     return src
 
 
@@ -430,15 +436,16 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
         st.restore(arrays, out / "weights.npz")
         del arrays
     else:
-        if src is not None and not cfg.tc and src.w.flags.c_contiguous:  # train the loaded table itself
+        same = src is not None and src.stages == tuple(cfg.stages)
+        if same and not cfg.tc and src.w.flags.c_contiguous:  # train the loaded table itself
             net, src = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w), None
         else:
             net = Network(
                 cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value, tc=cfg.tc
             )
         st = _State(cfg, net)
-        if src is not None:
-            np.copyto(net.w, src.w)
+        if src is not None:  # the source's stages; stages it lacks are promoted when they open
+            np.copyto(net.w[:src.w.size], src.w)
             src = None
         if cfg.init:  # a stage that already holds weights is not promoted over again
             fill = np.float32(cfg.init_value / net.features)  # what Network fills an untouched weight with
