@@ -57,6 +57,30 @@ def test_page__shows_a_loading_state_until_its_first_board() -> None:
         assert f'<button id="{button}" disabled>' in html
 
 
+def test_warm_up__names_a_broken_model_and_goes_on(tmp_path: Path, monkeypatch) -> None:
+    """A model that cannot be loaded is one line of the warm-up (its requests get the error as a 400);
+    the other models are warmed, and only the default agent stays built."""
+    from _ui_server_helpers import dqn_model_run
+    from ai2048.ui import limits
+    from ai2048.ui.warmup import warm_up
+
+    pytest.importorskip("torch")
+    monkeypatch.setattr(limits, "_shipped", dict)  # the run directories below only
+    dqn_model_run(tmp_path / "good")
+    dqn_model_run(tmp_path / "broken")
+    (tmp_path / "broken" / "model.pt").write_bytes(b"not a torch file")
+    app = create_app(default_agent="greedy", models_dir=tmp_path)
+    said: list[str] = []
+    assert warm_up(app, said.append) > 0
+    assert len(said) == 1 and said[0].startswith("model model:broken cannot be loaded")
+    assert len(app.state.cache) == 1  # the default agent
+    c = TestClient(app, base_url="http://127.0.0.1")
+    game = c.post("/api/games", json={"seed": 1}).json()["id"]
+    assert c.post(f"/api/games/{game}/hint", json={"agent": "model:good"}).status_code == 200
+    r = c.post(f"/api/games/{game}/hint", json={"agent": "model:broken"})
+    assert r.status_code == 400 and "cannot build agent 'model:broken'" in r.json()["error"]
+
+
 def test_serve__a_port_in_use_is_named_before_the_warm_up(capsys) -> None:
     from ai2048.cli import main
 

@@ -9,9 +9,9 @@ undo, a record, and a hint and an AI move with the default agent), then plays on
 with every web agent and every model at each entry of :data:`ai2048.ui.limits.WARM_UP`.
 
 The work is bounded by those tables and the models on offer, and it runs in the calling (main)
-thread, so Ctrl-C stops it at once. Agents built for the warm-up are dropped afterwards (only the
-default agent stays in the server's cache); a model that cannot be built is reported and skipped
-(its requests then get the same error, as a 400).
+thread, so Ctrl-C stops it at once. Each model is loaded once (its entries share the network) and
+dropped before the next; only the default agent stays built, in the server's cache. A model that
+cannot be built is reported and skipped (its requests then get the same error, as a 400).
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
             _decide(built, name, checked)
     for model_name, model in sorted(state.models.items()):
         name = MODEL_PREFIX + model_name
+        held = []  # this model's agents share its network (loaded once) until the next model's turn
         for k, config in enumerate(WARM_UP.get(model.agent, ({},))):
             _, checked = check_settings(name, config, state.models, state.extra_agents)
             try:
@@ -74,7 +75,8 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
                     break
                 continue
             _decide(built, name, checked)
-            del built  # one model's network in memory at a time
+            held.append(built)
+        del held  # one model's network in memory at a time
     return time.monotonic() - t0
 
 
