@@ -94,9 +94,11 @@ def test_serve__a_port_in_use_is_named_before_the_warm_up(capsys) -> None:
     assert "warming up" not in out.out and "Traceback" not in out.err
 
 
-def test_serve__ctrl_c_during_the_warm_up_exits_cleanly() -> None:
-    with serve_cli() as (proc, _):
+def test_serve__refuses_connections_until_ready_and_ctrl_c_during_the_warm_up_exits_cleanly() -> None:
+    with serve_cli() as (proc, port):
         read_until(proc, "warming up", 120)
+        with pytest.raises(ConnectionRefusedError):  # bound (the port is taken) but not listening yet
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

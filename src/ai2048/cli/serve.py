@@ -79,18 +79,18 @@ def check(args: argparse.Namespace) -> Any:
     return limits
 
 
-def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to ``host:port`` and listening, or an OSError naming the address and the fix.
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, not yet listening, or an OSError naming the address and the fix.
 
-    Bound before the warm-up, so a port in use is an error at once, and a browser that connects
-    during the warm-up waits in the queue instead of being refused.
+    Bound before the warm-up, so a port in use is an error at once; it listens (uvicorn) only when the
+    warm-up is done, so a connection before then is refused, not left waiting: whoever checks the port
+    sees the server when it is ready.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
-        sock.listen(128)
     except OSError as e:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port} ({e.strerror or e}); is another server using it? "
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     # checks the agent, its settings against the web's ranges, and --models, before serving
     app = create_app(default_agent=agent, default_config=config, models_dir=args.models,
                      host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
-    sock = listen(host, args.port)
+    sock = bind(host, args.port)
     try:
         models = sorted(app.state.models)
         if models:
