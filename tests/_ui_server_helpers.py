@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -60,6 +63,49 @@ def serving(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def cli_env() -> dict[str, str]:
+    """This environment, with this checkout's ``src`` first on the path (for ``python -m ai2048``)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])}
+
+
+def read_until(proc: subprocess.Popen, text: str, timeout: float) -> list[str]:
+    """Lines of ``proc``'s stdout up to the first holding ``text`` (AssertionError after ``timeout``,
+    or when the output ends first)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        if text in line:
+            return lines
+    raise AssertionError(f"no line with {text!r} within {timeout} s: {''.join(lines)}")
+
+
+@contextlib.contextmanager
+def serve_cli(*args: str) -> Iterator[tuple[subprocess.Popen, int]]:
+    """``python -m ai2048 serve --port PORT *args`` in a fresh process; yields (process, port) at once
+    (its stdout a text pipe) and stops it with Ctrl-C (SIGINT) afterwards, killing it if it hangs."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "ai2048", "serve", "--port", str(port), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env())
+    try:
+        yield proc, port
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
 
 
 def dqn_model_run(path: Path) -> Path:

@@ -126,12 +126,14 @@ def _agents():
     ]
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("index", range(3), ids=["lazyzero", "lazyzero-T1", "chance"])
-def test_evaluate__games_in_flight_give_the_games_of_one_at_a_time_play(index):
+def test_evaluate__games_in_flight_give_the_games_of_one_at_a_time_play(index, workers):
+    """Batched in one process or in each of two worker processes: game for game the serial games."""
     batched = _agents()[index]
     single = _agents()[index]
     single.games_in_flight = 1
-    a = evaluate(batched, games=5, seed=3, progress=False, max_moves=25)
+    a = evaluate(batched, games=5, seed=3, progress=False, max_moves=25, workers=workers)
     b = evaluate(single, games=5, seed=3, progress=False, max_moves=25)
     strip = [{k: v for k, v in r.items() if k != "seconds"} for r in a.records]
     assert strip == [{k: v for k, v in r.items() if k != "seconds"} for r in b.records]
@@ -150,6 +152,44 @@ def test_evaluate__games_in_flight_refill_finished_slots_and_play_to_the_end():
         for ch in r["actions"]:
             g.step("urdl".index(ch))
         assert g.is_over and g.score == r["score"] and f"0x{g.board:016x}" == r["final_board"]
+
+
+class _LogBatches(LazyZeroAgent):
+    """Appends the size of every batched search to ``log`` (one line each, from any process)."""
+
+    def __init__(self, log, **kw) -> None:
+        super().__init__(None, rollouts=2, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=None, **kw)
+        self.log = str(log)
+
+    def act_batch(self, boards, slots=None):
+        with open(self.log, "a") as f:
+            f.write(f"{len(boards)}\n")
+        return super().act_batch(boards, slots)
+
+
+def test_evaluate__each_worker_batches_its_games(tmp_path):
+    """--workers 2 played each worker's games one at a time (batches of 1): the batching was lost."""
+    log = tmp_path / "batches.txt"
+    res = evaluate(_LogBatches(log, games_in_flight=3), games=6, seed=0, workers=2, progress=False,
+                   max_moves=6)
+    sizes = [int(x) for x in log.read_text().split()]
+    assert max(sizes) == 3  # two workers, three games in flight each
+    assert sum(sizes) == 1 + sum(r["moves"] for r in res.records)  # + the parent's warm-up move
+    assert [r["index"] for r in res.records] == list(range(6)) and res.workers == 2
+
+
+class _Boom(LazyZeroAgent):
+    def act_batch(self, boards, slots=None):
+        if slots is None:  # the parent's warm-up move
+            return super().act_batch(boards, slots)
+        raise RuntimeError("the agent broke")
+
+
+def test_evaluate__an_agent_error_in_a_batching_worker_is_raised_in_the_caller():
+    agent = _Boom(None, rollouts=1, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0,
+                  games_in_flight=2)
+    with pytest.raises(RuntimeError, match="the agent broke"):
+        evaluate(agent, games=4, seed=0, workers=2, progress=False)
 
 
 def test_act_batch__slots_must_be_started_and_boards_must_have_a_move():
@@ -290,8 +330,9 @@ def test_evaluate__an_illegal_move_in_flight_stops_with_an_error_naming_the_agen
     agent = _Illegal(
         None, rollouts=1, depth=1, puct=1.0, temperature=0.0, device="cpu", seed=0, games_in_flight=3
     )
-    with pytest.raises(EvalError, match=r"agent 'lazyzero' chose .* on board 0x[0-9a-f]{16}"):
-        evaluate(agent, games=3, seed=0, progress=False)
+    for workers in (1, 2):
+        with pytest.raises(EvalError, match=r"agent 'lazyzero' chose .* on board 0x[0-9a-f]{16}"):
+            evaluate(agent, games=3, seed=0, progress=False, workers=workers)
 
 
 def test_cli_eval__games_in_flight_from_set_values(tmp_path, capsys):

@@ -1,4 +1,5 @@
-"""End to end in a real headless Chromium: load the page, play with keys, hint, autoplay to game over.
+"""End to end in a real headless Chromium: load the page, play with keys, hint, autoplay to game over;
+the first board of a freshly started ``ai2048 serve`` within a second of its "ready" line.
 
 Needs Debian's ``chromium`` and ``chromium-driver`` packages and ``pip install selenium``; skipped
 with the reason when they are absent. Never downloads a browser.
@@ -34,6 +35,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from _ui_server_helpers import read_until, serve_cli  # noqa: E402
 from ai2048 import Action, Game, to_tiles  # noqa: E402
 from ai2048.ui.server import create_app  # noqa: E402
 
@@ -146,3 +148,28 @@ def test_browser__keys_hint_and_autoplay(server_url: str, browser) -> None:
     assert int(text(browser, "score")) > 0
     assert browser.find_element(By.ID, "autoplay").text == "Autoplay"
     assert text(browser, "message") == ""
+
+
+FIRST_BOARD_MS = 1000.0
+"""Target: the page's first board within a second of opening it, once ``ai2048 serve`` says ready."""
+
+
+def test_browser__first_board_within_a_second_of_ai2048_serve_saying_ready(browser) -> None:
+    """A fresh ``ai2048 serve`` (default agent: the shipped network) and the page opened the moment it
+    announces its address. Before the warm-up the first board took 5.3 s (the first /api/agents 4.6 s,
+    the first game 1.6 s: modules, kernels and the network loaded inside those requests)."""
+    with serve_cli() as (proc, port):
+        lines = read_until(proc, "web app on", 600)
+        assert any(line.startswith("ready in") for line in lines), lines
+        t0 = time.monotonic()
+        browser.get(f"http://127.0.0.1:{port}/")
+        WebDriverWait(browser, 60).until(lambda d: d.execute_script("return window.firstBoardMs"))
+        wall_ms = 1000 * (time.monotonic() - t0)
+        page_ms = browser.execute_script("return window.firstBoardMs")  # from the page's navigation start
+        tiles = [v for row in board(browser) for v in row if v]
+        assert len(tiles) == 2 and set(tiles) <= {2, 4}
+        assert browser.find_element(By.ID, "new").is_enabled()
+        assert "loading" not in browser.find_element(By.TAG_NAME, "body").get_attribute("class")
+        print(f"first board {page_ms:.0f} ms after opening the page ({wall_ms:.0f} ms after 'ready' "
+              "through the driver)")
+        assert page_ms <= FIRST_BOARD_MS, f"first board after {page_ms:.0f} ms (target {FIRST_BOARD_MS:.0f})"

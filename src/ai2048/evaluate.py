@@ -5,8 +5,10 @@ Game ``i`` of an evaluation with seed ``S`` uses the seed
 same ``S`` gives every agent the same games whatever the number of workers, and a game is replayed
 by ``Game(seed)`` plus its recorded actions. Stochastic agents are ``reset(game_seed)`` before
 each game. An agent with ``game_kernel()`` plays whole games inside numba, in ``workers`` threads
-(:mod:`ai2048.evaluate_fast`: the same games, moves and records); other agents' games run in
-worker processes (``fork`` where available, so compiled numba code is inherited). A progress bar
+(:mod:`ai2048.evaluate_fast`: the same games, moves and records); an agent with games in flight
+(``games_in_flight`` > 1, ``act_batch``) plays a batch of games per search, in each of ``workers``
+processes (:mod:`ai2048.evaluate_batch`); other agents' games run one at a time in worker
+processes (``fork`` where available, so compiled numba code is inherited). A progress bar
 shows the games as they finish. Ctrl-C (or SIGTERM) stops and keeps the finished games; an agent
 that returns an illegal move stops the run with an :class:`EvalError` that names the agent and the
 board and carries the result so far.
@@ -310,8 +312,9 @@ def one_torch_thread() -> None:
     A forked child inherits torch's OpenMP state but not its thread pool, so the first torch op that
     the parent had run on several threads waits forever in the child (``ai2048 eval DQN_RUN --set
     threads=2 --workers 2`` hung with every worker asleep). With one thread torch never enters an
-    OpenMP region (torch's DataLoader workers do the same); each worker plays one game at a time, so
-    the workers are the parallelism. Agents that set threads per call are capped too.
+    OpenMP region (torch's DataLoader workers do the same); the workers are the parallelism (each
+    plays one game, or one batch of games in flight, at a time). Agents that set threads per call are
+    capped too.
     """
     torch = sys.modules.get("torch")
     if torch is None:
@@ -379,7 +382,8 @@ def evaluate(
         agent: anything with ``act(board) -> Action``, or a registry name.
         games: number of games (>= 1); game ``i`` uses ``game_seeds(seed, games)[i]``.
         seed: the evaluation seed (same seed, same games for every agent).
-        workers: processes playing games in parallel (1 = in this process).
+        workers: processes playing games in parallel (1 = in this process); an agent with games in
+            flight batches the games of each process.
         progress: show a progress bar (tqdm) with the running mean score.
         config: the agent's config when ``agent`` is a name.
         p_two: spawn odds of the games.
@@ -418,6 +422,7 @@ def evaluate(
     bar = None
     t0 = time.perf_counter()
     pool = None
+    stream: Any = None
     try:
         if progress:
             from tqdm.auto import tqdm
@@ -425,25 +430,29 @@ def evaluate(
             bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game",
                        dynamic_ncols=True)
         if backend == "ray":
-            stream: Any = _ray_stream(ag, name, todo, rules, address)
+            stream = _ray_stream(ag, name, todo, rules, address)
         elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
             from ai2048.evaluate_fast import kernel_stream
 
             stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers, goal_tile=goal_tile,
                                    end_on_full_board=end_on_full_board)
-        elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:
-            # games in flight: one batched search per move for all of them
-            from ai2048.evaluate_batch import batched_stream
+        elif backend == "local" and getattr(ag, "games_in_flight", 1) > 1:
+            # games in flight: one batched search per move for all of a process's games; with several
+            # workers each process batches its games (one game at a time each lost the batching)
+            from ai2048.evaluate_batch import batched_stream, pooled_batched_stream
 
-            stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,
-                                    end_on_full_board=end_on_full_board)
+            if workers == 1 or len(todo) < 2:
+                stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,
+                                        end_on_full_board=end_on_full_board)
+            else:
+                _warm_up(ag, p_two)
+                stream = pooled_batched_stream(ag, name, todo, rules, workers, _pool_context())
         elif workers == 1:
             stream = (_play_local(ag, name, i, s, rules) for i, s in todo)
         else:
             _warm_up(ag, p_two)
-            methods = mp.get_all_start_methods()
-            ctx = mp.get_context("fork" if "fork" in methods else "spawn")
-            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules, os.getpid()))
+            pool = _pool_context().Pool(workers, initializer=_init_worker,
+                                        initargs=(ag, name, rules, os.getpid()))
             stream = pool.imap_unordered(_run_one, todo, chunksize=1)
         for i, rec, err in stream:
             if err is not None:
@@ -463,6 +472,9 @@ def evaluate(
     finally:
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
+        close = getattr(stream, "close", None)
+        if close is not None:  # a generator's workers end now, not when it is garbage collected
+            close()
         if pool is not None:
             pool.terminate()
             pool.join()
@@ -490,6 +502,12 @@ def _game_kernel(agent: Any) -> Any:
     from ai2048.evaluate_fast import kernel_of
 
     return kernel_of(agent)
+
+
+def _pool_context() -> Any:
+    """The multiprocessing context of evaluation workers: ``fork`` where available (compiled numba
+    code and the built agent are inherited), else ``spawn``."""
+    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 
 
 def _warm_up(agent: Any, p_two: float) -> None:

@@ -9,12 +9,21 @@ collection code. Game ``i`` starts from ``Game(seed_i)`` and its slot's random s
 ``reset(seed_i)`` gives, so each game's moves are the ones it gets when played alone (up to the
 network's float rounding, which can depend on the batch size); only ``seconds`` differs: each
 batched call's time is shared equally among the games it moved.
+
+With several workers (:func:`pooled_batched_stream`) each worker process plays games in flight
+the same way: the workers take the evaluation's games from one shared counter as their slots
+free up, so every core searches a batch and a worker whose games end early takes more. Each game
+is still played from its own seed in a freshly started slot, so the records are those of the
+one-process run.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import queue
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -47,11 +56,11 @@ class _Slot:
 
 
 def batched_stream(
-    agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None, *,
+    agent: Any, name: str, todo: Iterable[tuple[int, int]], p_two: float, max_moves: int | None, *,
     goal_tile: int | None = None, end_on_full_board: bool = False,
 ) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
-    """Play the games ``todo`` = [(index, seed)], ``agent.games_in_flight`` at a time; yield
-    (index, record, error).
+    """Play the games ``todo`` = [(index, seed)] (any iterable: a slot that frees up takes the next),
+    ``agent.games_in_flight`` at a time; yield (index, record, error).
 
     A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
     a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal
@@ -64,13 +73,16 @@ def batched_stream(
     if missing:
         raise TypeError(f"agent {name!r} sets games_in_flight but has no {' or '.join(missing)}; "
                         "play it one game at a time (games_in_flight=1)")
-    queue = list(reversed(todo))
+    games = iter(todo)
     slots: dict[int, _Slot] = {}
 
     def fill() -> None:
         for k in range(in_flight):
-            if k not in slots and queue:
-                i, s = queue.pop()
+            if k not in slots:
+                task = next(games, None)
+                if task is None:
+                    return
+                i, s = task
                 agent.reset_slot(k, s)
                 slots[k] = _Slot(i, s, p_two)
 
@@ -98,3 +110,81 @@ def batched_stream(
                 del slots[int(k)]
                 yield slot.index, slot.record(), None
         fill()
+
+
+def _claimed(counter: Any, todo: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The games of ``todo`` that this worker takes, one at a time, from the counter shared by all."""
+    while True:
+        with counter.get_lock():
+            k = counter.value
+            counter.value = k + 1
+        if k >= len(todo):
+            return
+        yield todo[k]
+
+
+def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any],
+                    parent: int, counter: Any, results: Any) -> None:
+    """A worker process: play games in flight from the shared counter, send each to ``results``.
+
+    Messages: ``("game", (index, record, error))`` per game, then ``("done", None)``; an exception
+    the agent raises is sent as ``("raise", exc)`` (re-raised by the evaluating process).
+    """
+    from ai2048.evaluate import _init_worker
+
+    _init_worker(agent, name, rules, parent)
+    try:
+        for item in batched_stream(agent, name, _claimed(counter, todo), rules["p_two"], rules["max_moves"],
+                                   goal_tile=rules["goal_tile"],
+                                   end_on_full_board=rules["end_on_full_board"]):
+            results.put(("game", item))
+        results.put(("done", None))
+    except Exception as e:  # the agent's own error: the evaluating process raises it, as one process would
+        try:
+            pickle.dumps(e)
+        except Exception:
+            e = RuntimeError(f"{type(e).__name__}: {e}")
+        results.put(("raise", e))
+
+
+def pooled_batched_stream(
+    agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any], workers: int, ctx: Any,
+) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    """:func:`batched_stream` in ``workers`` processes (of multiprocessing context ``ctx``), each
+    with ``agent.games_in_flight`` games in flight; yield (index, record, error) as games finish.
+
+    ``rules``: ``p_two``, ``max_moves``, ``goal_tile``, ``end_on_full_board``. The workers are
+    ended when the stream is closed or interrupted (Ctrl-C), and a worker that dies without a
+    word (killed, out of memory) is an error naming its exit code, never a wait.
+    """
+    counter = ctx.Value("q", 0)
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_batched_worker, daemon=True,
+                         args=(agent, name, todo, rules, os.getpid(), counter, results))
+             for _ in range(max(1, min(workers, len(todo))))]
+    for p in procs:
+        p.start()
+    running = len(procs)
+    try:
+        while running:
+            try:
+                kind, payload = results.get(timeout=0.2)
+            except queue.Empty:
+                dead = [p.exitcode for p in procs if p.exitcode not in (None, 0)]
+                if dead:
+                    raise RuntimeError(f"an evaluation worker of agent {name!r} died (exit code {dead[0]}) "
+                                       "before its games were finished") from None
+                continue
+            if kind == "game":
+                yield payload
+            elif kind == "done":
+                running -= 1
+            else:
+                raise payload
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join()
+        results.close()

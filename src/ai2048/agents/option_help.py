@@ -41,8 +41,9 @@ DEVICE = OptionHelp("torch device the network runs on", "this toolkit",
 THREADS = OptionHelp("torch CPU threads", "this toolkit", "an integer >= 1, or 0 for torch's default")
 SEARCH_THREADS = OptionHelp("torch CPU threads of the network calls", "this toolkit",
                             "an integer from 1 to the machine's cores (at most 64)")
-IN_FLIGHT = OptionHelp("games an evaluation searches at once (one network call for all of them); "
-                       "the moves are those of one-at-a-time play", "this toolkit", "an integer >= 1")
+IN_FLIGHT = OptionHelp("games each evaluation process (each of --workers) searches at once (one network "
+                       "call for all of them); the moves are those of one-at-a-time play", "this toolkit",
+                       "an integer >= 1")
 PROB_CUTOFF = OptionHelp("chance nodes whose cumulative probability falls below this become leaves "
                          "(probability pruning)", "nneonneo/2048-ai", "a float in [0, 1]; 0 = exact search")
 TT_BITS = OptionHelp("log2 of the transposition-table size", "nneonneo/2048-ai",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start the ai2048 web app. It works offline (no CDN). It listens on 127.0.0.1 only "
         "unless --host says otherwise and answers only requests for its own host name from its own page. "
         "Trained networks are offered by name from --models DIR (each run directory in it is a model named "
-        "by its folder); a browser can never name a file. It runs agents on request, so expose it only on "
-        "networks you trust.",
+        "by its folder); a browser can never name a file. Before it prints its address it warms up: every "
+        "agent's kernels are compiled or loaded and the models built once, so no request waits for them. "
+        "It runs agents on request, so expose it only on networks you trust.",
     )
     p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8048, help="port (default 8048)")
@@ -77,6 +79,26 @@ def check(args: argparse.Namespace) -> Any:
     return limits
 
 
+def bind(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, not yet listening, or an OSError naming the address and the fix.
+
+    Bound before the warm-up, so a port in use is an error at once; it listens (uvicorn) only when the
+    warm-up is done, so a connection before then is refused, not left waiting: whoever checks the port
+    sees the server when it is ready.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({e.strerror or e}); is another server using it? "
+                      "Stop it or pick another --port") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def run(args: argparse.Namespace) -> int:
     from ai2048.ui.deps import require
 
@@ -93,16 +115,26 @@ def run(args: argparse.Namespace) -> int:
     # checks the agent, its settings against the web's ranges, and --models, before serving
     app = create_app(default_agent=agent, default_config=config, models_dir=args.models,
                      host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
-    app.state.cache.get(*app.state.default)  # build the default agent now: a broken model fails here, clearly
+    sock = bind(host, args.port)
+    try:
+        models = sorted(app.state.models)
+        if models:
+            print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
+        from ai2048.ui.warmup import warm_up
 
-    models = sorted(app.state.models)
-    if models:
-        print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
-    print(f"ai2048 web app on http://{host}:{args.port}/  (Ctrl-C stops it)")
-    from ai2048.ui.protocol import protocol_class
+        print("warming up: agents, kernels and models (Ctrl-C stops) ...", flush=True)
+        # the default agent first (a broken model fails here, clearly), then every agent's kernels
+        seconds = warm_up(app, say=lambda line: print(line, flush=True))
+        print(f"ready in {seconds:.1f} s", flush=True)
+        print(f"ai2048 web app on http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
+        from ai2048.ui.protocol import protocol_class
 
-    # uvicorn alone has neither a connection cap nor a timeout on a request's head (slowloris); the
-    # app has no WebSocket route, so an Upgrade request is not handed to a protocol without either
-    uvicorn.run(app, host=host, port=args.port, log_level="warning", ws="none",
-                http=protocol_class(limits.max_connections, limits.request_timeout))
+        # uvicorn alone has neither a connection cap nor a timeout on a request's head (slowloris); the
+        # app has no WebSocket route, so an Upgrade request is not handed to a protocol without either
+        server = uvicorn.Server(uvicorn.Config(app, host=host, port=args.port, log_level="warning", ws="none",
+                                               http=protocol_class(limits.max_connections,
+                                                                   limits.request_timeout)))
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
     return 0

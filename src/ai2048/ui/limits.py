@@ -157,6 +157,28 @@ MODEL_SETTINGS: dict[str, dict[str, Setting]] = {
 }
 """Agents that play a trained network, by the ``agent`` their run's meta.json names, with web settings."""
 
+WARM_UP: dict[str, tuple[dict[str, Any], ...]] = {
+    "random": ({},),
+    "greedy": ({},),
+    "expectimax": tuple({"heuristic": h, "min_depth": 1, "max_depth": 1, **extra}
+                        for h in ("nneonneo", "seed003") for extra in ({}, {"depth": 1})),
+    "expectimax-seed003": ({"depth": 1},),
+    "minimax": ({"depth": 1, "time_limit": 0.01},),
+    "montecarlo": ({"playouts": 1}, {"playouts_total": 4}),
+    "lazyzero-random": ({"rollouts": 1, "depth": 2},),  # depth 1 scores leaves without a playout
+    "lazyzero": ({"rollouts": 1, "depth": 2},),
+    "lazyzero-chance": ({"simulations": 1},),
+    "dqn": ({"policy": "greedy"}, {"policy": "entropy"}),
+    "qnet": ({},),
+    "policy": ({},),
+    "ntuple": ({"depth": 1}, {"depth": 2, "tt_bits": 0}, {"depth": 2, "tt_bits": 0, "downgrade": True}),
+}
+"""Settings of one cheap decision per code path of each web agent and model agent: ``ai2048 serve``
+plays them before it listens (:mod:`ai2048.ui.warmup`), so every kernel a request can reach is
+compiled (or loaded from numba's cache) by then. A setting that picks other compiled code (a
+heuristic, a search instead of a greedy move, downgrading) has an entry here; tests/test_ui_warmup.py
+checks that no request, at any setting in its range, compiles anything after the warm-up."""
+
 
 @dataclass
 class Model:

@@ -46,7 +46,16 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from ai2048.ui.limits import MODEL_PREFIX, Model, Setting, build, check_settings, listing, scan_models
+from ai2048.ui.limits import (
+    MODEL_PREFIX,
+    WEB_AGENTS,
+    Model,
+    Setting,
+    build,
+    check_settings,
+    listing,
+    scan_models,
+)
 from ai2048.ui.session import Hint, PlaySession
 
 MAX_BODY_BYTES = 16 * 1024
@@ -387,6 +396,16 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
     slots = threading.BoundedSemaphore(limits.max_queue)
     app.state.store, app.state.cache, app.state.limits, app.state.models = store, cache, limits, models
     app.state.default = (default_agent, default_config)
+    app.state.extra_agents = extra_agents
+    app.state.agent_rules = {**WEB_AGENTS, **(extra_agents or {})}
+    listed: list[list[dict[str, Any]]] = []  # GET /api/agents, computed once (it imports every agent)
+
+    def agents_listing() -> list[dict[str, Any]]:
+        if not listed:
+            listed.append(listing(models, extra_agents))
+        return listed[0]
+
+    app.state.listing = agents_listing  # ai2048.ui.warmup computes it before the server listens
     inflight = [0]  # agent requests running or waiting
     counting = threading.Lock()
     app.state.inflight = lambda: inflight[0]
@@ -465,7 +484,7 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
 
     @app.get("/api/agents")
     def agents() -> dict[str, Any]:
-        return {"agents": listing(models, extra_agents), "default": default_agent}
+        return {"agents": agents_listing(), "default": default_agent}
 
     @app.post("/api/games")
     async def new_game(request: Request) -> dict[str, Any]:

@@ -119,9 +119,9 @@ function move(action) {
   });
 }
 
-const undo = () => run(async () => { draw(await api(`/api/games/${game.id}/undo`, {})); say(""); });
-const hint = () => run(async () => { draw(await api(`/api/games/${game.id}/hint`, agentChoice())); say(""); });
-const aiMove = () => run(async () => { draw(await api(`/api/games/${game.id}/ai`, { ...agentChoice(), steps: 1 })); say(""); });
+const undo = () => run(async () => { if (!game) return; draw(await api(`/api/games/${game.id}/undo`, {})); say(""); });
+const hint = () => run(async () => { if (!game) return; draw(await api(`/api/games/${game.id}/hint`, agentChoice())); say(""); });
+const aiMove = () => run(async () => { if (!game) return; draw(await api(`/api/games/${game.id}/ai`, { ...agentChoice(), steps: 1 })); say(""); });
 
 function stopAutoplay() {
   autoplay = false;
@@ -139,6 +139,7 @@ async function autoplayLoop() {
 
 function toggleAutoplay() {
   if (autoplay) { stopAutoplay(); return; }
+  if (!game) return;
   autoplay = true;
   $("autoplay").classList.add("on");
   $("autoplay").textContent = "Stop";
@@ -220,4 +221,14 @@ $("autoplay").addEventListener("click", toggleAutoplay);
 $("agent").addEventListener("change", showAgentHelp);
 $("delay").addEventListener("input", () => { $("delay-ms").textContent = $("delay").value; });
 
-loadAgents().then(newGame).catch((e) => say(e.message, "error"));
+// the loading state (index.html: "Loading…", buttons off) ends with the first board; the time it
+// took from opening the page is kept for the browser test (window.firstBoardMs)
+function ready() {
+  if (!game) return;
+  document.body.classList.remove("loading");
+  $("board").removeAttribute("aria-busy");
+  for (const id of ["new", "hint", "ai", "autoplay"]) $(id).disabled = false;
+  window.firstBoardMs = performance.now();
+}
+
+loadAgents().then(newGame).then(ready).catch((e) => say(`${e.message}; reload the page to try again`, "error"));
