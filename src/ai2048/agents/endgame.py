@@ -105,6 +105,18 @@ class EndgameAgent(BaseAgent):
                            for f in forms.values()]
         self.table_moves = 0
         self.moves = 0
+        self.table_values(self._in_formation(self.tables[0]))  # the lookup kernels load here, not mid-game
+
+    @staticmethod
+    def _in_formation(table: store.Table) -> int:
+        """The table's first position as a board: its walls replaced by distinct large tiles."""
+        f = table.spec.formation
+        key = int(table.keys[0]) if table.keys.size else int(f.fixed_mask)
+        large = iter(range(15, table.spec.target, -1))
+        for q in f.fixed:
+            e = table.spec.target if q == f.anchor else next(large)
+            key = (key & ~(0xF << (4 * q))) | (e << (4 * q))
+        return key
 
     def table_values(self, board: int) -> np.ndarray | None:
         """[4] the best applicable table's value of each move (NaN: illegal or unknown), or None when

@@ -172,6 +172,7 @@ WARM_UP: dict[str, tuple[dict[str, Any], ...]] = {
     "qnet": ({},),
     "policy": ({},),
     "ntuple": ({"depth": 1}, {"depth": 2, "tt_bits": 0}, {"depth": 2, "tt_bits": 0, "downgrade": True}),
+    "endgame": ({"depth": 1}, {"depth": 2, "tt_bits": 0}),  # the agent reads a table when built
 }
 """Settings of one cheap decision per code path of each web agent and model agent: ``ai2048 serve``
 plays them before it listens (:mod:`ai2048.ui.warmup`), so every kernel a request can reach is
