@@ -99,7 +99,7 @@ def test_a_whole_game_is_legal_and_reproducible(agent):
     ],
 )
 def test_bad_settings_are_named(config, message, tmp_path):
-    with pytest.raises((ValueError, TypeError), match=message):
+    with pytest.raises((ValueError, TypeError, FileNotFoundError), match=message):
         make_agent("endgame", tables_dir=str(tmp_path), **config)
 
 

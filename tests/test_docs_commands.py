@@ -347,7 +347,8 @@ def _build_agents(args: argparse.Namespace) -> None:
         if name not in available():  # a run directory (here only if a test made one)
             continue
         required = [k for k, v in config_keys(name).items() if v is inspect.Parameter.empty]  # weights
-        if required or FILE_KEYS & set(cfg) or name == "ntuple":  # ntuple: the shipped network (seconds)
+        # ntuple: the shipped network (seconds); endgame: that and the tables, built on a user's machine
+        if required or FILE_KEYS & set(cfg) or name in ("ntuple", "endgame"):
             continue
         make_agent(name, **cfg)
 

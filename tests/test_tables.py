@@ -260,7 +260,7 @@ def test_stopped_build_resumes_to_the_same_table(tmp_path):
         except BuildStopped:
             stops += 1
         assert not (tmp_path / "part" / "tiny-16" / store.META).exists()
-        with pytest.raises(store.TableError, match="half-built.*ai2048 tables build tiny-16"):
+        with pytest.raises(store.TableNotBuilt, match="half-built.*ai2048 tables build tiny-16"):
             store.load(TINY_SPEC, tmp_path / "part")
     assert stops >= 10
     a, b = json.loads((whole / store.META).read_text()), json.loads((part / store.META).read_text())
@@ -269,7 +269,7 @@ def test_stopped_build_resumes_to_the_same_table(tmp_path):
 
 
 def test_missing_corrupt_and_foreign_tables_are_named(tiny, tmp_path):
-    with pytest.raises(store.TableError,
+    with pytest.raises(store.TableNotBuilt,
                        match=r"442-64 is not built .*run: ai2048 tables build 442-64 --dir"):
         store.load("442-64", tmp_path)
     table, d = tiny

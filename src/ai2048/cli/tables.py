@@ -108,7 +108,7 @@ def _verify(args: argparse.Namespace) -> int:
         try:
             store.load(n, args.dir, verify=True)
             print(f"{n}: ok")
-        except store.TableError as e:
+        except (store.TableError, store.TableNotBuilt) as e:
             print(f"{n}: {e}")
             bad += 1
     return 1 if bad else 0

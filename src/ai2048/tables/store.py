@@ -41,7 +41,11 @@ def tables_dir(directory: str | Path | None = None) -> Path:
 
 
 class TableError(ValueError):
-    """A table that is missing, half-built, corrupt or built for other rules."""
+    """A table that is corrupt, unreadable or built for other rules."""
+
+
+class TableNotBuilt(FileNotFoundError):
+    """A table that is not built (or whose build stopped) in the tables folder."""
 
 
 def build_command(name: str, directory: str | Path | None = None) -> str:
@@ -102,7 +106,7 @@ def load(name: str | TableSpec, directory: str | Path | None = None, verify: boo
     cmd = build_command(name, directory)
     if not (folder / META).is_file():
         state = "is half-built (its build stopped)" if (folder / ".build").is_dir() else "is not built"
-        raise TableError(f"endgame table {name} {state} in {folder.parent}; run: {cmd}")
+        raise TableNotBuilt(f"endgame table {name} {state} in {folder.parent}; run: {cmd}")
     meta = read_meta(folder)
     if meta["spec"] != want.describe():
         raise TableError(
