@@ -436,8 +436,8 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
         st.restore(arrays, out / "weights.npz")
         del arrays
     else:
-        same = src is not None and src.stages == tuple(cfg.stages)
-        if same and not cfg.tc and src.w.flags.c_contiguous:  # train the loaded table itself
+        if (src is not None and src.stages == tuple(cfg.stages) and not cfg.tc
+                and src.w.flags.c_contiguous):  # train the loaded table itself
             net, src = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w), None
         else:
             net = Network(
