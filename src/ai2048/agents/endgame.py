@@ -61,7 +61,8 @@ class EndgameAgent(BaseAgent):
     """The shipped network's search with endgame tables.
 
     Args:
-        depth: the network search's depth away from the tables (2 = 2-ply, max-chance-max).
+        depth: the network search's depth away from the tables (3 = 3-ply: max-chance-max-chance-max;
+            docs/tables.md gives the strength at 2 and 3).
         tables: "default" or comma-separated table names (``ai2048 tables`` lists them); each must
             be built (``ai2048 tables build``).
         tables_dir: the folder the tables were built in (default: ``$AI2048_TABLES`` or the user
@@ -74,7 +75,7 @@ class EndgameAgent(BaseAgent):
 
     def __init__(
         self,
-        depth: int = 2,
+        depth: int = 3,
         tables: str = "default",
         tables_dir: str | Path | None = None,
         min_value: float = 0.0,
