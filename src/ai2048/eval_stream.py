@@ -70,13 +70,14 @@ class GameStream:
 
     def open(self, done: dict[int, dict[str, Any]] | None = None) -> None:
         """Start the file afresh holding the header and the ``done`` games (atomically), then append to it."""
-        from ai2048.checkpoint import atomic_write
+        from ai2048.checkpoint import atomic_write, output_target
 
         done = done or {}
         lines = [self.header] + [done[i] for i in sorted(done)]
         text = "".join(json.dumps(r) + "\n" for r in lines)
         atomic_write(self.path, lambda f: f.write(text), mode="w")
-        self._file = open(self.path, "a")  # noqa: SIM115 - kept open for the run, closed in close()
+        # kept open for the run, closed in close(); a regular file (or a link's target) only
+        self._file = open(output_target(self.path, "games file"), "a")  # noqa: SIM115
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one finished game and flush it to the OS (a SIGKILL right after keeps it)."""

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ai2048.checkpoint import check_output_file
 from ai2048.cli._agents import build_agent, check_agent
 from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
 from ai2048.eval_stream import GameStream, stream_path
@@ -68,8 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_set_argument(p)
     add_eval_arguments(p)
     p.add_argument("--out", type=Path, default=None,
-                   help="write the result JSON here (atomically); finished games stream to OUT's "
-                   ".games.jsonl beside it as they finish, so a killed run keeps them")
+                   help="write the result JSON here (atomically; a regular file only, /dev/null is "
+                   "refused); finished games stream to OUT's .games.jsonl beside it as they finish, so a "
+                   "killed run keeps them")
     p.add_argument("--resume", action="store_true",
                    help="with --out: keep the finished games of an interrupted or killed run (its "
                    ".games.jsonl) and play only the rest, with the same seeds")
@@ -141,6 +143,9 @@ def check(args: argparse.Namespace) -> None:
     sets = parse_sets(args.sets)
     check_eval_arguments(args)
     check_out_file(args.out)
+    if args.out is not None:
+        check_output_file(stream_path(args.out), "--out's games file",
+                          fix="remove it or choose another --out")
     if args.resume and args.out is None:
         raise ValueError(
             "--resume needs --out: it continues the run whose games stream beside that result file"

@@ -149,11 +149,12 @@ def check(args: argparse.Namespace) -> None:
     read), or that NAME is a shipped network with a readable card."""
     rest = _rest(args)
     if rest and rest[0] == "pack":
-        from ai2048.models.pack import check_pack_options
+        from ai2048.models.pack import check_pack_options, check_pack_outputs
 
         a = pack_parser().parse_args(rest[1:])
         check_pack_options(a.name, max_mib=a.max_mib, positions=a.positions, checks=a.checks, step=a.step,
                            wall_seconds=a.wall_seconds, codec=a.codec)
+        check_pack_outputs(a.name, a.dir)
         return
     a = _show_parser().parse_args(rest)
     if a.name is not None:

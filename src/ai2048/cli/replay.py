@@ -10,8 +10,6 @@ from ai2048.cli._common import check_out_file, check_range
 from ai2048.records import GameRecord, RecordError, json_int, read_record_json
 from ai2048.rules import P_TWO
 
-MAX_FPS = 100.0
-"""GIF frame times are whole hundredths of a second, so 100 frames/s is the fastest a GIF shows."""
 CELL_RANGE = (16, 512)
 """Tile sizes in pixels that draw a readable board (the labels need about 16 px)."""
 
@@ -88,11 +86,18 @@ def load_any(path: Path, game: int | None) -> GameRecord:
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the record is read."""
     check_range("--delay", args.delay, 0.0)
-    check_range("--fps", args.fps, 0.0, MAX_FPS, low_open=True)
+    from ai2048.ui import render
+
+    check_range("--fps", args.fps, 0.0, render.MAX_FPS, low_open=True)
+    if args.fps < render.MIN_FPS:  # Pillow's OverflowError before
+        raise ValueError(f"--fps {args.fps:g} is too slow: a GIF frame shows at most 655 s, so --fps must "
+                         f"be >= {render.MIN_FPS:.4f}")
     check_range("--every", args.every, 1)
     check_range("--cell", args.cell, *CELL_RANGE)
-    check_out_file(args.gif, "--gif")
-    check_out_file(args.mp4, "--mp4")
+    for flag, path, suffix in (("--gif", args.gif, ".gif"), ("--mp4", args.mp4, ".mp4")):
+        if path is not None:
+            check_out_file(path, flag)
+            render.check_output(path, suffix, flag)
 
 
 def run(args: argparse.Namespace) -> int:

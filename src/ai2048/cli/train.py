@@ -16,7 +16,7 @@ from typing import Any
 from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
-from ai2048.train.run import check_fresh, restart_without_checkpoint, saved_config
+from ai2048.train.run import check_fresh, check_run_files, restart_without_checkpoint, saved_config
 
 
 def _bool(text: str) -> bool:
@@ -140,6 +140,7 @@ def check(args: argparse.Namespace) -> tuple[Trainer, argparse.Namespace, Any, b
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
+    check_run_files(targs.out)
     base = saved_config(targs.out, trainer.name, trainer.checkpoint) if targs.resume else None
     restart = not targs.resume and check_fresh(
         targs.out, trainer.name, trainer.checkpoint, trainer.config_cls

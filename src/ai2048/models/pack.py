@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write, read_run_config, read_run_meta, write_json
+from ai2048.checkpoint import atomic_write, check_output_file, read_run_config, read_run_meta, write_json
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
 from ai2048.models.store import card as shipped_card
@@ -196,6 +196,18 @@ def check_pack_options(name: str, *, max_mib: float = 64.0, positions: int = 100
         raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
 
 
+def check_pack_outputs(name: str, directory: str | Path | None = None) -> list[Path]:
+    """The files :func:`pack` writes (``NAME.ntz``, ``NAME.json``, ``NAME.md`` in the models folder),
+    each checked before the run is read: a folder, device, FIFO or socket in a file's place, a symlink to
+    nothing, or a folder that cannot be written is a ValueError naming it."""
+    check_name(name)
+    folder = models_dir(directory)
+    paths = [folder / f"{name}{compact.SUFFIX}", folder / f"{name}.json", folder / f"{name}.md"]
+    for path in paths:
+        check_output_file(path, "models pack output", fix="remove it, or choose another --name or --dir")
+    return paths
+
+
 def pack(
     run: str | Path,
     name: str,
@@ -228,6 +240,7 @@ def pack(
     """
     check_pack_options(name, max_mib=max_mib, positions=positions, checks=checks, step=step,
                        wall_seconds=wall_seconds, codec=codec)
+    check_pack_outputs(name, directory)
     evals = {}  # read first: a wrong result file is found before minutes of packing
     if eval_1ply is not None:
         evals["1-ply"] = evaluation(eval_1ply, depth=1)

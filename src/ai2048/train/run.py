@@ -51,6 +51,7 @@ from tqdm import tqdm
 from ai2048.checkpoint import (
     RUN_META_FORMAT,
     append_jsonl,
+    output_target,
     read_json,
     read_run_config,
     read_run_meta,
@@ -75,6 +76,20 @@ RUN_FILES = ("config.json", "meta.json", "metrics.jsonl", "model.pt", "eval.json
 
 
 # ---------------------------------------------------------------- new and resumed runs
+
+
+def check_run_files(out: Path) -> None:
+    """Refuse a run directory where a file a trainer writes (:data:`RUN_FILES`, :data:`CHECKPOINTS`,
+    the lock) is a device, FIFO, socket, folder or dangling symlink, before the run starts: every write
+    refuses it too (:func:`ai2048.checkpoint.output_target`), but only after the work it was to save."""
+    out = Path(out)
+    if not out.is_dir():
+        return
+    for name in (*RUN_FILES, *CHECKPOINTS, ".lock"):
+        path = out / name
+        if name != "tb" and (path.exists() or path.is_symlink()):
+            output_target(path, "--out holds", fix="remove it or choose another --out")
+
 
 
 def check_fresh(out: Path, trainer: str, checkpoint: str, config_cls: type) -> bool:
