@@ -335,7 +335,7 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _sigterm_as_interrupt() -> Any:
+def sigterm_as_interrupt() -> Any:
     """Let SIGTERM stop an evaluation as Ctrl-C does, keeping the finished games; returns the old handler.
 
     A job started in the background by a non-interactive shell has SIGINT ignored, so ``kill``
@@ -414,7 +414,7 @@ def evaluate(
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
     score_sum = sum(r["score"] for r in by_index.values())
     top = max((r["max_tile"] for r in by_index.values()), default=0)
-    previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
+    previous_sigterm = sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
     pool = None
