@@ -167,3 +167,33 @@ def test_torch_envs_name_bad_seeds_and_p_two():
                 cls(2, p_two=p_two)
     with pytest.raises(ValueError, match="outside 0..2"):
         TorchEnv2048(2, seed=2**64)
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["eval", "greedy", "--workers", "1000000", "--no-progress"], "--workers must be <= 256"),
+        (["arena", "greedy", "random", "--workers", "257", "--no-progress"], "--workers must be <= 256"),
+        (["tune", "--workers", "1000000"], "workers=1000000 must be <= 256"),
+        (["eval", "greedy", "--max-moves", str(10**30), "--no-progress"],
+         "--max-moves must be <= 1000000000"),
+        (["eval", "montecarlo", "--set", "playouts=1000000000000", "--no-progress"],
+         "playouts=1000000000000 must be an integer in 1..100,000"),
+        (["watch", "montecarlo", "--set", "playouts_total=400001"], "must be an integer in 1..400,000"),
+    ],
+)
+def test_huge_requests_named_before_any_game(capsys, args, expect):
+    """Before: --workers 1000000 started a thread per worker until 2.3 GB, deaf to Ctrl-C; playouts=10**12
+    never finished a move; --max-moves 10**30 ended in a numba TypingError traceback."""
+    assert main(args if args[0] == "watch" else [*args, "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "Traceback" not in err, err
+
+
+def test_evaluate__counts_past_the_bounds_are_named():
+    from ai2048.evaluate import evaluate
+
+    with pytest.raises(ValueError, match="max_moves=10{30} must be <= 1,000,000,000"):
+        evaluate("greedy", games=1, max_moves=10**30, progress=False)
+    with pytest.raises(ValueError, match="workers=1000 must be <= 256"):
+        evaluate("greedy", games=1, workers=1000, progress=False)

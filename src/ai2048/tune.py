@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import read_json, write_json
-from ai2048.evaluate import check_count, evaluate, sigterm_as_interrupt
+from ai2048.evaluate import check_count, check_workers, evaluate, sigterm_as_interrupt
 from ai2048.search.heuristics import NneonneoWeights
 
 TUNE_FORMAT = "ai2048.tune-result"
@@ -100,7 +100,7 @@ def check_tune_settings(
     generations = check_count("generations", generations, 1)
     population = check_count("population", population, 1)
     validate = check_count("validate", validate, 0)
-    workers = check_count("workers", workers, 1)
+    workers = check_workers(workers)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed={seed!r} must be a whole number >= 0")
     if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
