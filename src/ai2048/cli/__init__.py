@@ -63,5 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except (ValueError, TypeError, OSError, ImportError) as e:
-        print(f"ai2048 {args.command}: error: {e}", file=sys.stderr)
+        from ai2048.cli._common import printable
+
+        print(f"ai2048 {args.command}: error: {printable(e)}", file=sys.stderr)  # a file's text may be in e
         return 2

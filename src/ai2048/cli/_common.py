@@ -1,4 +1,5 @@
-"""Helpers shared by subcommands: ``--set key=value`` parsing and up-front checks of output paths."""
+"""Helpers shared by subcommands: ``--set key=value`` parsing, up-front checks of output paths, and text
+safe to print."""
 
 from __future__ import annotations
 
@@ -10,6 +11,27 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import check_output_file, nearest_existing
+
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+"""Unicode bidirectional overrides and isolates: they reorder what a terminal shows."""
+
+
+def printable(text: Any) -> str:
+    """``str(text)`` safe to print: control characters (ESC, BEL, CR, C1 codes, DEL...) and bidi
+    overrides shown as escapes (``\\x1b``), line breaks and tabs kept.
+
+    A record's agent, a card's summary or a file name in an error can hold escape sequences (clear
+    screen, colours, OSC 8 links) that a terminal would obey; everything the CLI shows from a file
+    goes through here.
+    """
+    out = []
+    for ch in str(text):
+        o = ord(ch)
+        if ch in "\n\t" or not (o < 0x20 or 0x7F <= o < 0xA0 or o in _BIDI):
+            out.append(ch)
+        else:
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+    return "".join(out)
 
 
 def parse_value(text: str) -> Any:

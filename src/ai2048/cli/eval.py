@@ -9,7 +9,14 @@ from typing import Any
 
 from ai2048.checkpoint import check_output_file
 from ai2048.cli._agents import build_agent, check_agent
-from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
+from ai2048.cli._common import (
+    add_set_argument,
+    check_out_dir,
+    check_out_file,
+    check_range,
+    parse_sets,
+    printable,
+)
 from ai2048.eval_stream import GameStream, stream_path
 from ai2048.evaluate import MAX_MOVES, MAX_WORKERS, EvalError, EvalResult, check_end_rules, evaluate
 from ai2048.rules import MAX_EXPONENT, P_TWO
@@ -165,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         code = 0
     except EvalError as e:
         result = e.result
-        print(f"ai2048 eval: error: {e}", file=sys.stderr)
+        print(f"ai2048 eval: error: {printable(e)}", file=sys.stderr)
         code = 1
     print(result.format())
     if args.out is not None:

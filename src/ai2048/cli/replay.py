@@ -6,7 +6,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ai2048.cli._common import check_out_file, check_range
+from ai2048.cli._common import check_out_file, check_range, printable
 from ai2048.records import GameRecord, RecordError, json_int, read_record_json
 from ai2048.rules import P_TWO
 
@@ -127,9 +127,9 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
     t = rec.replay()
     console = Console()
     who = rec.agent or "unknown"
-    title = Text(
-        f"{rec.source or 'record'}: {who}, seed {rec.seed}"
-    )  # plain text: a record's fields are not markup
+    title = Text(  # plain text: a record's fields are neither markup nor terminal escapes
+        printable(f"{rec.source or 'record'}: {who}, seed {rec.seed}")
+    )
 
     def view(i: int) -> Group:
         last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"
