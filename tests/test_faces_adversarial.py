@@ -95,6 +95,8 @@ def test_plot_window_past_the_log(tmp_path):
         (["--start", '{"empty": NaN}'], "empty=nan must be a finite number"),
         (["--start", '{"empty": "x"}'], "empty='x' must be a finite number"),
         (["--start", '{"empty": true}'], "empty=True must be a finite number"),
+        (["--start", '{"empty": 1e308}'], "past float32's range"),  # tuned on infinite tables before
+        (["--start", '{"mono_power": 1000}'], "past float32's range"),
     ],
 )
 def test_tune_bad_values_named_before_any_game(capsys, args, expect):

@@ -29,7 +29,7 @@ import numpy as np
 
 from ai2048.checkpoint import read_json, write_json
 from ai2048.evaluate import check_count, check_workers, evaluate, sigterm_as_interrupt
-from ai2048.search.heuristics import NneonneoWeights
+from ai2048.search.heuristics import NneonneoWeights, nneonneo_table
 
 TUNE_FORMAT = "ai2048.tune-result"
 TUNED_KEYS = ("lost", "empty", "merges", "monotonicity", "mono_power", "sum", "sum_power")
@@ -106,8 +106,10 @@ def check_tune_settings(
     if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
         raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
     try:
-        parent = NneonneoWeights(**(start or {})).as_dict()
-    except ValueError as e:  # a weight that is not a finite number
+        weights = NneonneoWeights(**(start or {}))
+        nneonneo_table(weights)  # finite row scores (1e308 tuned on infinite tables before)
+        parent = weights.as_dict()
+    except ValueError as e:  # a weight that is not a finite number, or row scores past float32
         raise ValueError(f"bad start weights {start}: {e}") from e
     except TypeError as e:
         raise ValueError(f"bad start weights {start}: {e}; keys: {list(TUNED_KEYS)}") from e
