@@ -22,7 +22,7 @@ import numpy as np
 from ai2048.checkpoint import read_jsonl
 from ai2048.evaluate import game_seeds
 from ai2048.game import is_over
-from ai2048.records import replay_actions
+from ai2048.records import replay_actions, replay_differences
 from ai2048.rules import MAX_EXPONENT
 
 STREAM_FORMAT = "ai2048.eval-games"
@@ -141,11 +141,9 @@ def check_game(rec: dict[str, Any], seed: int, rules: dict[str, Any]) -> None:
     t = replay_actions(seed, rec["actions"], p_two=rules["p_two"])  # an illegal move raises, naming it
     n = len(t.actions)
     final = int(t.boards[-1])
-    got = {"moves": n, "score": int(t.scores[-1]), "max_tile": int(t.max_tiles[-1]),
-           "final_board": f"0x{final:016x}"}
-    for key, value in got.items():
-        if rec[key] != value:
-            raise ValueError(f"its actions replay to {key} {value}, but the line says {rec[key]}")
+    differ = replay_differences(rec, t)
+    if differ:
+        raise ValueError(f"its actions replay to {'; '.join(differ)}")
     cap, goal, full = rules.get("max_moves"), rules.get("goal_tile"), bool(rules.get("end_on_full_board"))
     ended = end_rule_hits(t.boards[1:], goal, full)
     if cap is not None and n > cap:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ai2048.cli._common import check_out_file, check_range, printable
-from ai2048.records import GameRecord, RecordError, json_int, read_record_json
+from ai2048.records import GameRecord, RecordError, json_int, read_record_json, replay_differences
 from ai2048.rules import P_TWO
 
 CELL_RANGE = (16, 512)
@@ -71,11 +71,9 @@ def load_any(path: Path, game: int | None) -> GameRecord:
                                           meta={"source": str(path), "game": game})
         except (ValueError, TypeError, KeyError) as e:
             raise RecordError(f"evaluation result {path}: game {game} does not replay: {e}") from e
-        if rec.final_score != scores[game]:
-            raise RecordError(
-                f"evaluation result {path}: game {game} replays to score {rec.final_score}, but the file "
-                f"says {g['score']}"
-            )
+        differ = replay_differences(g, rec.replay())
+        if differ:
+            raise RecordError(f"evaluation result {path}: game {game} replays to {'; '.join(differ)}")
         rec.source = str(path)
         return rec
     if game is not None:
