@@ -199,3 +199,35 @@ def test_evaluate__counts_past_the_bounds_are_named():
         evaluate("greedy", games=1, max_moves=10**30, progress=False)
     with pytest.raises(ValueError, match="workers=1000 must be <= 256"):
         evaluate("greedy", games=1, workers=1000, progress=False)
+
+
+def test_env_options_and_spawn_outcomes_take_numpy_numbers_and_name_a_bad_boards_option():
+    """Before: EnvOptions(illegal_penalty=np.float32(1.0)) said 'must be a finite number', spawn_outcomes(b,
+    np.int64(1)) 'p_two must be a float', and make_vec's reset(options={'boards': 5}) raised a bare
+    "object of type 'int' has no len()"."""
+    import gymnasium as gym
+    import numpy as np
+
+    import ai2048.envs  # noqa: F401
+    from ai2048.envs.options import EnvOptions
+    from ai2048.game import spawn_outcomes
+
+    opts = EnvOptions(illegal_penalty=np.float32(1.5), goal_reward=np.int64(2048), p_two=np.float32(0.5))
+    assert (opts.illegal_penalty, opts.goal_reward, opts.p_two) == (1.5, 2048.0, 0.5)
+    assert type(opts.illegal_penalty) is float
+    assert spawn_outcomes(np.uint64(0x11), np.int64(1)) == spawn_outcomes(0x11, 1.0)
+    for bad in (np.bool_(True), "0.5"):
+        with pytest.raises((TypeError, ValueError), match="illegal_penalty"):
+            EnvOptions(illegal_penalty=bad)
+    venv = gym.make_vec("ai2048/Game2048-v0", num_envs=3)
+    for boards in (5, "abc", np.uint64(17)):
+        with pytest.raises(TypeError, match=r"options\['boards'\] must be a list or array of 3 boards"):
+            venv.reset(options={"boards": boards})
+
+
+@pytest.mark.parametrize("agent", ["random", "montecarlo", "lazyzero-random"])
+def test_set_seed_minus_one_is_named_for_every_agent(agent, capsys):
+    """Before: montecarlo and lazyzero-random took seed=-1 silently (masked to 2**64-1), random failed with
+    numpy's bare 'expected non-negative integer'."""
+    assert main(["eval", agent, "--set", "seed=-1", "--games", "1", "--no-progress"]) == 2
+    assert "seed -1 is outside 0..2**64-1" in capsys.readouterr().err

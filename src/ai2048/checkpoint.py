@@ -217,15 +217,16 @@ def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
     return value
 
 
-def check_regular_file(path: str | Path, what: str = "file") -> None:
-    """Raise naming ``path`` unless it is a regular file: missing is FileNotFoundError; a folder, a
-    FIFO or a device (a link to ``/dev/zero``) is ValueError, before anything reads it (a FIFO
-    would block the reader forever, ``/dev/zero`` fill its memory)."""
+def check_regular_file(path: str | Path, what: str = "file", missing: str | None = None) -> None:
+    """Raise naming ``path`` unless it is a regular file: missing is FileNotFoundError (``missing``, when
+    given, is its message); a folder, a FIFO or a device (a link to ``/dev/zero``) is ValueError,
+    before anything reads it (a FIFO would block the reader forever, ``/dev/zero`` fill its memory),
+    and never called missing."""
     path = Path(path)
     if path.is_file():
         return
     if not path.exists():
-        raise FileNotFoundError(f"{what} {path} does not exist")
+        raise FileNotFoundError(missing or f"{what} {path} does not exist")
     kind = "a folder" if path.is_dir() else "not a regular file (a FIFO, socket or device)"
     raise ValueError(f"{what} {path} is {kind}; give the path of the file itself")
 

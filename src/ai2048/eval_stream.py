@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ai2048.checkpoint import read_jsonl
+from ai2048.checkpoint import check_regular_file, read_jsonl
 from ai2048.evaluate import game_seeds
 from ai2048.game import is_over
 from ai2048.records import replay_actions, replay_differences
@@ -51,11 +51,9 @@ class GameStream:
 
         Raises ValueError naming the file and the setting that differs.
         """
-        if not self.path.is_file():
-            raise FileNotFoundError(
-                f"cannot resume: {self.path} does not exist (it is written beside --out while games finish); "
-                "run without --resume to start the evaluation"
-            )
+        check_regular_file(self.path, "games file", missing=(
+            f"cannot resume: {self.path} does not exist (it is written beside --out while games finish); "
+            "run without --resume to start the evaluation"))
         lines = read_jsonl(self.path)
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
             raise ValueError(f"cannot resume: {self.path} is not an ai2048 evaluation games file")

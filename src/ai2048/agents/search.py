@@ -14,6 +14,7 @@ import numpy as np
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
+from ai2048.board_io import check_seed
 from ai2048.engine.rng import seed_state
 from ai2048.rules import P_TWO, Action
 from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth, check_probability
@@ -278,10 +279,10 @@ class MonteCarloAgent(BaseAgent):
         self.playouts_total = playouts_total
         self.p_two = check_probability("p_two", p_two)
         self.order = check_order(order)
-        self._state = seed_state(seed)
+        self._state = seed_state(check_seed(seed))  # seed_state masks a negative seed to 64 bits
 
     def reset(self, seed: int | None = None) -> None:
-        self._state = seed_state(seed)
+        self._state = seed_state(check_seed(seed))
 
     def values(self, board: int) -> np.ndarray:
         if self.playouts_total is not None:

@@ -103,26 +103,27 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     """Config from (saved run config or preset) <- --set values <- explicit flags; unknown keys raise."""
     values: dict[str, Any] = dict(base or {})
     preset = getattr(args, "preset", None)
+    sets = rename_config_keys(parse_sets(args.sets))
+    flags = {f.name: getattr(args, f"field_{f.name}") for f in dataclasses.fields(trainer.config_cls)
+             if getattr(args, f"field_{f.name}") is not None}
     if preset and base is None:
         values.update(trainer.presets[preset])  # type: ignore[index]
     elif (
         preset and base is not None
-    ):  # resuming: the saved config rules, and a preset that contradicts it is a mistake
+    ):  # resuming: the saved config rules, and a preset that contradicts it is a mistake; a preset value
+        # this command overrides (the creating command plus --resume) is compared as overridden, below
         differ = [
             f"{k}: run {base[k]!r} vs preset {v!r}"
             for k, v in trainer.presets[preset].items()  # type: ignore[index]
-            if k in base and not _same(base[k], v)
+            if k in base and k not in sets and k not in flags and not _same(base[k], v)
         ]
         if differ:
             raise ValueError(
                 f"the run in {args.out} was not made with --preset {preset} ({'; '.join(differ)}); "
                 "drop --preset to continue it with its own settings, or start a new --out"
             )
-    values.update(rename_config_keys(parse_sets(args.sets)))
-    for f in dataclasses.fields(trainer.config_cls):
-        v = getattr(args, f"field_{f.name}")
-        if v is not None:
-            values[f.name] = v
+    values.update(sets)
+    values.update(flags)
     names = {f.name for f in dataclasses.fields(trainer.config_cls)}
     unknown = sorted(set(values) - names)
     if unknown:

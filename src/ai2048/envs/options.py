@@ -76,10 +76,12 @@ class EnvOptions:
             raise ValueError(
                 f"illegal_action={self.illegal_action!r} is not one of {', '.join(ILLEGAL_MODES)}"
             )
-        for name in ("illegal_penalty", "goal_reward"):
+        for name in ("illegal_penalty", "goal_reward"):  # numpy numbers too (np.float32(1.0) was refused)
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(v):
                 raise ValueError(f"{name}={v!r} must be a finite number")
+            object.__setattr__(self, name, float(v))
         if self.goal_tile is not None:
             g = self.goal_tile
             is_int = not isinstance(g, bool) and isinstance(g, (int, np.integer))

@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write, check_output_file, read_run_config, read_run_meta, write_json
+from ai2048.checkpoint import (
+    atomic_write,
+    check_output_file,
+    check_regular_file,
+    read_run_config,
+    read_run_meta,
+    write_json,
+)
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
 from ai2048.models.store import card as shipped_card
@@ -73,10 +80,8 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
     if not run.is_dir():
         raise FileNotFoundError(f"run directory {run} does not exist")
     for f in ("config.json", "meta.json", "weights.npz"):
-        if not (run / f).is_file():
-            raise FileNotFoundError(
-                f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory"
-            )
+        check_regular_file(run / f, "run file", missing=(
+            f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory"))
     cfg = read_run_config(run)  # the tolerant readers: every layout `train ntuple` has written
     meta = read_run_meta(run)
     if not isinstance(cfg, dict) or not isinstance(meta, dict):
