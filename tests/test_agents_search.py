@@ -123,6 +123,9 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("minimax", {"depth": None, "time_limit": None}, "depth, a time_limit"),
         ("montecarlo", {"playouts": 0}, "playouts"),
         ("montecarlo", {"p_two": -0.1}, "p_two"),
+        ("ntuple", {"downgrade": "no"}, "downgrade must be True or False, got str 'no'"),  # was: on
+        ("minimax", {"prune": "no"}, "prune must be True or False"),
+        ("minimax", {"fours": 1}, "fours must be True or False"),
         ("nonexistent", {}, "available agents"),
     ],
 )

@@ -88,6 +88,13 @@ def test_replay__eval_result_game(tmp_path, capsys) -> None:
     path.write_text(json.dumps({"format": "ai2048.eval-result", "agent": "x", "p_two": 0.9, "games": games}))
     assert main(["replay", str(path), "--game", "0"]) == 2
     assert "game 0 replays to score" in capsys.readouterr().err
+    games[0]["score"] -= 2
+    for key, value in (("max_tile", 4096), ("moves", 3), ("final_board", "0x0000000000000012")):
+        edited = [{**games[0], key: value}, games[1]]  # before: only the score was compared
+        path.write_text(json.dumps({"format": "ai2048.eval-result", "agent": "x", "p_two": 0.9,
+                                    "games": edited}))
+        assert main(["replay", str(path), "--game", "0"]) == 2
+        assert f"game 0 replays to {key}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,8 @@ def test_eval__unwritable_out_fails_before_any_game(tmp_path, make_out, capsys, 
     (["replay", "{rec}", "--gif", "{tmp}/x.gif", "--cell", "0"], "--cell must be >= 16"),
     (["replay", "{rec}", "--gif", "{tmp}/x.gif", "--fps", "inf"], "--fps must be a finite number"),
     (["replay", "{rec}", "--gif", "{tmp}/x.gif", "--fps", "0"], "--fps must be > 0"),
+    (["replay", "{rec}", "--gif", "{tmp}/x.gif", "--fps", "0.001"], "--fps 0.001 is too slow"),
+    (["replay", "{rec}", "--gif", "{tmp}/x.png"], "the output file must end in .gif"),
     (["replay", "{rec}", "--delay", "nan"], "--delay must be a finite number"),
     (["bench", "--json", "{tmp}"], "is a folder"),
     (["bench", "--seconds", "inf"], "--seconds must be a finite number"),
@@ -143,3 +145,54 @@ def test_cli__bad_output_or_range_fails_first(tmp_path, argv, match, capsys) -> 
         "afile",
         "rec.json",
     ]
+
+
+def _consistent_cut(recs: list[dict]) -> None:
+    """Game 1 cut short by 5 moves, its score, moves, max tile and board rewritten to match."""
+    from ai2048.records import replay_actions
+
+    g = recs[1]
+    g["actions"] = g["actions"][:-5]
+    t = replay_actions(g["seed"], g["actions"])
+    b = int(t.boards[-1])
+    g.update(moves=len(t.actions), score=int(t.scores[-1]), max_tile=int(t.max_tiles[-1]),
+             final_board=f"0x{b:016x}")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda r: r[1].update(score=10**9), "actions replay to score"),
+    (lambda r: r[1].update(seed=r[1]["seed"] + 1), "is not the seed this evaluation gives it"),
+    (lambda r: r[1].update(actions=r[1]["actions"][:-1]), "actions replay to moves"),
+    (lambda r: r[1].update(actions="uuuuuuuuuuuuuuuuuuuu" + r[1]["actions"]), "is illegal on board"),
+    (_consistent_cut, "the game is not over there"),
+    (lambda r: r[1].pop("max_tile"), "it has no 'max_tile'"),
+    (lambda r: r[1].pop("moves"), "it has no 'moves'"),
+    (lambda r: r[1].update(score="12"), "score='12' is a str"),
+    (lambda r: r[1].update(seconds=float("nan")), "seconds=nan is not a time"),
+    (lambda r: r[1].update(index=10**6), "an index in 0..3 is expected"),
+])
+def test_eval_resume__an_edited_game_line_is_refused_by_name(edit, message, tmp_path, capsys) -> None:
+    """Before: --resume took the stream on trust (an edited score of 10**9 went into the mean; a line
+    without max_tile or moves ended in a KeyError traceback). Each kept game is replayed from its seed."""
+    from ai2048.eval_stream import GameStream
+    from ai2048.rules import P_TWO
+
+    out = tmp_path / "r.json"
+    recs = evaluate("greedy", games=3, seed=2, progress=False).records
+    argv = ["eval", "greedy", "--games", "4", "--seed", "2", "--out", str(out), "--no-progress", "--resume"]
+    header = {"agent": "greedy", "config": {}, "seed": 2, "p_two": P_TWO, "max_moves": None,
+              "games_requested": 4, "goal_tile": None, "end_on_full_board": False}
+    stream = GameStream(stream_path(out), header)
+    stream.open({r["index"]: r for r in recs})
+    stream.close()
+    assert main(argv) == 0  # the untouched stream resumes to the uninterrupted result
+    assert without_time(EvalResult.load(out).records) == without_time(
+        evaluate("greedy", games=4, seed=2, progress=False).records)
+    edit(recs)
+    stream.open({i: r for i, r in enumerate(recs)})
+    stream.close()
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and ("delete that line" in err or "malformed" in err), err
+    assert "Traceback" not in err

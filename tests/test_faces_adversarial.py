@@ -95,6 +95,8 @@ def test_plot_window_past_the_log(tmp_path):
         (["--start", '{"empty": NaN}'], "empty=nan must be a finite number"),
         (["--start", '{"empty": "x"}'], "empty='x' must be a finite number"),
         (["--start", '{"empty": true}'], "empty=True must be a finite number"),
+        (["--start", '{"empty": 1e308}'], "past float32's range"),  # tuned on infinite tables before
+        (["--start", '{"mono_power": 1000}'], "past float32's range"),
     ],
 )
 def test_tune_bad_values_named_before_any_game(capsys, args, expect):
@@ -167,3 +169,65 @@ def test_torch_envs_name_bad_seeds_and_p_two():
                 cls(2, p_two=p_two)
     with pytest.raises(ValueError, match="outside 0..2"):
         TorchEnv2048(2, seed=2**64)
+
+
+@pytest.mark.parametrize(
+    ("args", "expect"),
+    [
+        (["eval", "greedy", "--workers", "1000000", "--no-progress"], "--workers must be <= 256"),
+        (["arena", "greedy", "random", "--workers", "257", "--no-progress"], "--workers must be <= 256"),
+        (["tune", "--workers", "1000000"], "workers=1000000 must be <= 256"),
+        (["eval", "greedy", "--max-moves", str(10**30), "--no-progress"],
+         "--max-moves must be <= 1000000000"),
+        (["eval", "montecarlo", "--set", "playouts=1000000000000", "--no-progress"],
+         "playouts=1000000000000 must be an integer in 1..100,000"),
+        (["watch", "montecarlo", "--set", "playouts_total=400001"], "must be an integer in 1..400,000"),
+    ],
+)
+def test_huge_requests_named_before_any_game(capsys, args, expect):
+    """Before: --workers 1000000 started a thread per worker until 2.3 GB, deaf to Ctrl-C; playouts=10**12
+    never finished a move; --max-moves 10**30 ended in a numba TypingError traceback."""
+    assert main(args if args[0] == "watch" else [*args, "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "Traceback" not in err, err
+
+
+def test_evaluate__counts_past_the_bounds_are_named():
+    from ai2048.evaluate import evaluate
+
+    with pytest.raises(ValueError, match="max_moves=10{30} must be <= 1,000,000,000"):
+        evaluate("greedy", games=1, max_moves=10**30, progress=False)
+    with pytest.raises(ValueError, match="workers=1000 must be <= 256"):
+        evaluate("greedy", games=1, workers=1000, progress=False)
+
+
+def test_env_options_and_spawn_outcomes_take_numpy_numbers_and_name_a_bad_boards_option():
+    """Before: EnvOptions(illegal_penalty=np.float32(1.0)) said 'must be a finite number', spawn_outcomes(b,
+    np.int64(1)) 'p_two must be a float', and make_vec's reset(options={'boards': 5}) raised a bare
+    "object of type 'int' has no len()"."""
+    import gymnasium as gym
+    import numpy as np
+
+    import ai2048.envs  # noqa: F401
+    from ai2048.envs.options import EnvOptions
+    from ai2048.game import spawn_outcomes
+
+    opts = EnvOptions(illegal_penalty=np.float32(1.5), goal_reward=np.int64(2048), p_two=np.float32(0.5))
+    assert (opts.illegal_penalty, opts.goal_reward, opts.p_two) == (1.5, 2048.0, 0.5)
+    assert type(opts.illegal_penalty) is float
+    assert spawn_outcomes(np.uint64(0x11), np.int64(1)) == spawn_outcomes(0x11, 1.0)
+    for bad in (np.bool_(True), "0.5"):
+        with pytest.raises((TypeError, ValueError), match="illegal_penalty"):
+            EnvOptions(illegal_penalty=bad)
+    venv = gym.make_vec("ai2048/Game2048-v0", num_envs=3)
+    for boards in (5, "abc", np.uint64(17)):
+        with pytest.raises(TypeError, match=r"options\['boards'\] must be a list or array of 3 boards"):
+            venv.reset(options={"boards": boards})
+
+
+@pytest.mark.parametrize("agent", ["random", "montecarlo", "lazyzero-random"])
+def test_set_seed_minus_one_is_named_for_every_agent(agent, capsys):
+    """Before: montecarlo and lazyzero-random took seed=-1 silently (masked to 2**64-1), random failed with
+    numpy's bare 'expected non-negative integer'."""
+    assert main(["eval", agent, "--set", "seed=-1", "--games", "1", "--no-progress"]) == 2
+    assert "seed -1 is outside 0..2**64-1" in capsys.readouterr().err

@@ -418,3 +418,72 @@ def test_cli_set__a_number_past_pythons_digit_limit_is_named(capsys) -> None:
     assert main(["eval", "greedy", "--games", "1", "--set", "depth=" + "9" * 5000]) == 2
     err = capsys.readouterr().err
     assert "--set depth: 999999999999... is a number of 5000 characters" in err and "Traceback" not in err
+
+
+ESCAPES = "\x1b[2J\x1b[31m\x1b]8;;https://example.invalid\x07link\x1b]8;;\x07\u202e"
+
+
+def _card_folder(tmp_path, edit=None):
+    """A models folder holding a copy of the shipped card (and an empty network file beside it)."""
+    import json
+    from pathlib import Path
+
+    import ai2048.models as models
+
+    shipped = Path(models.__file__).parent / "networks" / f"{models.default_name()}.json"
+    card = json.loads(shipped.read_text())
+    card["name"], card["file"]["name"] = "net", "net.ntz"
+    if edit is not None:
+        edit(card)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "net.json").write_text(json.dumps(card))
+    (folder / "net.ntz").write_bytes(b"")
+    return folder
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c["evaluation"]["depth 2"].pop("games"), "evaluation 'depth 2': it lacks 'games'"),
+    (lambda c: c["evaluation"]["1-ply"].update(score_mean="x"), "score_mean='x' is not a finite number"),
+    (lambda c: c["evaluation"]["depth 2"].update(tiles=[{"tile": 2}]), "'tiles' is not a list of rows"),
+    (lambda c: c.update(evaluation=[]), "'evaluation' is a list, not an object"),
+])
+def test_cli_models__a_card_whose_evaluation_lacks_fields_is_named(edit, message, tmp_path, capsys) -> None:
+    """Before: `ai2048 models` and `ai2048 models NAME` ended in a KeyError traceback. Now NAME is a
+    clear error, and the list shows the other networks and says which card it skipped."""
+    folder = _card_folder(tmp_path, edit)
+    assert main(["models", "net", "--dir", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "reinstall it" in err and "Traceback" not in err, err
+    assert main(["models", "--dir", str(folder)]) == 0
+    assert "skipped net: model card 'net'" in capsys.readouterr().err
+
+
+def test_cli_models__a_card_without_a_shown_field_is_named(tmp_path, capsys) -> None:
+    folder = _card_folder(tmp_path, lambda c: c["network"].pop("entries"))
+    assert main(["models", "net", "--dir", str(folder)]) == 2
+    assert "model card 'net' has no 'entries' field" in capsys.readouterr().err
+
+
+def test_cli_models_and_replay__text_from_files_is_shown_with_its_escapes_escaped(tmp_path, capsys) -> None:
+    """Before: a card's summary or a record's agent holding terminal escapes (clear screen, colours, an
+    OSC 8 link, a bidi override) was printed raw, and the terminal obeyed it."""
+    from ai2048.agents import make_agent
+    from ai2048.records import record_game
+
+    def evil(card):
+        card["summary"] = f"summary {ESCAPES}"
+        card["network"]["preset"] = f"4x6{ESCAPES}"
+
+    folder = _card_folder(tmp_path, evil)
+    rec = record_game(make_agent("greedy"), seed=1, max_moves=3, agent_name=f"agent{ESCAPES}")
+    path = rec.save(tmp_path / "rec.json")
+    for argv in (["models", "net", "--dir", str(folder)], ["models", "--dir", str(folder)],
+                 ["replay", str(path), "--delay", "0"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out, argv
+        assert "\\x1b[2J" in out or "\\x1b[" in out, (argv, out)
+    assert main(["replay", str(tmp_path / f"no{ESCAPES}.json")]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\\x1b[2J" in err

@@ -425,3 +425,71 @@ def test_model_card__wrong_types_beside_a_user_named_ntz_name_the_card(tmp_path:
     (tmp_path / "net.json").write_text(json.dumps(card))
     with pytest.raises(ValueError, match="model card .*net.json"):
         load_path(path)
+
+
+def _game_stream_load(run: Path) -> None:
+    from ai2048.eval_stream import GameStream
+
+    GameStream(run / "r.games.jsonl", {}).load()
+
+
+def _run_agent_name(run: Path) -> None:
+    from ai2048.agents.base import run_agent_name
+
+    run_agent_name(run)
+
+
+def _load_model(run: Path) -> None:
+    pytest.importorskip("torch")
+    from ai2048.nets.files import load_model
+
+    load_model(run, "dqn")
+
+
+def _load_metrics(run: Path) -> None:
+    from ai2048.plots.curves import load_metrics
+
+    load_metrics(run)
+
+
+def _saved_config(run: Path) -> None:
+    from ai2048.train.run import saved_config
+
+    saved_config(run, "ntuple", "weights.npz")
+
+
+def _pack_read_run(run: Path) -> None:
+    from ai2048.models.pack import read_run
+
+    read_run(run)
+
+
+@pytest.mark.parametrize(("name", "load"), [
+    ("r.games.jsonl", _game_stream_load),  # eval --resume
+    ("meta.json", _run_agent_name),  # eval RUN_DIR
+    ("model.pt", _load_model),  # the torch agents
+    ("metrics.jsonl", _load_metrics),  # plot RUN_DIR
+    ("config.json", _saved_config),  # train --resume
+    ("config.json", _pack_read_run),  # models pack
+])
+@pytest.mark.parametrize("kind", ["FIFO", "folder", "/dev/zero"])
+def test_run_files__a_fifo_folder_or_device_in_a_file_s_place_is_named_not_missing(
+        tmp_path: Path, name: str, load, kind: str) -> None:
+    """Before: each of these said the file "does not exist" (or the run "has no" it) when a FIFO, a folder
+    or a device stood in its place."""
+    run = tmp_path / "run"
+    run.mkdir()
+    path = run / name
+    with contextlib.ExitStack() as stack:
+        if kind == "FIFO":
+            stack.enter_context(fifo(path))
+        elif kind == "folder":
+            path.mkdir()
+        elif Path("/dev/zero").exists():
+            path.symlink_to("/dev/zero")
+        else:
+            pytest.skip("no /dev/zero")
+        with pytest.raises(ValueError) as e:
+            load(run)
+    message = str(e.value)
+    assert str(path) in message and "does not exist" not in message and "has no" not in message, message

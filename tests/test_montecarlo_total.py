@@ -39,7 +39,7 @@ def _boards(n: int) -> list[np.uint64]:
     return out
 
 
-@pytest.mark.parametrize("total", [1, 3, 50])
+@pytest.mark.parametrize("total", [1, 3, 50, 600])  # 600: across kernel calls of CHUNK playouts
 def test_playout_values_total__matches_the_seeds_loop(total: int) -> None:
     for i, b in enumerate(_boards(12)):
         got = playout_values_total(b, total, seed_state(i), 0.9)
@@ -86,3 +86,33 @@ def test_montecarlo_agent__playouts_total_plays_a_legal_move_and_repeats_with_it
 def test_montecarlo_agent__bad_playouts_total_is_a_clear_error(bad: object) -> None:
     with pytest.raises(ValueError, match="playouts_total"):
         make_agent("montecarlo", playouts_total=bad)
+
+
+def test_playout_values__the_same_in_kernel_calls_of_any_size(monkeypatch) -> None:
+    """Decisions run in short kernel calls (so Ctrl-C is seen); the values are those of one long call."""
+    from ai2048.search import montecarlo
+
+    b = _boards(1)[0]
+    monkeypatch.setattr(montecarlo, "CHUNK", 7)
+    small = montecarlo.playout_values(b, 600, seed_state(3), 0.9)
+    monkeypatch.setattr(montecarlo, "CHUNK", 10**6)
+    np.testing.assert_array_equal(small, montecarlo.playout_values(b, 600, seed_state(3), 0.9))
+
+
+def test_montecarlo__a_long_decision_stops_at_ctrl_c() -> None:
+    """Before: the playouts ran in one kernel call holding the GIL, so Ctrl-C and SIGTERM waited for
+    the whole decision (with playouts=10**12, forever)."""
+    import _thread
+    import threading
+    import time
+
+    agent = make_agent("montecarlo", playouts_total=400_000, seed=1)  # seconds of playouts
+    board = _boards(1)[0]
+    make_agent("montecarlo", playouts=1).act(board)  # kernels compiled before the clock starts
+    timer = threading.Timer(0.1, _thread.interrupt_main)
+    t0 = time.perf_counter()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        agent.act(board)
+    assert time.perf_counter() - t0 < 1.0
+    timer.join()

@@ -195,6 +195,9 @@ def test_plot_arena__from_arena_file_and_from_several_results(result_file, tmp_p
         ("foreign", "is not an ai2048 evaluation or arena result"),
         ("no-games", "holds no games"),
         ("tampered", "game 1 replays to score"),
+        ("tampered-max_tile", "game 1 replays to max_tile"),  # passed into the max-tile bars before
+        ("tampered-moves", "game 1 replays to moves"),
+        ("tampered-final_board", "game 1 replays to final_board"),
         ("empty-dir", "has no metrics.jsonl"),
         ("empty-log", "holds no records"),
     ],
@@ -210,6 +213,11 @@ def test_plot__bad_input_names_the_file(tmp_path, capsys, result_file, setup: st
     elif setup == "tampered":
         d = json.loads(result_file.read_text())
         d["games"][1]["score"] += 4
+        path.write_text(json.dumps(d))
+    elif setup.startswith("tampered-"):
+        d = json.loads(result_file.read_text())
+        key = setup.split("-")[1]
+        d["games"][1][key] = "0x0000000000000012" if key == "final_board" else d["games"][1][key] * 2
         path.write_text(json.dumps(d))
     elif setup == "empty-dir":
         path = tmp_path / "run"

@@ -78,3 +78,85 @@ def test_tune_cli__bad_start_json_is_a_usage_error(capsys) -> None:
         main(["tune", "--start", "{not json"])
     assert e.value.code == 2
     assert "--start expects a JSON object" in capsys.readouterr().err
+
+
+SLOW_TUNE = (  # every candidate takes 0.3 s more, so a signal lands in the middle of the search
+    "import sys, time\nimport ai2048.tune as t\nscores = t._scores\n"
+    "def slow(*a):\n    time.sleep(0.3)\n    return scores(*a)\n"
+    "t._scores = slow\nfrom ai2048.cli import main\nsys.exit(main())\n"
+)
+SEARCH = ["--depth", "1", "--games", "1", "--generations", "2", "--population", "2", "--validate", "0",
+          "--seed", "4"]
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_tune_cli__a_signal_saves_the_candidates_and_the_printed_command_finishes_the_search(
+        sig, tmp_path, capsys) -> None:
+    """Before: Ctrl-C or SIGTERM lost every candidate evaluated (nothing was written)."""
+    import shlex
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "t.json"
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_TUNE, "tune", *SEARCH, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out.is_file() and len(json.loads(out.read_text())["history"]) >= 2):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(getattr(signal, sig))
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    saved = json.loads(out.read_text())
+    assert saved["status"] == "interrupted" and 2 <= len(saved["history"]) < 5
+    command = stdout.split("continue with:\n")[1].strip()
+    assert command.endswith(f"--out {out} --resume")
+    assert main(shlex.split(command)[1:]) == 0
+    assert f"resuming: {len(saved['history'])} candidate(s) kept" in capsys.readouterr().err
+    resumed = json.loads(out.read_text())
+    full = tune_weights(depth=1, games=1, generations=2, population=2, validate=0, seed=4)
+    assert resumed["status"] == "completed" and resumed["history"] == full.to_dict()["history"]
+    assert resumed["best"] == full.best
+
+
+def test_tune__an_interrupt_returns_the_candidates_so_far(monkeypatch) -> None:
+    import ai2048.tune as tune
+
+    scores = tune._scores
+    calls = []
+
+    def stop_third(*a):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return scores(*a)
+
+    monkeypatch.setattr(tune, "_scores", stop_third)
+    res = tune_weights(depth=1, games=1, generations=2, population=2, validate=0, seed=4)
+    assert res.status == "interrupted" and len(res.history) == 2 and not res.validation
+    assert "interrupted after 2 candidate(s)" in res.format()
+
+
+@pytest.mark.parametrize(("edit", "extra", "message"), [
+    (None, [], "holds an unfinished search (interrupted); pass --resume"),
+    (None, ["--resume", "--seed", "5"], "seed: file 4, now 5"),
+    (None, ["--resume", "--generations", "1"], "--generations must be >= 2"),
+    (lambda h: h[1]["weights"].update(empty=1.0), ["--resume"], "is not the one this search draws"),
+    (lambda h: h[1].update(fitness="x"), ["--resume"], "saved candidate 1 is malformed"),
+    (lambda h: h[0]["weights"].update(empty=1.0), ["--resume"], "started from other weights"),
+])
+def test_tune_cli__a_saved_search_is_continued_only_as_itself(edit, extra, message, tmp_path, capsys) -> None:
+    full = tune_weights(depth=1, games=1, generations=2, population=2, validate=0, seed=4).to_dict()
+    history = full["history"][:4]
+    if edit is not None:
+        edit(history)
+    out = tmp_path / "t.json"
+    out.write_text(json.dumps({**full, "status": "interrupted", "history": history}))
+    assert main(["tune", *SEARCH, *extra, "--out", str(out)]) == 2  # argparse: a later --seed wins
+    err = capsys.readouterr().err
+    assert message in err, err

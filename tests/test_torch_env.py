@@ -234,6 +234,11 @@ def test_env__bad_input_raises_clear_errors():
         env.step(torch.zeros(3, dtype=torch.long))
     with pytest.raises(ValueError, match="0..3"):
         env.step(torch.tensor([0, 4]))
+    for backend in (env, make_batch_env("engine", 2, seed=0)):  # before: NotImplementedError from torch
+        with pytest.raises(TypeError, match="dense tensor, got layout torch.sparse_coo"):
+            backend.step(torch.tensor([0, 1]).to_sparse())
+        with pytest.raises(TypeError, match="meta device"):
+            backend.step(torch.zeros(2, dtype=torch.long, device="meta"))
     with pytest.raises(ValueError, match="num_envs"):
         TorchEnv2048(0)
     with pytest.raises(ValueError, match="backend"):

@@ -68,3 +68,27 @@ def test_dqn__seed000_code_and_text_defaults_presets() -> None:
         "lai_robbins",
     )
     assert code.batch_size == text.batch_size == 128 and code.net == text.net == "conv"
+
+
+@pytest.mark.parametrize("override", [["--set", "alpha=0.5"], ["--alpha", "0.5"]])
+def test_resume__the_creating_command_with_a_preset_and_overrides_is_taken(override, tmp_path) -> None:
+    """Before: `train ntuple --preset tc --set alpha=0.5 --out R`, stopped, then the same command plus
+    --resume was refused ("was not made with --preset tc (alpha: run 0.5 vs preset 1.0)")."""
+    import argparse
+    import dataclasses
+    import json
+
+    from ai2048.cli import check
+    from ai2048.cli import train as cli_train
+    from ai2048.train.run import write_meta
+
+    out = tmp_path / "run"
+    argv = ["train", "ntuple", "--preset", "tc", *override, "--out", str(out)]
+    _, _, config, _ = cli_train.check(argparse.Namespace(trainer="ntuple", rest=argv[2:]))
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config)))
+    write_meta(out, "ntuple", "ntuple", "interrupted", {"step": 1, "games": 1, "time": 0.0})
+    (out / "weights.npz").write_bytes(b"")
+    check([*argv, "--resume"])  # the creating command continues its run
+    with pytest.raises(ValueError, match=r"not made with --preset tc \(alpha: run 0.5 vs preset 1.0\)"):
+        check(["train", "ntuple", "--preset", "tc", "--out", str(out), "--resume"])

@@ -130,7 +130,7 @@ def test_start__resume_checks_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="cannot resume: run directory .* does not exist"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
     start(out, TinyConfig(), "tiny", False, ("steps",))
-    with pytest.raises(FileNotFoundError, match="has no meta.json/config.json"):
+    with pytest.raises(FileNotFoundError, match="holds no checkpoint yet"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
     write_meta(out, "tiny", "other", "running", {"step": 1, "games": 1, "time": 0.0})
     with pytest.raises(ValueError, match="is a run of trainer 'other', not 'tiny'"):
@@ -147,6 +147,20 @@ def test_start__resume_checks_name_the_problem(tmp_path: Path) -> None:
     meta = json.loads((out / "meta.json").read_text())
     (out / "meta.json").write_text(json.dumps({**meta, "rules_version": RULES_VERSION + 1}))
     with pytest.raises(ValueError, match="rules version"):
+        start(out, TinyConfig(), "tiny", True, ("steps",))
+
+
+def test_start__a_deleted_meta_json_does_not_stop_a_resume(tmp_path: Path, capsys) -> None:
+    """Before: 'has no meta.json/config.json, so it is not a run directory', though the checkpoint
+    holds the run's state (meta.json is written again at the next save)."""
+    out = tmp_path / "run"
+    start(out, TinyConfig(), "tiny", False, ("steps",))
+    (out / "checkpoint.pt").write_bytes(b"x")
+    cfg, resumed = start(out, TinyConfig(steps=9), "tiny", True, ("steps",))
+    assert resumed and cfg.steps == 9
+    assert "meta.json is missing and is written again at the next checkpoint" in capsys.readouterr().err
+    (out / "config.json").unlink()
+    with pytest.raises(FileNotFoundError, match="has no config.json"):
         start(out, TinyConfig(), "tiny", True, ("steps",))
 
 

@@ -56,6 +56,13 @@ _CELL_LIMIT = 1 << 62
 """Cell values beyond this are rejected before the int64 conversion could wrap them."""
 
 
+def check_flag(name: str, value: Any) -> bool:
+    """``value`` if it is a bool: a string such as ``"no"`` is truthy and would switch the option on."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 def check_seed(seed: Any) -> int | None:
     """Return ``seed`` as an int in 0..2**64-1 (or ``None`` for a fresh seed from OS entropy)."""
     if seed is None:

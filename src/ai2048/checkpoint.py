@@ -16,7 +16,8 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
+import secrets
+import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,20 +25,125 @@ from typing import Any
 import numpy as np
 
 
-def atomic_write(path: str | Path, write: Callable[[Any], None], mode: str = "wb") -> None:
-    """Call ``write(file)`` on a temp file beside ``path``, fsync it, then rename it over ``path``."""
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words: a folder, a character device (``/dev/null``), a FIFO..."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def output_target(path: str | Path, what: str = "output file", fix: str = "give another path") -> Path:
+    """The regular file a write of ``path`` replaces or creates; ValueError naming ``path`` for
+    anything else.
+
+    Every file ai2048 writes goes through here (:func:`atomic_path`), because the final rename of an
+    atomic write lands on whatever the path names: run as root, ``--out /dev/null`` once replaced
+    the device node with a regular file. So:
+
+    - a path that does not exist, or a regular file: written (returned as given);
+    - a symlink to a regular file: the file it points to is written and the link stays (returned
+      resolved), as ``open(path, "w")`` would write it;
+    - a folder, a device (``/dev/null`` included: an output is never discarded silently), a FIFO,
+      a socket, a symlink to one of them, a symlink to nothing (a dangling link would create a file
+      wherever it points) or a loop of links: refused, before anything is written. ``fix`` ends
+      the message (the CLI adds how to write nothing).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode) as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):  # not there (or under a file: the write names that)
+        return path
+    target = path
+    via = ""
+    if stat.S_ISLNK(st.st_mode):
+        link = os.readlink(path)
+        try:
+            target = path.resolve(strict=True)
+            st = os.stat(target)
+        except FileNotFoundError:
+            raise ValueError(
+                f"{what} {path} is a symlink to {link}, which does not exist; ai2048 writes through a "
+                f"symlink only to an existing regular file: {fix}"
+            ) from None
+        except (OSError, RuntimeError) as e:  # a loop of links (ELOOP), a link under a file
+            raise ValueError(
+                f"{what} {path} is a symlink that does not resolve ({e}); {fix}"
+            ) from None
+        via = f"a symlink to {target}, which is "
+    if stat.S_ISREG(st.st_mode):
+        return target
+    raise ValueError(
+        f"{what} {path} is {via}{_kind(st.st_mode)}, not a regular file; ai2048 writes only regular "
+        f"files (it never replaces a folder, device, FIFO or socket): {fix}"
+    )
+
+
+def nearest_existing(path: Path) -> Path:
+    """``path`` or its closest ancestor that exists (the folder a write would create folders in)."""
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def check_output_file(path: str | Path, what: str = "output file", fix: str = "give another path") -> Path:
+    """Refuse an output file that cannot be written, before any work is done; returns the file a write
+    will replace (:func:`output_target`).
+
+    Refused: whatever :func:`output_target` refuses (a folder, device, FIFO, socket, a link to one or
+    to nothing), a path under a file (``file/x.json``) and a folder without write permission; each
+    would otherwise fail, or clobber, only when the result is saved, after the work.
+    """
+    target = output_target(path, what, fix)
+    base = nearest_existing(target.parent)
+    if not base.is_dir():
+        raise ValueError(f"{what} {path}: {base} is a file, not a folder; choose another path")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path}: cannot write in {base} (permission denied); choose another path")
+    return target
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, suffix: str = ".tmp", what: str = "output file") -> Iterator[Path]:
+    """Within ``with``: a new empty temp file beside the file ``path`` names, to be filled by the caller
+    (``fig.savefig(tmp)``); on a clean exit it is renamed over that file, on an exception deleted.
+
+    The one way ai2048 puts a file in place: :func:`output_target` picks the file (a symlink's regular
+    target; a folder, device, FIFO or socket refused) before anything is written, and again just
+    before the rename, so the rename never lands on anything but a regular file. ``suffix`` ends the
+    temp name (writers that choose the format by extension want ``.tmp.gif``). A new file gets the
+    permissions ``open()`` would give it (the umask); a file written over keeps its own.
+    """
+    target = output_target(path, what)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}{suffix}"
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            break
+        except FileExistsError:
+            continue
+    try:
+        yield tmp
+        again = output_target(path, what)  # something may have taken the path's place meanwhile
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(again).st_mode))
+        os.replace(tmp, again)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write(path: str | Path, write: Callable[[Any], None], mode: str = "wb") -> None:
+    """Call ``write(file)`` on a temp file beside ``path``, fsync it, then rename it over ``path``
+    (:func:`atomic_path`: only a regular file, or a symlink to one, is ever replaced)."""
+    with atomic_path(path) as tmp, open(tmp, mode) as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 @contextlib.contextmanager
@@ -51,7 +157,7 @@ def hold_run(out: str | Path) -> Iterator[None]:
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".lock", "a+") as f:
+    with open(output_target(out / ".lock", "run lock file"), "a+") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -111,15 +217,16 @@ def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
     return value
 
 
-def check_regular_file(path: str | Path, what: str = "file") -> None:
-    """Raise naming ``path`` unless it is a regular file: missing is FileNotFoundError; a folder, a
-    FIFO or a device (a link to ``/dev/zero``) is ValueError, before anything reads it (a FIFO
-    would block the reader forever, ``/dev/zero`` fill its memory)."""
+def check_regular_file(path: str | Path, what: str = "file", missing: str | None = None) -> None:
+    """Raise naming ``path`` unless it is a regular file: missing is FileNotFoundError (``missing``, when
+    given, is its message); a folder, a FIFO or a device (a link to ``/dev/zero``) is ValueError,
+    before anything reads it (a FIFO would block the reader forever, ``/dev/zero`` fill its memory),
+    and never called missing."""
     path = Path(path)
     if path.is_file():
         return
     if not path.exists():
-        raise FileNotFoundError(f"{what} {path} does not exist")
+        raise FileNotFoundError(missing or f"{what} {path} does not exist")
     kind = "a folder" if path.is_dir() else "not a regular file (a FIFO, socket or device)"
     raise ValueError(f"{what} {path} is {kind}; give the path of the file itself")
 
@@ -136,8 +243,9 @@ def _json_kind(value: Any) -> str:
 
 
 def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:
-    """Append one JSON line and flush it to disk (a torn last line is skipped by :func:`read_jsonl`)."""
-    with open(path, "a") as f:
+    """Append one JSON line and flush it to disk (a torn last line is skipped by :func:`read_jsonl`); like
+    every write, only to a regular file (:func:`output_target`)."""
+    with open(output_target(path, "JSON-lines file"), "a") as f:
         f.write(json.dumps(record, default=_json_default) + "\n")
         f.flush()
         os.fsync(f.fileno())

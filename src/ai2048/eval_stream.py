@@ -3,19 +3,27 @@
 ``ai2048 eval --out R.json`` writes ``R.games.jsonl`` beside the result: a header line naming
 the evaluation (agent, config, seed, spawn odds, move cap) and then one line per finished game,
 flushed as each game ends. A run stopped by SIGKILL (or a crash) leaves every finished game in
-that file, and ``--resume`` plays only the games it lacks. Game ``i`` always has the seed
-:func:`ai2048.evaluate.game_seeds` gives it, so a resumed evaluation holds exactly the games an
-uninterrupted one would have played. A torn last line (killed mid-write) is dropped.
+that file, and ``--resume`` plays only the games it lacks, after replaying each kept game from its
+seed and actions (:func:`check_game`: an edited line is refused, naming the game). Game ``i``
+always has the seed :func:`ai2048.evaluate.game_seeds` gives it, so a resumed evaluation holds
+exactly the games an uninterrupted one would have played. A torn last line (killed mid-write) is dropped.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import IO, Any
 
-from ai2048.checkpoint import read_jsonl
+import numpy as np
+
+from ai2048.checkpoint import check_regular_file, read_jsonl
+from ai2048.evaluate import game_seeds
+from ai2048.game import is_over
+from ai2048.records import replay_actions, replay_differences
+from ai2048.rules import MAX_EXPONENT
 
 STREAM_FORMAT = "ai2048.eval-games"
 _SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board")
@@ -43,11 +51,9 @@ class GameStream:
 
         Raises ValueError naming the file and the setting that differs.
         """
-        if not self.path.is_file():
-            raise FileNotFoundError(
-                f"cannot resume: {self.path} does not exist (it is written beside --out while games finish); "
-                "run without --resume to start the evaluation"
-            )
+        check_regular_file(self.path, "games file", missing=(
+            f"cannot resume: {self.path} does not exist (it is written beside --out while games finish); "
+            "run without --resume to start the evaluation"))
         lines = read_jsonl(self.path)
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
             raise ValueError(f"cannot resume: {self.path} is not an ai2048 evaluation games file")
@@ -59,24 +65,35 @@ class GameStream:
                 f"cannot resume: {self.path} holds another evaluation ({'; '.join(differ)}); "
                 "resume with the same agent and options, or choose another --out"
             )
+        games = max(_count(head.get("games_requested")), _count(self.header.get("games_requested")))
         done: dict[int, dict[str, Any]] = {}
         for rec in lines[1:]:
             i = rec.get("index") if isinstance(rec, dict) else None
-            if (isinstance(i, bool) or not isinstance(i, int) or i < 0
-                    or not isinstance(rec.get("score"), int)):
-                raise ValueError(f"cannot resume: {self.path} holds a malformed game line {str(rec)[:80]!r}")
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < games:
+                raise ValueError(f"cannot resume: {self.path} holds a malformed game line {str(rec)[:80]!r} "
+                                 f"(an index in 0..{games - 1} is expected)")
             done[i] = rec
+        seeds = game_seeds(int(head["seed"]), max(done, default=-1) + 1)
+        for i, rec in done.items():
+            try:
+                check_game(rec, seeds[i], self.header)
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"cannot resume: game {i} in {self.path} does not hold: {e}; the file was edited or "
+                    f"damaged: delete that line to play game {i} again, or the file to start afresh"
+                ) from None
         return done
 
     def open(self, done: dict[int, dict[str, Any]] | None = None) -> None:
         """Start the file afresh holding the header and the ``done`` games (atomically), then append to it."""
-        from ai2048.checkpoint import atomic_write
+        from ai2048.checkpoint import atomic_write, output_target
 
         done = done or {}
         lines = [self.header] + [done[i] for i in sorted(done)]
         text = "".join(json.dumps(r) + "\n" for r in lines)
         atomic_write(self.path, lambda f: f.write(text), mode="w")
-        self._file = open(self.path, "a")  # noqa: SIM115 - kept open for the run, closed in close()
+        # kept open for the run, closed in close(); a regular file (or a link's target) only
+        self._file = open(output_target(self.path, "games file"), "a")  # noqa: SIM115
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one finished game and flush it to the OS (a SIGKILL right after keeps it)."""
@@ -97,6 +114,60 @@ class GameStream:
         """Delete the file (the evaluation finished and its result is saved)."""
         self.close()
         self.path.unlink(missing_ok=True)
+
+
+def check_game(rec: dict[str, Any], seed: int, rules: dict[str, Any]) -> None:
+    """Raise ValueError unless ``rec`` is the game its seed and actions give under ``rules`` (a stream
+    header: ``p_two``, ``max_moves``, ``goal_tile``, ``end_on_full_board``).
+
+    The actions are replayed from ``seed`` (the seed game ``index`` of the evaluation gets), and the
+    score, moves, max tile and final board must be the replay's; the game must end where the rules
+    end it (no legal move, the move cap or an end rule at its last move, never before). An edited
+    score, seed or action list would otherwise go straight into the resumed result.
+    """
+    for key, kinds in (("seed", int), ("actions", str), ("score", int), ("moves", int), ("max_tile", int),
+                       ("final_board", str), ("seconds", (int, float))):
+        v = rec.get(key)
+        if v is None:
+            raise ValueError(f"it has no {key!r}")
+        if isinstance(v, bool) or not isinstance(v, kinds):
+            raise ValueError(f"{key}={str(v)[:40]!r} is a {type(v).__name__}")
+    if rec["seed"] != seed:
+        raise ValueError(f"seed {rec['seed']} is not the seed this evaluation gives it ({seed})")
+    if not (math.isfinite(rec["seconds"]) and rec["seconds"] >= 0):
+        raise ValueError(f"seconds={rec['seconds']!r} is not a time")
+    t = replay_actions(seed, rec["actions"], p_two=rules["p_two"])  # an illegal move raises, naming it
+    n = len(t.actions)
+    final = int(t.boards[-1])
+    differ = replay_differences(rec, t)
+    if differ:
+        raise ValueError(f"its actions replay to {'; '.join(differ)}")
+    cap, goal, full = rules.get("max_moves"), rules.get("goal_tile"), bool(rules.get("end_on_full_board"))
+    ended = end_rule_hits(t.boards[1:], goal, full)
+    if cap is not None and n > cap:
+        raise ValueError(f"it has {n} moves, more than --max-moves {cap}")
+    if n > 1 and ended[:-1].any():
+        raise ValueError(f"it goes on after move {int(np.argmax(ended)) + 1}, where the end rules end it")
+    if not (is_over(final) or (cap is not None and n == cap) or (n and ended[-1])):
+        raise ValueError(f"it stops after move {n}, but the game is not over there")
+
+
+def end_rule_hits(boards: np.ndarray, goal_tile: int | None, end_on_full_board: bool) -> np.ndarray:
+    """[N] bool: where :func:`ai2048.evaluate.ends_early` holds for each board, for whole games at once."""
+    b = np.asarray(boards, dtype=np.uint64)
+    nibbles = (b[:, None] >> np.arange(0, 64, 4, dtype=np.uint64)[None, :]) & np.uint64(0xF)
+    top = nibbles.max(axis=1).astype(np.int64) if len(b) else np.zeros(0, np.int64)
+    hit = np.zeros(len(b), dtype=bool)
+    if goal_tile is not None:
+        hit |= top >= int(goal_tile).bit_length() - 1
+    if end_on_full_board:
+        hit |= (nibbles != 0).all(axis=1) | (top >= MAX_EXPONENT)
+    return hit
+
+
+def _count(v: Any) -> int:
+    """A header's ``games_requested`` as a count (0 when absent or not a whole number)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 def _plain(v: Any) -> Any:

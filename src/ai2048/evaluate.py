@@ -338,7 +338,7 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _sigterm_as_interrupt() -> Any:
+def sigterm_as_interrupt() -> Any:
     """Let SIGTERM stop an evaluation as Ctrl-C does, keeping the finished games; returns the old handler.
 
     A job started in the background by a non-interactive shell has SIGINT ignored, so ``kill``
@@ -350,13 +350,37 @@ def _sigterm_as_interrupt() -> Any:
     return signal.signal(signal.SIGTERM, _interrupt)
 
 
-def check_count(name: str, v: Any, minimum: int) -> int:
-    """``v`` as an int >= ``minimum``, else a TypeError/ValueError naming ``name``."""
+MAX_WORKERS = 256
+"""Most ``workers`` (a thread or a process each): ``workers=1000000`` started threads until the machine
+ran out of memory, deaf to Ctrl-C."""
+MAX_MOVES = 10**9
+"""Largest ``max_moves``: no game lasts past 262,144 moves (each spawn adds at least 2 to a tile sum that
+cannot pass 16 x 32768), so a larger cap means nothing (and 10**30 overflowed the numba kernels)."""
+
+
+def check_count(name: str, v: Any, minimum: int, maximum: int | None = None, why: str = "") -> int:
+    """``v`` as an int in ``minimum..maximum``, else a TypeError/ValueError naming ``name`` (and ``why``
+    past the maximum)."""
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, got {v!r}")
     if int(v) < minimum:
         raise ValueError(f"{name}={v} must be >= {minimum}")
+    if maximum is not None and int(v) > maximum:
+        raise ValueError(f"{name}={v} must be <= {maximum:,}{why}")
     return int(v)
+
+
+def check_workers(workers: Any) -> int:
+    """``workers`` checked: a whole number in 1..:data:`MAX_WORKERS`."""
+    return check_count("workers", workers, 1, MAX_WORKERS, " (a thread or process each)")
+
+
+def check_max_moves(max_moves: Any) -> int | None:
+    """``max_moves`` checked: None (play to the end) or a whole number in 1..:data:`MAX_MOVES`."""
+    if max_moves is None:
+        return None
+    return check_count("max_moves", max_moves, 1, MAX_MOVES,
+                       " (no game lasts past 262,144 moves; leave it out to play every game to the end)")
 
 
 def evaluate(
@@ -400,10 +424,9 @@ def evaluate(
             them to disk, :mod:`ai2048.eval_stream`).
     """
     games = check_count("games", games, 1)
-    workers = check_count("workers", workers, 1)
+    workers = check_workers(workers)
     seed = check_count("seed", seed, 0)
-    if max_moves is not None:
-        max_moves = check_count("max_moves", max_moves, 1)
+    max_moves = check_max_moves(max_moves)
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     goal_tile, end_on_full_board = check_end_rules(goal_tile, end_on_full_board)
@@ -418,7 +441,7 @@ def evaluate(
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
     score_sum = sum(r["score"] for r in by_index.values())
     top = max((r["max_tile"] for r in by_index.values()), default=0)
-    previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
+    previous_sigterm = sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
     pool = None

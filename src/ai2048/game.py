@@ -17,7 +17,7 @@ class IllegalMoveError(ValueError):
 
 
 def _check_p_two(p_two: float) -> float:
-    if not isinstance(p_two, (int, float, np.floating)) or isinstance(p_two, bool):
+    if not isinstance(p_two, (int, float, np.integer, np.floating)) or isinstance(p_two, (bool, np.bool_)):
         raise TypeError(f"p_two must be a float in [0, 1], got {type(p_two).__name__}")
     if not 0.0 <= float(p_two) <= 1.0:
         raise ValueError(f"p_two={p_two} is not a probability: use a value in [0, 1] (default {P_TWO})")

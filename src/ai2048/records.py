@@ -180,6 +180,35 @@ def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: 
     return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts)
 
 
+def replay_differences(game: dict[str, Any], t: Trajectory) -> list[str]:
+    """How a game's recorded ``score``, ``moves``, ``max_tile`` and ``final_board`` (those present) differ
+    from its replay ``t``, one phrase each ("max_tile 256, but the file says 512"); [] when they agree.
+
+    An eval result, a games stream or a plot input is checked against its replay with this, so an
+    edited figure cannot pass as the game's own.
+    """
+    final = int(t.boards[-1])
+    replayed = {"score": int(t.scores[-1]), "moves": len(t.actions), "max_tile": _max_tile(final),
+                "final_board": final}
+    out = []
+    for key, value in replayed.items():
+        if key not in game:
+            continue
+        said = game[key]
+        if key == "final_board":
+            try:
+                same = _parse_board(said) == value
+            except (TypeError, ValueError):
+                same = False
+            shown = _board_hex(value)
+        else:
+            same = not isinstance(said, bool) and said == value
+            shown = str(value)
+        if not same:
+            out.append(f"{key} {shown}, but the file says {str(said)[:40]}")
+    return out
+
+
 def _check_seed(seed: Any) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")

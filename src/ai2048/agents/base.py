@@ -16,7 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ai2048.checkpoint import read_json
+from ai2048.board_io import check_seed
+from ai2048.checkpoint import check_regular_file, read_json
 from ai2048.rules import Action
 
 
@@ -96,7 +97,9 @@ def check_agent_config(name: str, config: dict[str, Any]) -> None:
     """The checks :func:`make_agent` makes before it builds anything: ``name`` is registered, every key
     of ``config`` is one of its keys and every required key is given; a ValueError names the fix.
 
-    The values are checked by the agent itself when it is built (some need its network file)."""
+    The values are checked by the agent itself when it is built (some need its network file), except
+    ``seed``, every agent's: a whole number in 0..2**64-1 or None (``--set seed=-1`` was taken
+    silently by some agents, refused with numpy's bare "expected non-negative integer" by others)."""
     keys = config_keys(name)
     unknown = sorted(set(config) - set(keys))
     if unknown:
@@ -105,6 +108,8 @@ def check_agent_config(name: str, config: dict[str, Any]) -> None:
     missing = [k for k, v in keys.items() if v is inspect.Parameter.empty and k not in config]
     if missing:
         raise ValueError(_missing_message(name, missing))
+    if "seed" in config:
+        check_seed(config["seed"])
 
 
 def make_agent(name: str, **config: Any) -> Any:
@@ -134,8 +139,8 @@ def run_agent_name(path: str | Path) -> str:
     meta_path = run / "meta.json"
     if not run.is_dir():
         raise FileNotFoundError(f"{run} is not a run directory (expected a folder with meta.json)")
-    if not meta_path.is_file():
-        raise FileNotFoundError(f"{run} has no meta.json, so it is not an ai2048 run directory")
+    check_regular_file(meta_path, "run metadata",
+                       missing=f"{run} has no meta.json, so it is not an ai2048 run directory")
     meta = read_json(meta_path, "run metadata")  # a torn file or a JSON list is a clear error
     name = meta.get("agent")
     if not name or not isinstance(name, str):

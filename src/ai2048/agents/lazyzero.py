@@ -57,7 +57,7 @@ def load_lazyzero_network(
     a GPU loads on a CPU-only machine; a network whose shape differs from the run's config is a
     ValueError naming both.
     """
-    from ai2048.checkpoint import read_json
+    from ai2048.checkpoint import check_regular_file, read_json
     from ai2048.nets.files import load_torch_file
     from ai2048.nets.resnet import PolicyValueResNet
 
@@ -66,8 +66,8 @@ def load_lazyzero_network(
     config = read_json(run / "config.json", "LazyZero run config")
     cfg = network_config(config)
     path = run / WEIGHTS
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist; is {run} a finished or checkpointed LazyZero run?")
+    check_regular_file(path, "LazyZero network file",
+                       missing=f"{path} does not exist; is {run} a finished or checkpointed LazyZero run?")
     state = load_torch_file(path, "LazyZero network file")
     if not isinstance(state, dict):
         raise ValueError(f"{path} holds a {type(state).__name__}, not a network state_dict")

@@ -20,6 +20,7 @@ import numpy as np
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
+from ai2048.board_io import check_flag
 from ai2048.checkpoint import read_json
 from ai2048.models import compact, store
 from ai2048.ntuple.codegen import KernelOptions, specialized
@@ -88,7 +89,7 @@ class NTupleAgent(BaseAgent):
         self.depth = check_depth(depth)
         self.order = check_order(tie_order)
         self.p_two = check_probability("p_two", p_two)
-        self.downgrade = bool(downgrade)
+        self.downgrade = check_flag("downgrade", downgrade)  # bool("no") was True
         if weights is not None and model is not None:
             raise ValueError(
                 f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, "

@@ -121,12 +121,12 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                                "score",
                                "seed 002 part 3 (p-mckenzie/2048), budget per first move (about 4x the "
                                "seed's "
-                               "simulation_size)", "an integer >= 1"),
+                               "simulation_size)", "an integer in 1..100,000"),
         "playouts_total": OptionHelp("the seed's budget instead: this many playouts in all, each starting "
                                      "with a "
                                      "uniformly random legal move; moves no playout tried are not chosen",
                                      "seed 002 part 3: simulation_size (5, 20, 50, 100, 150 in its runs)",
-                                     "an integer >= 1 (replaces playouts), or None"),
+                                     "an integer in 1..400,000 (replaces playouts), or None"),
         "p_two": OptionHelp("probability of a 2 at the playouts' spawns", "2048 rules", "a float in [0, 1]"),
         "seed": SEED,
         "order": OptionHelp("tie-break order between moves of equal mean", "seed 002 tries w, a, s, "

@@ -14,6 +14,7 @@ import numpy as np
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
+from ai2048.board_io import check_seed
 from ai2048.engine.rng import seed_state
 from ai2048.rules import P_TWO, Action
 from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth, check_probability
@@ -28,7 +29,7 @@ from ai2048.search.heuristics import (
     seed003_utility,
 )
 from ai2048.search.minimax import Minimax
-from ai2048.search.montecarlo import playout_values, playout_values_total
+from ai2048.search.montecarlo import MAX_PLAYOUTS, MAX_PLAYOUTS_TOTAL, playout_values, playout_values_total
 
 HEURISTICS = ("nneonneo", "seed003")
 
@@ -256,7 +257,7 @@ class MonteCarloAgent(BaseAgent):
     """Seed 002 part 3: random playouts after the legal first moves; the best mean score wins.
 
     Args:
-        playouts: random playouts per legal first move (>= 1).
+        playouts: random playouts per legal first move (1..100,000).
         playouts_total: instead, the seed's budget (its ``simulation_size``): this many playouts in
             all, each a random game from the board, grouped by first move, so about a quarter of
             ``playouts`` per move on an open board; None (default) uses ``playouts``.
@@ -267,19 +268,21 @@ class MonteCarloAgent(BaseAgent):
 
     def __init__(self, playouts: int = 50, playouts_total: int | None = None, p_two: float = P_TWO,
                  seed: int | None = None, order: str = "002") -> None:
-        for key, value in (("playouts", playouts), ("playouts_total", playouts_total)):
+        for key, value, most in (("playouts", playouts, MAX_PLAYOUTS),
+                                 ("playouts_total", playouts_total, MAX_PLAYOUTS_TOTAL)):
             if value is None and key == "playouts_total":
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{key}={value!r} must be an integer >= 1")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise ValueError(f"{key}={value!r} must be an integer in 1..{most:,} (random games per "
+                                 "decision: more would take minutes a move)")
         self.playouts = playouts
         self.playouts_total = playouts_total
         self.p_two = check_probability("p_two", p_two)
         self.order = check_order(order)
-        self._state = seed_state(seed)
+        self._state = seed_state(check_seed(seed))  # seed_state masks a negative seed to 64 bits
 
     def reset(self, seed: int | None = None) -> None:
-        self._state = seed_state(seed)
+        self._state = seed_state(check_seed(seed))
 
     def values(self, board: int) -> np.ndarray:
         if self.playouts_total is not None:

@@ -20,7 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
     import ai2048
 
     parser = argparse.ArgumentParser(
-        prog="ai2048", description="Play, study and train AI for the game 2048."
+        prog="ai2048", description="Play, study and train AI for the game 2048.",
+        epilog="Output files (--out, --json, --gif, --record, ...) are written atomically and replace only "
+        "regular files: a device such as /dev/null, a FIFO, a folder or a dangling symlink is refused "
+        "before any work (leave the option out to write nothing); a symlink to a file writes that file.",
     )
     parser.add_argument("--version", action="version", version=f"ai2048 {ai2048.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -60,5 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except (ValueError, TypeError, OSError, ImportError) as e:
-        print(f"ai2048 {args.command}: error: {e}", file=sys.stderr)
+        from ai2048.cli._common import printable
+
+        print(f"ai2048 {args.command}: error: {printable(e)}", file=sys.stderr)  # a file's text may be in e
         return 2

@@ -1,4 +1,5 @@
-"""Helpers shared by subcommands: ``--set key=value`` parsing and up-front checks of output paths."""
+"""Helpers shared by subcommands: ``--set key=value`` parsing, up-front checks of output paths, and text
+safe to print."""
 
 from __future__ import annotations
 
@@ -8,6 +9,29 @@ import math
 import os
 from pathlib import Path
 from typing import Any
+
+from ai2048.checkpoint import check_output_file, nearest_existing
+
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+"""Unicode bidirectional overrides and isolates: they reorder what a terminal shows."""
+
+
+def printable(text: Any) -> str:
+    """``str(text)`` safe to print: control characters (ESC, BEL, CR, C1 codes, DEL...) and bidi
+    overrides shown as escapes (``\\x1b``), line breaks and tabs kept.
+
+    A record's agent, a card's summary or a file name in an error can hold escape sequences (clear
+    screen, colours, OSC 8 links) that a terminal would obey; everything the CLI shows from a file
+    goes through here.
+    """
+    out = []
+    for ch in str(text):
+        o = ord(ch)
+        if ch in "\n\t" or not (o < 0x20 or 0x7F <= o < 0xA0 or o in _BIDI):
+            out.append(ch)
+        else:
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+    return "".join(out)
 
 
 def parse_value(text: str) -> Any:
@@ -63,19 +87,14 @@ def add_set_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _nearest_existing(path: Path) -> Path:
-    """``path`` or its closest ancestor that exists (the folder a write would create folders in)."""
-    p = path.absolute()
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
 def check_out_file(path: Path | None, flag: str = "--out") -> Path | None:
     """Refuse an output file that cannot be written, before any work is done; returns ``path``.
 
-    Catches ``''``, an existing folder, a path under a file (``file/x.json``) and a folder without
-    write permission: each would otherwise fail only when the result is saved, after the work.
+    Catches ``''`` and everything :func:`ai2048.checkpoint.check_output_file` refuses: an existing
+    folder, a device such as ``/dev/null`` (refused, not taken as "discard": leave the option out to
+    write nothing), a FIFO, a socket, a symlink to one of them or to nothing, a path under a file and
+    a folder without write permission. A symlink to a regular file is written through. Each would
+    otherwise fail, or replace a device node, only when the result is saved, after the work.
     """
     if path is None:
         return None
@@ -84,11 +103,7 @@ def check_out_file(path: Path | None, flag: str = "--out") -> Path | None:
         raise ValueError(f"{flag} needs a file name, got {text!r}")
     if path.is_dir():
         raise ValueError(f"{flag} {path} is a folder; give a file name such as {path / 'result.json'}")
-    base = _nearest_existing(path.parent)
-    if not base.is_dir():
-        raise ValueError(f"{flag} {path}: {base} is a file, not a folder; choose another path")
-    if not os.access(base, os.W_OK | os.X_OK):
-        raise ValueError(f"{flag} {path}: cannot write in {base} (permission denied); choose another path")
+    check_output_file(path, flag, fix=f"give another path, or leave {flag} out to write nothing")
     return path
 
 
@@ -101,7 +116,7 @@ def check_out_dir(path: Path | None, flag: str = "--out") -> Path | None:
         raise ValueError(f"{flag} needs a folder name, got {str(path)!r}")
     if path.exists() and not path.is_dir():
         raise ValueError(f"{flag} {path} is an existing file, not a folder; choose a folder name")
-    base = _nearest_existing(path)
+    base = nearest_existing(path)
     if not base.is_dir():
         raise ValueError(f"{flag} {path}: {base} is a file, not a folder; choose another path")
     if not os.access(base, os.W_OK | os.X_OK):

@@ -9,7 +9,7 @@ from typing import Any
 
 from ai2048.checkpoint import write_json
 from ai2048.cli._agents import build_agent, check_agent, split_spec
-from ai2048.cli._common import check_out_file
+from ai2048.cli._common import check_out_file, printable
 from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, run_eval
 from ai2048.evaluate import EvalError, EvalResult
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             results.append(run_eval(args, name, cfg, built=agent))
         except EvalError as e:
-            print(f"ai2048 arena: error: {e}", file=sys.stderr)
+            print(f"ai2048 arena: error: {printable(e)}", file=sys.stderr)
             results.append(e.result)
             code = 1
         if results[-1].interrupted:

@@ -7,10 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ai2048.checkpoint import check_output_file
 from ai2048.cli._agents import build_agent, check_agent
-from ai2048.cli._common import add_set_argument, check_out_dir, check_out_file, check_range, parse_sets
+from ai2048.cli._common import (
+    add_set_argument,
+    check_out_dir,
+    check_out_file,
+    check_range,
+    parse_sets,
+    printable,
+)
 from ai2048.eval_stream import GameStream, stream_path
-from ai2048.evaluate import EvalError, EvalResult, check_end_rules, evaluate
+from ai2048.evaluate import MAX_MOVES, MAX_WORKERS, EvalError, EvalResult, check_end_rules, evaluate
 from ai2048.rules import MAX_EXPONENT, P_TWO
 
 
@@ -38,9 +46,10 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
     p.add_argument("--seed", type=int, default=0, help="evaluation seed; game i gets a seed derived from it")
     p.add_argument("--workers", type=int, default=1,
-                   help="parallel workers (default 1): threads for agents that play whole games in "
+                   help="parallel workers, 1..256 (default 1): threads for agents that play whole games in "
                    "numba, else processes")
-    p.add_argument("--max-moves", type=int, default=None, help="stop each game after this many moves")
+    p.add_argument("--max-moves", type=int, default=None,
+                   help="stop each game after this many moves (1..10**9; default: play to the end)")
     p.add_argument("--goal-tile", type=goal_tile_value, default=None, metavar="N",
                    help="stop a game when a tile reaches N, a power of two in 4..32768 (seeds 000 and 003 "
                    "stop at 2048); default: play until no move is legal. Kernel-backed agents keep "
@@ -68,8 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_set_argument(p)
     add_eval_arguments(p)
     p.add_argument("--out", type=Path, default=None,
-                   help="write the result JSON here (atomically); finished games stream to OUT's "
-                   ".games.jsonl beside it as they finish, so a killed run keeps them")
+                   help="write the result JSON here (atomically; a regular file only, /dev/null is "
+                   "refused); finished games stream to OUT's .games.jsonl beside it as they finish, so a "
+                   "killed run keeps them")
     p.add_argument("--resume", action="store_true",
                    help="with --out: keep the finished games of an interrupted or killed run (its "
                    ".games.jsonl) and play only the rest, with the same seeds")
@@ -83,9 +93,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def check_eval_arguments(args: argparse.Namespace) -> None:
     """Reject bad shared options before an agent is built or a game played."""
     check_range("--games", args.games, 1)
-    check_range("--workers", args.workers, 1)
+    check_range("--workers", args.workers, 1, MAX_WORKERS)
     check_range("--seed", args.seed, 0)
-    check_range("--max-moves", args.max_moves, 1)
+    check_range("--max-moves", args.max_moves, 1, MAX_MOVES)
     check_range("--p-two", args.p_two, 0.0, 1.0)
     if args.goal_tile is not None:  # parsed by goal_tile_value; checked again for namespaces built in code
         try:
@@ -141,6 +151,9 @@ def check(args: argparse.Namespace) -> None:
     sets = parse_sets(args.sets)
     check_eval_arguments(args)
     check_out_file(args.out)
+    if args.out is not None:
+        check_output_file(stream_path(args.out), "--out's games file",
+                          fix="remove it or choose another --out")
     if args.resume and args.out is None:
         raise ValueError(
             "--resume needs --out: it continues the run whose games stream beside that result file"
@@ -159,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         code = 0
     except EvalError as e:
         result = e.result
-        print(f"ai2048 eval: error: {e}", file=sys.stderr)
+        print(f"ai2048 eval: error: {printable(e)}", file=sys.stderr)
         code = 1
     print(result.format())
     if args.out is not None:

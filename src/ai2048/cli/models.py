@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ai2048 import models
+from ai2048.cli._common import printable
 
 
 def _fmt_pct(x: float | None) -> str:
@@ -31,10 +34,15 @@ def _list(directory: Path | None) -> int:
     for col in ("name", "patterns", "stages", "MiB", "depth 2: games", "16384", "32768", "mean", "moves/s",
                 "1-ply: games", "mean "):
         t.add_column(col, justify="left" if col in ("name", "patterns") else "right")
+    skipped = []
     for name in found:
-        h = models.headline(models.card(name, directory))
+        try:
+            h = models.headline(models.card(name, directory))
+        except ValueError as e:  # one damaged card does not hide the others
+            skipped.append(f"skipped {name}: {e}")
+            continue
         d2, d1 = h.get("depth 2"), h.get("1-ply")
-        t.add_row(
+        cells = [
             name + (" (default)" if h["default"] else ""),
             str(h["patterns"]),
             str(h["stages"]),
@@ -46,11 +54,14 @@ def _list(directory: Path | None) -> int:
             f"{d2['moves_per_s']:,.0f}" if d2 else "-",
             str(d1["games"]) if d1 else "-",
             f"{d1['score_mean']:,.0f}" if d1 else "-",
-        )
+        ]
+        t.add_row(*(Text(printable(c)) for c in cells))  # a card's text is neither markup nor escapes
     console = Console()
     if not console.is_terminal:
         console = Console(width=200)  # a pipe or a log: one line a network, not wrapped cells
     console.print(t)
+    for line in skipped:
+        print(printable(line), file=sys.stderr)
     other = "" if directory is None else f" --dir {directory}"
     models_dir = "" if directory is None else f" --set models_dir={directory}"
     print(f"the card: ai2048 models NAME{other}; play: ai2048 watch ntuple --set model=NAME{models_dir} "
@@ -62,7 +73,7 @@ def _show(args: argparse.Namespace) -> int:
     if args.name is None:
         return _list(args.dir)
     card = models.card(args.name, args.dir)
-    print(json.dumps(card, indent=2) if args.json else models.markdown(card))
+    print(json.dumps(card, indent=2) if args.json else printable(models.markdown(card)))  # JSON escapes them
     return 0
 
 
@@ -149,11 +160,12 @@ def check(args: argparse.Namespace) -> None:
     read), or that NAME is a shipped network with a readable card."""
     rest = _rest(args)
     if rest and rest[0] == "pack":
-        from ai2048.models.pack import check_pack_options
+        from ai2048.models.pack import check_pack_options, check_pack_outputs
 
         a = pack_parser().parse_args(rest[1:])
         check_pack_options(a.name, max_mib=a.max_mib, positions=a.positions, checks=a.checks, step=a.step,
                            wall_seconds=a.wall_seconds, codec=a.codec)
+        check_pack_outputs(a.name, a.dir)
         return
     a = _show_parser().parse_args(rest)
     if a.name is not None:

@@ -37,9 +37,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the inputs are read."""
+    from ai2048.checkpoint import output_target
     from ai2048.cli._common import check_out_dir
 
     check_out_dir(args.out)
+    if args.out.is_dir():  # the figures replace PNG files there (and in each run's sub-folder) by name
+        for entry in sorted([*args.out.glob("*.png"), *args.out.glob("*/*.png")]):
+            output_target(entry, "--out holds", fix="remove it or choose another --out folder")
     if args.window is not None and args.window < 1:
         raise ValueError(f"--window must be at least 1, got {args.window}")
 

@@ -6,12 +6,10 @@ import argparse
 import time
 from pathlib import Path
 
-from ai2048.cli._common import check_out_file, check_range
-from ai2048.records import GameRecord, RecordError, json_int, read_record_json
+from ai2048.cli._common import check_out_file, check_range, printable
+from ai2048.records import GameRecord, RecordError, json_int, read_record_json, replay_differences
 from ai2048.rules import P_TWO
 
-MAX_FPS = 100.0
-"""GIF frame times are whole hundredths of a second, so 100 frames/s is the fastest a GIF shows."""
 CELL_RANGE = (16, 512)
 """Tile sizes in pixels that draw a readable board (the labels need about 16 px)."""
 
@@ -73,11 +71,9 @@ def load_any(path: Path, game: int | None) -> GameRecord:
                                           meta={"source": str(path), "game": game})
         except (ValueError, TypeError, KeyError) as e:
             raise RecordError(f"evaluation result {path}: game {game} does not replay: {e}") from e
-        if rec.final_score != scores[game]:
-            raise RecordError(
-                f"evaluation result {path}: game {game} replays to score {rec.final_score}, but the file "
-                f"says {g['score']}"
-            )
+        differ = replay_differences(g, rec.replay())
+        if differ:
+            raise RecordError(f"evaluation result {path}: game {game} replays to {'; '.join(differ)}")
         rec.source = str(path)
         return rec
     if game is not None:
@@ -88,11 +84,18 @@ def load_any(path: Path, game: int | None) -> GameRecord:
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the record is read."""
     check_range("--delay", args.delay, 0.0)
-    check_range("--fps", args.fps, 0.0, MAX_FPS, low_open=True)
+    from ai2048.ui import render
+
+    check_range("--fps", args.fps, 0.0, render.MAX_FPS, low_open=True)
+    if args.fps < render.MIN_FPS:  # Pillow's OverflowError before
+        raise ValueError(f"--fps {args.fps:g} is too slow: a GIF frame shows at most 655 s, so --fps must "
+                         f"be >= {render.MIN_FPS:.4f}")
     check_range("--every", args.every, 1)
     check_range("--cell", args.cell, *CELL_RANGE)
-    check_out_file(args.gif, "--gif")
-    check_out_file(args.mp4, "--mp4")
+    for flag, path, suffix in (("--gif", args.gif, ".gif"), ("--mp4", args.mp4, ".mp4")):
+        if path is not None:
+            check_out_file(path, flag)
+            render.check_output(path, suffix, flag)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,9 +125,9 @@ def play_in_terminal(rec: GameRecord, delay: float) -> None:
     t = rec.replay()
     console = Console()
     who = rec.agent or "unknown"
-    title = Text(
-        f"{rec.source or 'record'}: {who}, seed {rec.seed}"
-    )  # plain text: a record's fields are not markup
+    title = Text(  # plain text: a record's fields are neither markup nor terminal escapes
+        printable(f"{rec.source or 'record'}: {who}, seed {rec.seed}")
+    )
 
     def view(i: int) -> Group:
         last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"

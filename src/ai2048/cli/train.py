@@ -16,7 +16,7 @@ from typing import Any
 from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
-from ai2048.train.run import check_fresh, restart_without_checkpoint, saved_config
+from ai2048.train.run import check_fresh, check_run_files, restart_without_checkpoint, saved_config
 
 
 def _bool(text: str) -> bool:
@@ -103,26 +103,27 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     """Config from (saved run config or preset) <- --set values <- explicit flags; unknown keys raise."""
     values: dict[str, Any] = dict(base or {})
     preset = getattr(args, "preset", None)
+    sets = rename_config_keys(parse_sets(args.sets))
+    flags = {f.name: getattr(args, f"field_{f.name}") for f in dataclasses.fields(trainer.config_cls)
+             if getattr(args, f"field_{f.name}") is not None}
     if preset and base is None:
         values.update(trainer.presets[preset])  # type: ignore[index]
     elif (
         preset and base is not None
-    ):  # resuming: the saved config rules, and a preset that contradicts it is a mistake
+    ):  # resuming: the saved config rules, and a preset that contradicts it is a mistake; a preset value
+        # this command overrides (the creating command plus --resume) is compared as overridden, below
         differ = [
             f"{k}: run {base[k]!r} vs preset {v!r}"
             for k, v in trainer.presets[preset].items()  # type: ignore[index]
-            if k in base and not _same(base[k], v)
+            if k in base and k not in sets and k not in flags and not _same(base[k], v)
         ]
         if differ:
             raise ValueError(
                 f"the run in {args.out} was not made with --preset {preset} ({'; '.join(differ)}); "
                 "drop --preset to continue it with its own settings, or start a new --out"
             )
-    values.update(rename_config_keys(parse_sets(args.sets)))
-    for f in dataclasses.fields(trainer.config_cls):
-        v = getattr(args, f"field_{f.name}")
-        if v is not None:
-            values[f.name] = v
+    values.update(sets)
+    values.update(flags)
     names = {f.name for f in dataclasses.fields(trainer.config_cls)}
     unknown = sorted(set(values) - names)
     if unknown:
@@ -140,6 +141,7 @@ def check(args: argparse.Namespace) -> tuple[Trainer, argparse.Namespace, Any, b
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
+    check_run_files(targs.out)
     base = saved_config(targs.out, trainer.name, trainer.checkpoint) if targs.resume else None
     restart = not targs.resume and check_fresh(
         targs.out, trainer.name, trainer.checkpoint, trainer.config_cls

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
 from ai2048.cli._common import check_out_file, check_range
-from ai2048.tune import check_tune_settings, tune_weights
+from ai2048.tune import TuneResult, check_done, check_tune_settings, load_tune_file, tune_weights
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,7 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="A (1+λ) evolution strategy over the nneonneo heuristic's weights: every candidate "
         "plays the same seeded games at a fixed depth and is scored by its mean score; the best weights "
         "are then checked against the start on other games. Use the result with "
-        "`ai2048 eval expectimax --set weights='{...}'`.",
+        "`ai2048 eval expectimax --set weights='{...}'`. Ctrl-C or SIGTERM saves the candidates tried "
+        "(to --out, else to ./tune-DATE-TIME.json) and prints the command that continues the search.",
     )
     p.add_argument("--depth", type=int, default=2, help="expectimax depth the candidates play at (default 2)")
     p.add_argument("--games", type=int, default=100, help="games per candidate (default 100)")
@@ -33,7 +37,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
     p.add_argument("--start", type=_weights, default=None,
                    help="start weights as JSON, e.g. '{\"empty\": 270}' (default: nneonneo's constants)")
-    p.add_argument("--out", type=Path, default=None, help="write every candidate and the result here (JSON)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write every candidate and the result here (JSON, rewritten atomically after each "
+                   "candidate, so a stopped or killed search keeps them)")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: continue the search saved there (stopped by Ctrl-C, SIGTERM or a kill) "
+                   "with the same settings; its candidates are checked, not replayed")
     p.set_defaults(func=run, check=check)
 
 
@@ -47,17 +56,45 @@ def _weights(text: str) -> dict[str, Any]:
     return value
 
 
-def check(args: argparse.Namespace) -> None:
-    """Every check ``run`` makes before the first game (``tune_weights`` makes its own again)."""
+def check(args: argparse.Namespace) -> list[dict[str, Any]] | None:
+    """Every check ``run`` makes before the first game (``tune_weights`` makes its own again); with
+    ``--resume``, the saved candidates (checked against the settings)."""
     check_out_file(args.out)
     check_range("--sigma", args.sigma, 0.0, low_open=True)
-    check_tune_settings(depth=args.depth, games=args.games, generations=args.generations,
-                        population=args.population, sigma=args.sigma, validate=args.validate,
-                        workers=args.workers, start=args.start, seed=args.seed)
+    *_, start = check_tune_settings(depth=args.depth, games=args.games, generations=args.generations,
+                                    population=args.population, sigma=args.sigma, validate=args.validate,
+                                    workers=args.workers, start=args.start, seed=args.seed)
+    if not args.resume:
+        if args.out is not None and args.out.is_file():
+            try:
+                _, _, status = load_tune_file(args.out)
+            except ValueError:  # not a tune result: replaced, as any output file is
+                status = "completed"
+            if status in ("running", "interrupted"):
+                raise ValueError(f"{args.out} holds an unfinished search ({status}); pass --resume to "
+                                 "continue it, or delete the file to start afresh")
+        return None
+    if args.out is None:
+        raise ValueError("--resume needs --out: it continues the search saved in that file")
+    done, saved, _ = load_tune_file(args.out)
+    settings = {"depth": args.depth, "games": args.games, "generations": args.generations,
+                "population": args.population, "sigma": float(args.sigma), "seed": args.seed}
+    check_done(done, settings, start, saved)
+    return done
+
+
+def continue_command(args: argparse.Namespace, out: Path) -> str:
+    """The ``ai2048 tune`` command line that continues this search from ``out``."""
+    words = ["ai2048", "tune", "--depth", str(args.depth), "--games", str(args.games), "--generations",
+             str(args.generations), "--population", str(args.population), "--sigma", repr(float(args.sigma)),
+             "--seed", str(args.seed), "--validate", str(args.validate), "--workers", str(args.workers)]
+    if args.start is not None:
+        words += ["--start", json.dumps(args.start)]
+    return shlex.join([*words, "--out", str(out), "--resume"])
 
 
 def run(args: argparse.Namespace) -> int:
-    check(args)
+    done = check(args)
     console = Console()
     best = [float("-inf")]
 
@@ -66,9 +103,25 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"gen {entry['generation']:>2} {entry['role']:<5} mean score {entry['fitness']:>9.0f}"
                       f"  (best {best[0]:.0f}, sigma {entry['sigma']:.3f})")
 
+    def save(partial: TuneResult) -> None:
+        partial.save(args.out)
+
+    if done:
+        print(f"resuming: {len(done)} candidate(s) kept from {args.out}", file=sys.stderr)
     result = tune_weights(depth=args.depth, games=args.games, generations=args.generations,
                           population=args.population, sigma=args.sigma, seed=args.seed,
-                          validate=args.validate, workers=args.workers, start=args.start, on_candidate=show)
+                          validate=args.validate, workers=args.workers, start=args.start, on_candidate=show,
+                          on_result=save if args.out is not None else None, done=done)
+    if result.status == "interrupted":
+        if not result.history:
+            print("interrupted before the first candidate was scored; nothing to save", file=sys.stderr)
+            return 130
+        out = args.out or Path(f"tune-{time.strftime('%Y%m%d-%H%M%S')}.json")
+        result.save(out)
+        print(result.format())
+        print(f"interrupted: {len(result.history)} candidate(s) saved to {out}; continue with:\n"
+              f"  {continue_command(args, out)}")
+        return 130
     print(result.format())
     print("use: ai2048 eval expectimax --set weights='" + json.dumps(result.best) + "'")
     if args.out is not None:

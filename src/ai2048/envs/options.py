@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.board_io import check_flag
 from ai2048.envs.encoders import check_obs_mode
 from ai2048.game import _check_p_two
 from ai2048.rules import MAX_EXPONENT, P_TWO
@@ -38,13 +39,6 @@ def check_env_seed(seed: Any) -> int | None:
     if seed < 0:
         raise ValueError(f"seed={int(seed)} must be >= 0")
     return int(seed)
-
-
-def check_flag(name: str, value: Any) -> bool:
-    """``value`` if it is a bool: a string such as ``"no"`` is truthy and would switch the option on."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-    return bool(value)
 
 
 @dataclass(frozen=True)
@@ -82,10 +76,12 @@ class EnvOptions:
             raise ValueError(
                 f"illegal_action={self.illegal_action!r} is not one of {', '.join(ILLEGAL_MODES)}"
             )
-        for name in ("illegal_penalty", "goal_reward"):
+        for name in ("illegal_penalty", "goal_reward"):  # numpy numbers too (np.float32(1.0) was refused)
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not np.isfinite(v):
                 raise ValueError(f"{name}={v!r} must be a finite number")
+            object.__setattr__(self, name, float(v))
         if self.goal_tile is not None:
             g = self.goal_tile
             is_int = not isinstance(g, bool) and isinstance(g, (int, np.integer))

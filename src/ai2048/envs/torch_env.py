@@ -49,6 +49,11 @@ def check_actions(actions: Any, num_envs: int) -> None:
     and turn ``True`` into 1, playing moves nobody chose."""
     if not isinstance(actions, torch.Tensor):
         raise TypeError(f"actions must be a torch tensor of ints 0..3, got {type(actions).__name__}")
+    if actions.layout != torch.strided or actions.is_nested:  # a sparse tensor raised NotImplementedError
+        raise TypeError(f"actions must be a dense tensor, got layout {actions.layout}"
+                        f"{' (nested)' if actions.is_nested else ''}: pass actions.to_dense()")
+    if actions.device.type == "meta":
+        raise TypeError("actions is a tensor on the meta device, which holds no values")
     if actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool:
         raise TypeError(f"actions must be integers 0..3 (e.g. torch.int64), got dtype {actions.dtype}")
     if actions.shape != (num_envs,):

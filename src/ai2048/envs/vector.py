@@ -130,6 +130,11 @@ class Game2048VectorEnv(VectorEnv):
         boards = None
         if options and options.get("boards") is not None:
             given = options["boards"]
+            if not isinstance(given, (list, tuple, np.ndarray)) or np.ndim(given) == 0:  # len(5): TypeError
+                raise TypeError(
+                    f"options['boards'] must be a list or array of {self.num_envs} boards, one per env, got "
+                    f"{type(given).__name__} {str(given)[:40]}; a single env takes options={{'board': ...}}"
+                )
             if len(given) != self.num_envs:
                 raise ValueError(f"options['boards'] has {len(given)} boards for {self.num_envs} envs")
             boards = np.array([board_from_option(b) for b in given], dtype=np.uint64)

@@ -7,6 +7,7 @@ generated from the JSON by :func:`markdown`). Evaluation tables come from the re
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -142,8 +143,61 @@ def reach(ev: dict[str, Any] | None, tile: int) -> float | None:
     return next((r["reach"] for r in rows if r["tile"] == tile), 0.0)
 
 
+def _whole(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_evaluations(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The card's evaluation tables, each checked to hold what :func:`headline` and :func:`markdown`
+    show (a ValueError names the card, the table and the field: a hand-edited card without a field
+    used to end ``ai2048 models`` in a KeyError)."""
+    name = card.get("name")
+    evs = card.get("evaluation", {})
+    fix = "the card is truncated or hand-edited: reinstall it"
+    if not isinstance(evs, dict):
+        raise ValueError(f"model card {name!r}: 'evaluation' is a {type(evs).__name__}, not an object; {fix}")
+    for key, ev in evs.items():
+        where = f"model card {name!r}, evaluation {key!r}"
+        if not isinstance(ev, dict):
+            raise ValueError(f"{where} is a {type(ev).__name__}, not an object; {fix}")
+        problems = [f"it lacks {f!r}" if f not in ev else f"{f}={repr(ev[f])[:40]} is not {what}"
+                    for fields, ok, what in ((("games", "score_max"), _whole, "a whole number"),
+                                             (("score_mean", "score_se", "score_median", "moves_per_s"),
+                                              _finite, "a finite number"))
+                    for f in fields if not ok(ev.get(f))]
+        rows = ev.get("tiles")
+        if not isinstance(rows, list) or not all(
+                isinstance(r, dict) and _whole(r.get("tile")) and _whole(r.get("reached"))
+                and all(_finite(r.get(f)) for f in ("reach", "reach_lo", "reach_hi")) for r in rows):
+            problems.append("'tiles' is not a list of rows with tile, reached, reach, reach_lo and reach_hi")
+        if problems:
+            raise ValueError(f"{where}: {'; '.join(problems)}; {fix}")
+    return evs
+
+
+def _shown(card: dict[str, Any], build: Any) -> Any:
+    """``build(card)``, a missing or mistyped field becoming a ValueError naming the card."""
+    check_evaluations(card)
+    try:
+        return build(card)
+    except KeyError as e:
+        raise ValueError(f"model card {card.get('name')!r} has no {e.args[0]!r} field where one is shown; "
+                         "the card is truncated or hand-edited: reinstall it") from None
+    except (TypeError, ValueError, AttributeError, IndexError) as e:
+        raise ValueError(f"model card {card.get('name')!r} cannot be shown ({e}); the card is truncated or "
+                         "hand-edited: reinstall it") from None
+
+
 def headline(card: dict[str, Any]) -> dict[str, Any]:
     """The figures ``ai2048 models`` lists: size, patterns, and each evaluation's mean and top tiles."""
+    return dict(_shown(card, _headline))
+
+
+def _headline(card: dict[str, Any]) -> dict[str, Any]:
     net = card["network"]
     out: dict[str, Any] = {
         "name": card["name"], "default": bool(card.get("default")), "MiB": card["file"]["bytes"] / 2**20,
@@ -181,6 +235,10 @@ def _eval_md(title: str, ev: dict[str, Any]) -> list[str]:
 
 def markdown(card: dict[str, Any]) -> str:
     """The card as markdown, every figure taken from the JSON."""
+    return str(_shown(card, _markdown))
+
+
+def _markdown(card: dict[str, Any]) -> str:
     net, rules, tr, f = card["network"], card["rules"], card["training"], card["file"]
     ag = card.get("agreement", {})
     lines = [

@@ -25,7 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write, read_run_config, read_run_meta, write_json
+from ai2048.checkpoint import (
+    atomic_write,
+    check_output_file,
+    check_regular_file,
+    read_run_config,
+    read_run_meta,
+    write_json,
+)
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
 from ai2048.models.store import card as shipped_card
@@ -73,10 +80,8 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
     if not run.is_dir():
         raise FileNotFoundError(f"run directory {run} does not exist")
     for f in ("config.json", "meta.json", "weights.npz"):
-        if not (run / f).is_file():
-            raise FileNotFoundError(
-                f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory"
-            )
+        check_regular_file(run / f, "run file", missing=(
+            f"{run} has no {f}: it is not a finished `ai2048 train ntuple` run directory"))
     cfg = read_run_config(run)  # the tolerant readers: every layout `train ntuple` has written
     meta = read_run_meta(run)
     if not isinstance(cfg, dict) or not isinstance(meta, dict):
@@ -196,6 +201,18 @@ def check_pack_options(name: str, *, max_mib: float = 64.0, positions: int = 100
         raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
 
 
+def check_pack_outputs(name: str, directory: str | Path | None = None) -> list[Path]:
+    """The files :func:`pack` writes (``NAME.ntz``, ``NAME.json``, ``NAME.md`` in the models folder),
+    each checked before the run is read: a folder, device, FIFO or socket in a file's place, a symlink to
+    nothing, or a folder that cannot be written is a ValueError naming it."""
+    check_name(name)
+    folder = models_dir(directory)
+    paths = [folder / f"{name}{compact.SUFFIX}", folder / f"{name}.json", folder / f"{name}.md"]
+    for path in paths:
+        check_output_file(path, "models pack output", fix="remove it, or choose another --name or --dir")
+    return paths
+
+
 def pack(
     run: str | Path,
     name: str,
@@ -228,6 +245,7 @@ def pack(
     """
     check_pack_options(name, max_mib=max_mib, positions=positions, checks=checks, step=step,
                        wall_seconds=wall_seconds, codec=codec)
+    check_pack_outputs(name, directory)
     evals = {}  # read first: a wrong result file is found before minutes of packing
     if eval_1ply is not None:
         evals["1-ply"] = evaluation(eval_1ply, depth=1)

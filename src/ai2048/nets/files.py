@@ -174,8 +174,8 @@ def load_model(run: str | Path, kind: str, device: str = "cpu") -> tuple[SeedNet
     payload)."""
     run = Path(run)
     path = run / "model.pt" if run.is_dir() else run
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} does not exist: {run} holds no trained {kind} model yet")
+    check_regular_file(path, "ai2048 model file",
+                       missing=f"{path} does not exist: {run} holds no trained {kind} model yet")
     payload = load_torch_file(path, "ai2048 model file")
     if not isinstance(payload, dict) or payload.get("format") != MODEL_FORMAT or "net" not in payload:
         raise ValueError(f"{path} is not an ai2048 model file of format {MODEL_FORMAT}")

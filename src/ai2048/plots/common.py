@@ -40,14 +40,14 @@ def pyplot() -> Any:
 
 
 def save_figure(fig: Any, out: Path, name: str) -> Path:
-    """Write ``fig`` to ``out/name`` (through a temporary file, so a reader never sees half a PNG) and
-    close it; returns the path."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Write ``fig`` to ``out/name`` (through a temporary file, so a reader never sees half a PNG, and
+    only over a regular file: :func:`ai2048.checkpoint.atomic_path`) and close it; returns the path."""
+    from ai2048.checkpoint import atomic_path
+
     path = out / name
-    tmp = out / f".{name}.tmp.png"
     fig.tight_layout()
-    fig.savefig(tmp)
-    tmp.replace(path)
+    with atomic_path(path, suffix=".tmp.png", what="figure") as tmp:
+        fig.savefig(tmp, format="png")
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -26,10 +26,14 @@ def load_metrics(run_dir: str | Path) -> list[dict[str, Any]]:
     log raises, naming the folder."""
     run = Path(run_dir)
     path = run / "metrics.jsonl"
-    if not run.is_dir():
+    if not run.exists():
         raise FileNotFoundError(f"run directory {run} does not exist")
-    if not path.is_file():
+    if not run.is_dir():
+        raise PlotInputError(f"{run} is not a folder, so it is not a training run directory")
+    if not path.exists():
         raise PlotInputError(f"{run} has no metrics.jsonl, so it is not a training run directory")
+    if not path.is_file():  # a folder or FIFO there is not "missing"
+        raise PlotInputError(f"{path} is not a regular file (a folder, FIFO or device); the run is damaged")
     try:
         recs = [r for r in read_run_metrics(path) if isinstance(r, dict)]
     except (UnicodeDecodeError, ValueError) as e:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ai2048.checkpoint import read_json
 from ai2048.plots.common import PlotInputError, finite_number
-from ai2048.records import ACTION_CHARS, max_tiles, replay_actions
+from ai2048.records import ACTION_CHARS, max_tiles, replay_actions, replay_differences
 from ai2048.rules import P_TWO
 
 EVAL_FORMAT = "ai2048.eval-result"
@@ -112,11 +112,9 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
             t = replay_actions(int(g["seed"]), acts, p_two)
         except (ValueError, TypeError) as e:
             raise PlotInputError(f"{source}: game {i} does not replay: {e}") from e
-        if int(t.scores[-1]) != int(g["score"]):
-            raise PlotInputError(
-                f"{source}: game {i} replays to score {int(t.scores[-1])} but records {g['score']}; "
-                "the file was altered"
-            )
+        differ = replay_differences(g, t)
+        if differ:
+            raise PlotInputError(f"{source}: game {i} replays to {'; '.join(differ)}; the file was altered")
         mt = max_tiles(t.boards)
         for tile in MILESTONES:
             hit = np.flatnonzero(mt >= tile)

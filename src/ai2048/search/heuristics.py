@@ -72,6 +72,19 @@ def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
     float32 (as nneonneo) halves the table's cache footprint; sums are taken in float64.
     """
     w = weights or NneonneoWeights()
+    with np.errstate(over="ignore", invalid="ignore"):  # huge weights or powers: checked below
+        values = _row_values(w)
+    top = float(np.abs(values).max())
+    if not top <= float(np.finfo(np.float32).max) / 8:  # 8 rows and columns summed; NaN fails too
+        raise ValueError(
+            f"nneonneo weights {w.as_dict()} give row scores of {top:.3g}, past float32's range (a search "
+            "would compare infinities); use weights of ordinary size (the defaults are 2.4..194,652)"
+        )
+    return values.astype(np.float32)
+
+
+def _row_values(w: NneonneoWeights) -> np.ndarray:
+    """[65536] float64 heuristic score of every row (see :func:`nneonneo_table`)."""
     rows = np.arange(65536, dtype=np.int64)
     line = np.stack([(rows >> (4 * i)) & 0xF for i in range(4)], axis=1).astype(np.float64)  # [65536, 4]
     empty = (line == 0).sum(axis=1)
@@ -97,13 +110,13 @@ def nneonneo_table(weights: NneonneoWeights | None = None) -> np.ndarray:
         dec = line[:, i - 1] > line[:, i]
         left += np.where(dec, p[:, i - 1] - p[:, i], 0.0)
         right += np.where(dec, 0.0, p[:, i] - p[:, i - 1])
-    return (
+    return np.asarray(
         w.lost
         + w.empty * empty
         + w.merges * merges
         - w.monotonicity * np.minimum(left, right)
         - w.sum * total
-    ).astype(np.float32)
+    )
 
 
 @njit(cache=True, inline="always")

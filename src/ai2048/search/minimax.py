@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.board_io import check_flag
 from ai2048.engine.moves import four_moves
 from ai2048.engine.spawn import empty_cells, next_spawn
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
@@ -150,8 +151,8 @@ class Minimax:
         self.evaluate = evaluate
         self._root = kernels(evaluate)
         self.data = data
-        self.prune = bool(prune)
-        self.fours = bool(fours)
+        self.prune = check_flag("prune", prune)  # bool("no") was True
+        self.fours = check_flag("fours", fours)
         self.stats = np.zeros(4, dtype=np.int64)
         self._rate = 0.0
 

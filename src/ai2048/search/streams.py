@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ai2048.board_io import check_seed
+
 MAX_THREADS = 64
 
 
@@ -36,6 +38,7 @@ class GameStreams:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
+        seed = check_seed(seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
         self.seed = int(seed)

@@ -51,6 +51,8 @@ from tqdm import tqdm
 from ai2048.checkpoint import (
     RUN_META_FORMAT,
     append_jsonl,
+    check_regular_file,
+    output_target,
     read_json,
     read_run_config,
     read_run_meta,
@@ -75,6 +77,20 @@ RUN_FILES = ("config.json", "meta.json", "metrics.jsonl", "model.pt", "eval.json
 
 
 # ---------------------------------------------------------------- new and resumed runs
+
+
+def check_run_files(out: Path) -> None:
+    """Refuse a run directory where a file a trainer writes (:data:`RUN_FILES`, :data:`CHECKPOINTS`,
+    the lock) is a device, FIFO, socket, folder or dangling symlink, before the run starts: every write
+    refuses it too (:func:`ai2048.checkpoint.output_target`), but only after the work it was to save."""
+    out = Path(out)
+    if not out.is_dir():
+        return
+    for name in (*RUN_FILES, *CHECKPOINTS, ".lock"):
+        path = out / name
+        if name != "tb" and (path.exists() or path.is_symlink()):
+            output_target(path, "--out holds", fix="remove it or choose another --out")
+
 
 
 def check_fresh(out: Path, trainer: str, checkpoint: str, config_cls: type) -> bool:
@@ -128,13 +144,12 @@ def saved_config(out: Path, trainer: str, checkpoint: str) -> dict[str, Any]:
     """The config a ``--resume`` of ``out`` continues (today's field names), after checking that ``out``
     is a run of ``trainer`` with a checkpoint; every failure names the fix."""
     out = Path(out)
-    if not out.is_dir():
+    if not out.exists():
         raise FileNotFoundError(f"cannot resume: run directory {out} does not exist")
-    if not (out / "config.json").is_file():
-        raise FileNotFoundError(
-            f"cannot resume: {out} has no config.json, so it is not a run directory of "
-            f"`ai2048 train {trainer}`"
-        )
+    if not out.is_dir():
+        raise ValueError(f"cannot resume: {out} is not a folder, so it is not a run directory")
+    check_regular_file(out / "config.json", "run config", missing=(
+        f"cannot resume: {out} has no config.json, so it is not a run directory of `ai2048 train {trainer}`"))
     meta = read_json(out / "meta.json", "run metadata") if (out / "meta.json").is_file() else {}
     found = meta.get("trainer")
     if found and found != trainer:
@@ -161,9 +176,10 @@ def start(
 ) -> tuple[Any, bool]:
     """Check ``out`` for a new run or a resume, write ``config.json``; returns (config, resumed).
 
-    A new run needs a directory without a run in it. A resume needs ``meta.json`` of ``trainer``
-    under today's rules, a checkpoint, and ``config`` equal to the saved config except for the
-    ``resumable`` fields (budgets, logging, device), whose new values are kept.
+    A new run needs a directory without a run in it. A resume needs ``config.json``, a checkpoint
+    (which holds the run's state), ``meta.json`` of ``trainer`` under today's rules when it is there
+    (a deleted one is written again at the next save), and ``config`` equal to the saved config
+    except for the ``resumable`` fields (budgets, logging, device), whose new values are kept.
     """
     out = Path(out)
     if not resume:
@@ -174,12 +190,13 @@ def start(
         out.mkdir(parents=True, exist_ok=True)
         write_json(out / "config.json", dataclasses.asdict(config))
         return config, False
-    if out.is_dir() and not ((out / "meta.json").is_file() and (out / "config.json").is_file()):
-        raise FileNotFoundError(
-            f"cannot resume: {out} has no meta.json/config.json, so it is not a run directory"
-        )
-    stored = saved_config(out, trainer, checkpoint)  # the directory, trainer and checkpoint checks
-    meta = read_run_meta(out)
+    stored = saved_config(out, trainer, checkpoint)  # the directory, config, trainer and checkpoint checks
+    if not (out / "meta.json").is_file():  # the checkpoint holds the state; meta.json is rewritten at a save
+        print(f"resuming from {out / checkpoint}: {out / 'meta.json'} is missing and is written again at "
+              "the next checkpoint", file=sys.stderr)
+        meta = {"rules_version": RULES_VERSION}
+    else:
+        meta = read_run_meta(out)
     if meta["rules_version"] != RULES_VERSION:
         raise ValueError(
             f"cannot resume: {out} was trained under rules version {meta['rules_version']}, "

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.board_io import decode
+from ai2048.checkpoint import atomic_path, check_output_file
 from ai2048.records import GameRecord, Trajectory
 from ai2048.rules import Action
 from ai2048.ui.colors import BOARD_COLOR, TEXT_COLOR, hex_to_rgb, tile_colors
@@ -87,28 +88,42 @@ def trajectory_frames(t: Trajectory, renderer: FrameRenderer, every: int = 1) ->
         yield renderer.frame(int(t.boards[i]), int(t.scores[i]), i, action, note)
 
 
-def _check_output(path: Path, suffix: str) -> Path:
+MIN_FPS = 100 / 65535
+"""A GIF frame shows at most 65,535 hundredths of a second (655 s): about 0.0015 frames/s is the slowest."""
+MAX_FPS = 100.0
+"""GIF frame times are whole hundredths of a second, so 100 frames/s is the fastest a GIF shows."""
+MAX_HOLD = 600.0
+"""Seconds the last frame may be held (below a GIF frame's 655 s)."""
+
+
+def check_output(path: str | Path, suffix: str, what: str = "output file") -> Path:
+    """``path`` if it ends in ``suffix`` and can be written (:func:`ai2048.checkpoint.check_output_file`:
+    never a device, FIFO, socket or folder), else a ValueError naming it."""
     path = Path(path)
     if path.suffix.lower() != suffix:
-        raise ValueError(f"{path}: the output file must end in {suffix}")
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
+        raise ValueError(f"{what} {path}: the output file must end in {suffix}")
+    check_output_file(path, what)
     return path
 
 
-def _check_render_args(fps: float, every: int) -> None:
-    if not fps > 0:
-        raise ValueError(f"fps must be positive, got {fps}")
+def check_render_args(fps: float, every: int, hold: float = 2.0) -> None:
+    """Refuse frame rates a GIF cannot show (Pillow raised OverflowError past 655 s a frame), a step
+    that is not a whole number >= 1 and a hold outside 0..600 s."""
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not MIN_FPS <= fps <= MAX_FPS:
+        raise ValueError(f"fps={fps!r} must be a number in {MIN_FPS:.4f}..{MAX_FPS:g} (a GIF frame shows "
+                         "0.01 to 655 s)")
     if isinstance(every, bool) or not isinstance(every, int) or every < 1:
         raise ValueError(f"every must be a whole number >= 1, got {every!r}")
+    if isinstance(hold, bool) or not isinstance(hold, (int, float)) or not 0 <= hold <= MAX_HOLD:
+        raise ValueError(f"hold={hold!r} must be a number of seconds in 0..{MAX_HOLD:g}")
 
 
 def write_gif(record: GameRecord, path: str | Path, *, fps: float = 8.0, every: int = 1, cell: int = CELL,
               hold: float = 2.0) -> Path:
     """Render ``record`` (replayed and checked first) as an animated GIF; the last frame is held
     ``hold`` s."""
-    _check_render_args(fps, every)
-    out = _check_output(Path(path), ".gif")
+    check_render_args(fps, every, hold)
+    out = check_output(path, ".gif")
     t = record.replay()
     r = FrameRenderer(cell)
     frames = list(trajectory_frames(t, r, every))
@@ -116,9 +131,9 @@ def write_gif(record: GameRecord, path: str | Path, *, fps: float = 8.0, every: 
     frames = [f.quantize(palette=palette, dither=0) for f in frames]  # fixed palette: fast and small
     ms = int(round(1000 / fps))
     durations = [ms] * (len(frames) - 1) + [max(ms, int(hold * 1000))]
-    tmp = out.with_name(f".{out.name}.tmp.gif")
-    frames[0].save(tmp, save_all=True, append_images=frames[1:], duration=durations, loop=0, optimize=False)
-    tmp.replace(out)
+    with atomic_path(out, suffix=".tmp.gif") as tmp:
+        frames[0].save(tmp, format="GIF", save_all=True, append_images=frames[1:], duration=durations, loop=0,
+                       optimize=False)
     return out
 
 
@@ -159,29 +174,28 @@ def ffmpeg_exe() -> str:
 def write_mp4(record: GameRecord, path: str | Path, *, fps: float = 8.0, every: int = 1, cell: int = CELL,
               hold: float = 2.0) -> Path:
     """Render ``record`` as an H.264 MP4 with the ffmpeg of ``imageio-ffmpeg``."""
-    _check_render_args(fps, every)
+    check_render_args(fps, every, hold)
     ffmpeg_exe()
     import imageio_ffmpeg
 
-    out = _check_output(Path(path), ".mp4")
+    out = check_output(path, ".mp4")
     t = record.replay()
     r = FrameRenderer(cell)
     w, h = r.size
     size = (w + w % 2, h + h % 2)  # H.264 wants even sides
-    tmp = out.with_name(f".{out.name}.tmp.mp4")
-    writer = imageio_ffmpeg.write_frames(str(tmp), size, fps=fps, macro_block_size=1, quality=7,
-                                         output_params=["-loglevel", "error", "-preset", "veryfast"])
-    writer.send(None)
-    try:
-        last = None
-        for img in trajectory_frames(t, r, every):
-            arr = np.zeros((size[1], size[0], 3), dtype=np.uint8)
-            arr[:h, :w] = np.asarray(img)
-            last = arr
-            writer.send(arr)
-        for _ in range(int(hold * fps)):
-            writer.send(last)
-    finally:
-        writer.close()
-    tmp.replace(out)
+    with atomic_path(out, suffix=".tmp.mp4") as tmp:
+        writer = imageio_ffmpeg.write_frames(str(tmp), size, fps=fps, macro_block_size=1, quality=7,
+                                             output_params=["-loglevel", "error", "-preset", "veryfast"])
+        writer.send(None)
+        try:
+            last = None
+            for img in trajectory_frames(t, r, every):
+                arr = np.zeros((size[1], size[0], 3), dtype=np.uint8)
+                arr[:h, :w] = np.asarray(img)
+                last = arr
+                writer.send(arr)
+            for _ in range(int(hold * fps)):
+                writer.send(last)
+        finally:
+            writer.close()
     return out
