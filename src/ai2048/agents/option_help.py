@@ -232,8 +232,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
     },
     "endgame": {
         "depth": OptionHelp("the n-tuple network search's depth away from the tables (3 = 3-ply, "
-                            "2 = 2-ply: max-chance-max)", "Yeh et al. 2016; macroxue/2048-ai searches between lookups",
-                            "an integer >= 1"),
+                            "2 = 2-ply: max-chance-max)",
+                            "Yeh et al. 2016; macroxue/2048-ai searches between lookups", "an integer >= 1"),
         "tables": OptionHelp("the endgame tables to play from (`ai2048 tables` lists them)",
                              "macroxue/2048-ai's lookup tables; game-difficulty/2048EndgameTablebase's "
                              "formation tables (method only)", "'default' or comma-separated table names"),
