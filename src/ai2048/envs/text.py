@@ -22,15 +22,21 @@ from __future__ import annotations
 import json
 import math
 import string
+from dataclasses import fields
 from typing import Any
 
 from gymnasium import spaces
 
 from ai2048.envs.env import Game2048Env
+from ai2048.envs.options import EnvOptions
 from ai2048.envs.text_actions import HOW, MAX_ANSWER_CHARS, AnswerError, move_index
 from ai2048.rules import ACTION_NAMES
 
 OBS_FORMATS = ("text", "json")
+_REPLACED = ("obs_mode", "planes", "illegal_action", "illegal_penalty")
+OPTION_NAMES = ("obs_format", "max_invalid", "invalid_penalty", "max_chars",
+                *(f.name for f in fields(EnvOptions) if f.name not in _REPLACED))
+"""Every keyword the text env takes (its own, then the single env's game options it keeps)."""
 MAX_OBS_CHARS = 1024
 """Longest observation: the board, its header and legal moves, and a note on an invalid answer."""
 CHARSET = string.printable
@@ -122,7 +128,7 @@ class TextGame2048Env(Game2048Env):
 
     def __init__(self, render_mode: str | None = None, obs_format: str = "text", max_invalid: int | None = 3,
                  invalid_penalty: float = 0.0, max_chars: int = MAX_ANSWER_CHARS, **options: Any) -> None:
-        taken = sorted(set(options) & {"obs_mode", "planes", "illegal_action", "illegal_penalty"})
+        taken = sorted(set(options) & set(_REPLACED))
         if taken:
             raise ValueError(f"{', '.join(taken)}: not options of the text env (its observation is text; "
                              "invalid answers follow max_invalid and invalid_penalty)")
@@ -197,4 +203,5 @@ class TextGame2048Env(Game2048Env):
         return super().render()
 
 
-__all__ = ["INSTRUCTIONS", "OBS_FORMATS", "TextGame2048Env", "board_grid", "board_text", "describe", "HOW"]
+__all__ = ["HOW", "INSTRUCTIONS", "OBS_FORMATS", "OPTION_NAMES", "TextGame2048Env", "board_grid",
+           "board_text", "describe"]
