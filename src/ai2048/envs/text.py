@@ -25,8 +25,11 @@ import string
 from dataclasses import fields
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
 
+from ai2048.engine.board import max_exponent
+from ai2048.engine.moves import legal_bits
 from ai2048.envs.env import Game2048Env
 from ai2048.envs.options import EnvOptions
 from ai2048.envs.text_actions import HOW, MAX_ANSWER_CHARS, AnswerError, move_index
@@ -101,6 +104,13 @@ def describe(board: int, max_exponent: int, score: int, moves: int, legal_bits: 
     text = (f"score {score}  moves {moves}\n{board_text(board, max_exponent)}\n"
             f"legal moves: {_LEGAL_TEXT[legal_bits]}")
     return text if note is None else f"{text}\n{note}"
+
+
+def describe_board(board: int, score: int = 0, moves: int = 0, note: str | None = None,
+                   obs_format: str = "text") -> str:
+    """:func:`describe` for a board alone (its legal moves and largest tile read with the engine)."""
+    b = np.uint64(board)
+    return describe(int(board), int(max_exponent(b)), score, moves, int(legal_bits(b)), note, obs_format)
 
 
 def check_max_invalid(value: Any) -> int | None:
@@ -204,4 +214,4 @@ class TextGame2048Env(Game2048Env):
 
 
 __all__ = ["HOW", "INSTRUCTIONS", "OBS_FORMATS", "OPTION_NAMES", "TextGame2048Env", "board_grid",
-           "board_text", "describe"]
+           "board_text", "describe", "describe_board"]
