@@ -20,6 +20,8 @@ from ai2048.rules import Action
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux only")
 
 FAST = SandboxLimits(move_seconds=0.5, start_seconds=10.0, cpu_seconds=5, memory_mb=128)
+ROOMY = SandboxLimits(move_seconds=10.0, start_seconds=30.0, cpu_seconds=5, memory_mb=128)
+"""For verdicts other than a timeout: a loaded machine must not turn them into one."""
 
 ORDER = """
 ORDER = {order!r}
@@ -57,7 +59,7 @@ def reference(order: tuple[str, ...], seed: int, games: int) -> list[tuple[int, 
 
 def test_score__is_the_score_of_the_same_games_played_here():
     order = ("down", "left", "right", "up")
-    res = score_strategy(ORDER.format(order=order), games=12, seed=5, limits=FAST)
+    res = score_strategy(ORDER.format(order=order), games=12, seed=5, limits=ROOMY)
     assert res.ok and res.verdict.message == "12 games played"
     got = [(r["score"], r["moves"], r["max_tile"]) for r in res.result.records]
     assert got == reference(order, 5, 12)
@@ -68,13 +70,13 @@ def test_score__is_the_score_of_the_same_games_played_here():
 
 def test_score__the_code_s_random_is_seeded_by_the_run():
     code = "import random\ndef strategy(board):\n    return random.choice(['up', 'down', 'left', 'right'])\n"
-    runs = [score_strategy(code, games=4, seed=s, limits=FAST).result.records for s in (1, 1, 2)]
+    runs = [score_strategy(code, games=4, seed=s, limits=ROOMY).result.records for s in (1, 1, 2)]
     assert runs[0] == [dict(r, seconds=a["seconds"]) for r, a in zip(runs[1], runs[0], strict=True)]
     assert [r["actions"] for r in runs[0]] != [r["actions"] for r in runs[2]]
 
 
 def test_score__an_illegal_move_ends_that_game_only():
-    res = score_strategy("def strategy(board):\n    return 'L'\n", games=20, seed=0, limits=FAST)
+    res = score_strategy("def strategy(board):\n    return 'L'\n", games=20, seed=0, limits=ROOMY)
     assert res.ok and res.result.games == 20
     assert {r["end"] for r in res.result.records} == {"illegal"}
     assert all(set(r["actions"]) <= {"l"} for r in res.result.records)
@@ -105,7 +107,7 @@ def test_score__an_illegal_move_ends_that_game_only():
 ])
 def test_verdicts__hostile_or_broken_code_ends_clearly(body, kind, says):
     code = f"def strategy(board):\n    board = board\n    {body}\n"
-    res = score_strategy(code, games=3, seed=0, limits=FAST)
+    res = score_strategy(code, games=3, seed=0, limits=FAST if kind == "timeout" else ROOMY)
     assert res.verdict.kind == kind, res.verdict.message
     assert says in res.verdict.message
     assert res.result.error.startswith(kind) and res.result.games == 0
@@ -118,7 +120,7 @@ def test_verdicts__hostile_or_broken_code_ends_clearly(body, kind, says):
     ("raise ValueError('no')\n", "ValueError: no while loading the code (line 1"),
 ])
 def test_verdicts__code_that_fails_to_load(code, says):
-    res = score_strategy(code, games=2, limits=FAST)
+    res = score_strategy(code, games=2, limits=ROOMY)
     assert res.verdict.kind == ("forbidden" if says is None else "crash")
     assert says is None or says in res.verdict.message
 
@@ -135,7 +137,8 @@ def test_verdicts__start_up_hang_and_output_are_bounded():
     limits = SandboxLimits(start_seconds=0.5, move_seconds=0.5)
     res = score_strategy("while True: pass\n", games=1, limits=limits)
     assert res.verdict.kind == "timeout" and "to start and run the code's top level" in res.verdict.message
-    res = score_strategy("def strategy(b):\n    print('x' * 10**6)\n    return 1 / 0\n", games=1, limits=FAST)
+    code = "def strategy(b):\n    print('x' * 10**6)\n    return 1 / 0\n"
+    res = score_strategy(code, games=1, limits=ROOMY)
     assert res.verdict.kind == "crash" and len(res.verdict.detail["output"]) == 4096
 
 
@@ -151,7 +154,7 @@ def test_kernel_barriers__hold_without_the_audit_hook(tmp_path, body, error):
     victim = tmp_path / "keep.txt"
     victim.write_text("data")
     code = f"def strategy(board):\n    {body.format(path=str(victim), parent=os.getpid())}\n    return 'up'\n"
-    with pytest.raises(Stop) as stop, StrategyProcess(code, FAST, audit=False) as proc:
+    with pytest.raises(Stop) as stop, StrategyProcess(code, ROOMY, audit=False) as proc:
         proc.ask(ai2048.encode([1, 1] + [0] * 14))
     assert stop.value.verdict.kind == "crash" and error in stop.value.verdict.message
     assert victim.read_text() == "data"
@@ -161,12 +164,12 @@ def test_kernel_barriers__the_process_runs_in_an_empty_folder_without_our_enviro
     monkeypatch.setenv("AI2048_TEST_SECRET", "hunter2")
     code = ("import os\nSEEN = (os.environ.get('AI2048_TEST_SECRET'), sorted(os.environ))\n"
             "def strategy(board):\n    raise ValueError(repr(SEEN))\n")
-    with pytest.raises(Stop) as stop, StrategyProcess(code, FAST) as proc:
+    with pytest.raises(Stop) as stop, StrategyProcess(code, ROOMY) as proc:
         proc.ask(1)
     message = stop.value.verdict.message
     assert "None" in message and "hunter2" not in message and "HOME" not in message
     with pytest.raises(Stop) as stop, StrategyProcess("import os\ndef strategy(b): return os.getcwd()\n",
-                                                       FAST, audit=False) as proc:
+                                                       ROOMY, audit=False) as proc:
         proc.ask(1)
     assert "PermissionError" in stop.value.verdict.message  # not even its own folder's name
 
@@ -206,6 +209,43 @@ def test_arguments__bad_ones_raise_before_any_process(args, error, match):
 
 def test_numpy__can_be_allowed():
     code = "import numpy as np\ndef strategy(board):\n    return ['up', 'down'][int(np.sum(board)) % 2]\n"
-    assert score_strategy(code, games=1, limits=FAST).verdict.kind == "forbidden"
+    assert score_strategy(code, games=1, limits=ROOMY).verdict.kind == "forbidden"
     res = score_strategy(code, games=2, limits=SandboxLimits(numpy=True, memory_mb=256))
     assert res.ok, res.verdict.message
+
+
+def test_cli__scores_a_file_and_writes_the_verdict(tmp_path, capsys):
+    import json
+
+    from ai2048.cli import main
+
+    good, bad = tmp_path / "good.py", tmp_path / "bad.py"
+    good.write_text(ORDER.format(order=("down", "left", "right", "up")))
+    bad.write_text("def strategy(board):\n    return open('/etc/shadow').read()\n")
+    out = tmp_path / "res" / "good.json"
+    assert main(["strategy", str(good), "--games", "3", "--seed", "5", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "verdict: ok: 3 games played" in printed
+    assert "strategy:good.py" in printed and "reach %" in printed
+    saved = json.loads(out.read_text())
+    assert saved["verdict"]["kind"] == "ok" and [g["score"] for g in saved["games"]] == [
+        s for s, _, _ in reference(("down", "left", "right", "up"), 5, 3)]
+    assert main(["strategy", str(bad), "--games", "2"]) == 1
+    printed = capsys.readouterr().out
+    assert "verdict: forbidden: the strategy tried to open a file (open: '/etc/shadow')" in printed
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["--games", "0"], "--games must be >= 1"), (["--move-seconds", "0"], "--move-seconds=0.0 must be"),
+    (["--memory-mb", "0"], "--memory-mb=0 must be"),
+    (["--total-seconds", "0"], "--total-seconds must be > 0"),
+])
+def test_cli__bad_options_are_named_before_any_game(tmp_path, argv, match):
+    from ai2048.cli import check
+
+    f = tmp_path / "s.py"
+    f.write_text("def strategy(b): return 'up'\n")
+    with pytest.raises(ValueError, match=match):
+        check(["strategy", str(f), *argv])
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        check(["strategy", str(tmp_path / "missing.py")])
