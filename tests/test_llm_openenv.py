@@ -268,3 +268,13 @@ def test_limits__reach_the_server():
 def test_cli__bad_options_are_named_before_serving(argv, match):
     with pytest.raises(ValueError, match=match):
         check(argv)
+
+
+def test_docs__the_client_example_runs(server, capsys):
+    from test_api_docs import ROOT, _python_blocks, _shrunk
+
+    url, _ = server
+    block = next(b for b in _python_blocks((ROOT / "docs" / "llm.md").read_text()) if "Game2048Client(" in b)
+    exec(compile(_shrunk(block, {"http://127.0.0.1:8049": url}), "docs/llm.md", "exec"), {})
+    score, ended_by = capsys.readouterr().out.split()
+    assert int(score) > 0 and ended_by == "game_over"

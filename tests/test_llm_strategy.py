@@ -249,3 +249,13 @@ def test_cli__bad_options_are_named_before_any_game(tmp_path, argv, match):
         check(["strategy", str(f), *argv])
     with pytest.raises(FileNotFoundError, match="no such file"):
         check(["strategy", str(tmp_path / "missing.py")])
+
+
+def test_docs__the_harness_example_runs(capsys):
+    from test_api_docs import ROOT, _python_blocks, _shrunk
+
+    block = next(b for b in _python_blocks((ROOT / "docs" / "llm.md").read_text()) if "score_strategy(" in b)
+    namespace: dict = {}
+    exec(compile(_shrunk(block, {"games=100": "games=5"}), "docs/llm.md", "exec"), namespace)
+    assert namespace["result"].ok and namespace["result"].result.games == 5
+    assert capsys.readouterr().out.startswith("ok 5 games played")

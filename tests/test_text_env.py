@@ -204,3 +204,34 @@ def test_options__game_options_pass_to_the_engine():
     env.reset(seed=0, options={"board": ROW_2222})
     _, r, term, _, info = env.step("left")
     assert r == 1.0 and term and info["ended_by"] == "end_rule" and info["max_tile"] == 4
+
+
+def test_docs__the_text_env_and_model_examples_run(capsys):
+    """docs/llm.md's text env example, and its OpenAI-compatible loop with a stand-in client that answers
+    the first legal move the way a chat model would (no network)."""
+    from types import SimpleNamespace
+
+    from test_api_docs import ROOT, _python_blocks
+
+    blocks = _python_blocks((ROOT / "docs" / "llm.md").read_text())
+    env_block = next(b for b in blocks if 'env.step("Move: left")' in b)
+    model_block = next(b for b in blocks if "def play_with_model" in b)
+    namespace: dict = {}
+    exec(compile(env_block, "docs/llm.md", "exec"), namespace)
+    assert namespace["info"]["invalid"].startswith("no move found in 'jump'")
+    assert "legal moves: " in capsys.readouterr().out
+
+    asked = []
+
+    class Completions:
+        def create(self, model, messages):
+            asked.append((model, messages))
+            legal = messages[-1]["content"].split("legal moves: ")[1].split("\n")[0].split(", ")
+            return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+                content=f"Let me think. Merging pays.\nFinal answer: **{legal[0]}**"))])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=Completions()))
+    exec(compile(model_block, "docs/llm.md", "exec"), namespace)
+    score, max_tile, ended_by = namespace["play_with_model"](client, "stand-in", seed=4)
+    assert ended_by == "game_over" and score > 0 and max_tile >= 64
+    assert asked[0][0] == "stand-in" and asked[0][1][0]["content"] == namespace["INSTRUCTIONS"]
