@@ -75,6 +75,16 @@ def test_score__the_code_s_random_is_seeded_by_the_run():
     assert [r["actions"] for r in runs[0]] != [r["actions"] for r in runs[2]]
 
 
+def test_score__answers_are_read_like_a_model_s_even_over_several_lines():
+    """A label, reasoning then the move on its last line, JSON, and an int, in turn (u, l, d, r)."""
+    answers = "['Move: up', 'thinking...\\nleft', '{\"move\": \"down\"}', 1]"
+    code = f"import itertools\nC = itertools.cycle({answers})\ndef strategy(board):\n    return next(C)\n"
+    res = score_strategy(code, games=4, seed=0, limits=ROOMY)
+    assert res.ok
+    played = [r["actions"] for r in res.result.records]
+    assert all(a in "uldr" * 1000 for a in played) and max(map(len, played)) >= 4
+
+
 def test_score__an_illegal_move_ends_that_game_only():
     res = score_strategy("def strategy(board):\n    return 'L'\n", games=20, seed=0, limits=ROOMY)
     assert res.ok and res.result.games == 20

@@ -168,6 +168,8 @@ class StrategyProcess:
         kind, value = self._answer(self.limits.move_seconds, "to answer one board")
         if kind == "m" or kind == "i":
             return value  # type: ignore[no-any-return]
+        if isinstance(value.get("m"), str) and len(value) == 1:
+            return value["m"]  # type: ignore[no-any-return]
         self._fail(self._report((kind, value), stage="move"))
         raise AssertionError("unreachable")
 

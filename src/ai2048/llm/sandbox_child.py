@@ -21,8 +21,9 @@ itself down, in this order:
    into a report naming it, then exits: the parent's verdict says what was tried.
 
 Protocol (one line each way per board): the parent sends a board as 16 hex digits; the answer is
-``m TEXT`` (a string), ``i N`` (an int) or ``x JSON`` (anything else: ``{"bad": ...}``, ``{"error":
-...}``, ``{"memory": ...}``, ``{"forbidden": ...}``). The first line the parent sends is the JSON
+``m TEXT`` (a string of one line), ``i N`` (an int) or ``x JSON`` (anything else: ``{"m": ...}`` for a
+string of several lines, ``{"bad": ...}``, ``{"error": ...}``, ``{"memory": ...}``, ``{"forbidden":
+...}``). The first line the parent sends is the JSON
 set-up (code, limits, seed); the first answer is ``x {"ready": ...}`` or a failure.
 """
 
@@ -264,8 +265,11 @@ def main() -> None:
         except BaseException as e:  # noqa: BLE001
             send("x", {**failure(e, lines), "output": output.text})
             os._exit(0)
-        if answer.__class__ is str and len(answer) <= 1024 and "\n" not in answer and "\r" not in answer:
-            send("m", answer)
+        if answer.__class__ is str and len(answer) <= 1024:
+            if "\n" in answer or "\r" in answer:
+                send("x", {"m": answer})  # several lines (reasoning, then the move): as JSON
+            else:
+                send("m", answer)
         elif answer.__class__ is int:
             send("i", answer)
         else:
