@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yields ``http://127.0.0.1:PORT``."""
+def serving(app: Any, config: Callable[[int], Any] | None = None) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free 127.0.0.1 port; yields ``http://127.0.0.1:PORT``.
+
+    ``config(port)``: the ``uvicorn.Config`` to serve with (default: uvicorn's defaults)."""
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    made = config(port) if config else uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical")
+    server = uvicorn.Server(made)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

@@ -436,6 +436,8 @@ def test_doc_command__parses_and_passes_its_checks(cmd: DocCommand, tmp_path, mo
         pytest.fail(f"{cmd.where}: `{cmd.text}` exits {e.code} as {' '.join(cmd.argv)}: "
                     f"{capsys.readouterr().err.strip()}")
     except (ValueError, TypeError, OSError, ImportError) as e:
+        if isinstance(e, ImportError) and "the 'llm' extra" in str(e):  # openenv-core, mcp: not in the CI set
+            pytest.skip(f"{cmd.where}: `{cmd.text}` needs the llm extra, not installed here")
         pytest.fail(f"{cmd.where}: `{cmd.text}` is refused as {' '.join(cmd.argv)}: {e}")
 
 

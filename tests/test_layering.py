@@ -46,10 +46,11 @@ LAYERS: dict[str, int] = {
     # 7: learners: trainers and the heuristic tuner
     "train": 7,
     "tune": 7,
-    # 8: faces: benchmarks, figures, the terminal and web UI
+    # 8: faces: benchmarks, figures, the terminal and web UI, the doors for language-model agents
     "bench": 8,
     "plots": 8,
     "ui": 8,
+    "llm": 8,  # uses ui's guards and agent limits; ui never imports it
     # 9: the command line and the package's public API
     "cli": 9,
     "ai2048": 9,

@@ -16,7 +16,7 @@ import pytest
 
 import ai2048  # noqa: F401  (registers the envs)
 from ai2048.agents import available, config_keys, make_agent
-from ai2048.envs import ENV_ID
+from ai2048.envs import ENV_ID, TEXT_ENV_ID
 from ai2048.rules import P_TWO
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "ai2048"
@@ -98,12 +98,13 @@ def test_agents__the_network_searches_default_to_the_rules():
         assert inspect.signature(cls).parameters["p_two"].default == P_TWO, cls.__name__
 
 
-def test_envs__the_single_and_vector_env_default_to_the_rules():
-    env = gym.make(ENV_ID)
-    try:
-        assert env.unwrapped.options.p_two == P_TWO
-    finally:
-        env.close()
+def test_envs__the_single_text_and_vector_env_default_to_the_rules():
+    for env_id in (ENV_ID, TEXT_ENV_ID):
+        env = gym.make(env_id)
+        try:
+            assert env.unwrapped.options.p_two == P_TWO
+        finally:
+            env.close()
     vec = gym.make_vec(ENV_ID, num_envs=2, vectorization_mode="vector_entry_point")
     try:
         assert vec.unwrapped.options.p_two == P_TWO

@@ -5,8 +5,9 @@ one header byte every few seconds (slowloris), holds its connection forever, and
 timer is cancelled by any byte received. Enough such clients use up the process's file
 descriptors and nobody else is served. :func:`protocol_class` gives each connection
 ``request_timeout`` seconds to send a complete request head (from the connection's start or the
-end of the previous response), and closes at once a connection beyond ``max_connections``.
-The body's time is bounded by :class:`ai2048.ui.server.Guard`.
+end of the previous response), and closes at once a connection beyond ``max_connections``
+(WebSocket connections count too). The body's time is bounded by :class:`ai2048.ui.server.Guard`;
+a WebSocket's by uvicorn's pings (``ai2048 serve-env`` sets them).
 """
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ def protocol_class(max_connections: int = 64, request_timeout: float = 10.0) -> 
         def on_response_complete(self) -> None:
             self._arm_head_timer()  # before uvicorn starts a pipelined request: that one is new
             super().on_response_complete()
+
+        def handle_websocket_upgrade(self, event: Any) -> None:
+            """The head arrived and the connection is now a WebSocket: its time bounds are the
+            WebSocket protocol's (pings), so the head timer must not close it later."""
+            timer = getattr(self, "_head_timer", None)
+            if timer is not None:
+                timer.cancel()
+            super().handle_websocket_upgrade(event)
 
     return GuardedH11Protocol
 

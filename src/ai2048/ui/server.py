@@ -294,13 +294,18 @@ def allowed_hosts(host: str | None, extra: tuple[str, ...] = ()) -> frozenset[st
 
 class Guard:
     """ASGI middleware in front of every request: Host (421), Origin and Sec-Fetch-Site (403), body
-    size (413) and, for API posts, the JSON content type (415). It reads a POST body once, bounded,
-    and hands it on."""
+    size (413) and, for API posts (paths under ``json_paths``), the JSON content type (415). It reads
+    a POST body once, bounded, and hands it on. A WebSocket handshake gets the same Host and Origin
+    checks (a browser lets any page open a WebSocket to loopback): refused with the status and
+    message where the server supports it, else closed before it is accepted."""
 
-    def __init__(self, app: Any, hosts: frozenset[str], body_timeout: float = 10.0) -> None:
+    def __init__(self, app: Any, hosts: frozenset[str], body_timeout: float = 10.0,
+                 max_body: int = MAX_BODY_BYTES, json_paths: str = "/api/") -> None:
         self.app = app
         self.hosts = hosts
         self.body_timeout = body_timeout
+        self.max_body = max_body
+        self.json_paths = json_paths
 
     def problem(self, scope: dict[str, Any], headers: dict[str, str]) -> tuple[int, str] | None:
         names = [k.lower() for k, _ in scope["headers"]]
@@ -320,13 +325,36 @@ class Guard:
         if headers.get("sec-fetch-site", "same-origin") == "cross-site":
             return 403, "cross-site request refused: only the page served here may use this API"
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-            return 413, f"request body too large: at most {MAX_BODY_BYTES} bytes"
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            return 413, f"request body too large: at most {self.max_body} bytes"
         return None
 
+    async def refuse_websocket(self, scope: dict[str, Any], receive: Any, send: Any,
+                               found: tuple[int, str]) -> None:
+        """Answer a refused WebSocket handshake: the HTTP status and message, or a close (403)."""
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        if "websocket.http.response" in scope.get("extensions", {}):
+            body = json.dumps({"error": found[1]}).encode()
+            await send({"type": "websocket.http.response.start", "status": found[0],
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "websocket.http.response.body", "body": body})
+        else:
+            await send({"type": "websocket.close", "code": 1008})
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            found = self.problem(scope, headers)
+            if found is not None:
+                await self.refuse_websocket(scope, receive, send, found)
+            else:
+                await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         found = self.problem(scope, headers)
@@ -346,11 +374,11 @@ class Guard:
                     return
                 body += message.get("body", b"")
                 more = message.get("more_body", False)
-                if len(body) > MAX_BODY_BYTES:
-                    found = 413, f"request body too large: at most {MAX_BODY_BYTES} bytes"
+                if len(body) > self.max_body:
+                    found = 413, f"request body too large: at most {self.max_body} bytes"
                     break
             ctype = headers.get("content-type", "").split(";")[0].strip().lower()
-            if found is None and scope["path"].startswith("/api/") and ctype != "application/json":
+            if found is None and scope["path"].startswith(self.json_paths) and ctype != "application/json":
                 found = 415, ("API requests must be sent as Content-Type: application/json, "
                               f"got {ctype[:60] or 'none'!r}")
             if found is None:

@@ -1,0 +1,217 @@
+"""``TextGame2048Env``: 2048 for language models, registered as ``ai2048/TextGame2048-v0``.
+
+The observation is the board as text (``obs_format="text"``, the default; the prompt format in
+docs/llm.md) or the same state as a JSON object in text (``obs_format="json"``); the action is the
+model's answer as text, read by :func:`ai2048.envs.text_actions.parse_move`. An answer that names
+no move, or a move that changes nothing, is *invalid*: the board stays, the reward is
+``-invalid_penalty``, the observation says what was wrong, and after ``max_invalid`` invalid
+answers in a row the next one ends the episode (``terminated``, ``info["ended_by"] == "invalid"``).
+That one rule gives the three usual ones: a retry budget (the default, 3), end at the first
+(``max_invalid=0``) or a penalty with no end (``max_invalid=None``, ``invalid_penalty > 0``).
+
+``info`` has the single env's keys (``action_mask``, ``score``, ``max_tile``, ``moves``, ``board``,
+``illegal``) plus ``legal_moves`` (names), ``move`` (the move played, or None), ``invalid`` (why the
+answer was not played, or None), ``invalid_kind`` ("unparsable" or "illegal"), ``invalid_count``
+(in a row) and, when the episode ends, ``ended_by``: "game_over" (no legal move), "end_rule"
+(``goal_tile`` or ``end_on_full_board``) or "invalid". Seeds,
+``reset(options={"board": ...})`` and the game options are the single env's (:class:`EnvOptions`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import string
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from ai2048.engine.board import max_exponent
+from ai2048.engine.moves import legal_bits
+from ai2048.envs.env import Game2048Env
+from ai2048.envs.options import EnvOptions
+from ai2048.envs.text_actions import HOW, MAX_ANSWER_CHARS, AnswerError, move_index
+from ai2048.rules import ACTION_NAMES
+
+OBS_FORMATS = ("text", "json")
+_REPLACED = ("obs_mode", "planes", "illegal_action", "illegal_penalty")
+OPTION_NAMES = ("obs_format", "max_invalid", "invalid_penalty", "max_chars",
+                *(f.name for f in fields(EnvOptions) if f.name not in _REPLACED))
+"""Every keyword the text env takes (its own, then the single env's game options it keeps)."""
+MAX_OBS_CHARS = 1024
+"""Longest observation: the board, its header and legal moves, and a note on an invalid answer."""
+CHARSET = string.printable
+"""Every character an observation holds (notes quote answers with ASCII escapes)."""
+
+INSTRUCTIONS = (
+    "You are playing 2048 on a 4x4 board. A move slides every tile up, down, left or right; two equal "
+    "tiles that meet merge into one tile of their sum, and the merged value is added to the score. After "
+    "each move a new tile (2, or sometimes 4) appears on an empty cell. A move that changes nothing is "
+    "not allowed; the game ends when no move changes the board. Empty cells are shown as '.'. Reply with "
+    "one move: up, down, left or right (for example 'Move: left')."
+)
+"""A system prompt that goes with the text observation (docs/llm.md shows it in use)."""
+
+_LEGAL = [tuple(ACTION_NAMES[a] for a in range(4) if bits >> a & 1) for bits in range(16)]
+_LEGAL_TEXT = [", ".join(names) or "none (game over)" for names in _LEGAL]
+_ROWS: tuple[dict[int, str], dict[int, str]] = ({}, {})  # row -> its text, 4 and 5 columns a cell
+_ROW_TILES: dict[int, tuple[int, ...]] = {}
+
+
+def _draw_row(row: int, wide: int) -> str:
+    exps = ((row >> (4 * c)) & 0xF for c in range(4))
+    text = " ".join((str(1 << e) if e else ".").rjust(4 + wide) for e in exps)
+    _ROWS[wide][row] = text
+    return text
+
+
+def _row_tiles(row: int) -> tuple[int, ...]:
+    tiles = _ROW_TILES.get(row)
+    if tiles is None:
+        tiles = tuple((1 << e) if e else 0 for e in ((row >> (4 * c)) & 0xF for c in range(4)))
+        _ROW_TILES[row] = tiles
+    return tiles
+
+
+def board_text(board: int, max_exponent: int) -> str:
+    """The board as :func:`ai2048.board_io.render_text` draws it (tile values, '.' for empty, one row
+    a line), from a cache of rows: the text env draws one a step."""
+    wide = int(max_exponent >= 14)  # 16384 and 32768 need a fifth column
+    rows = _ROWS[wide]
+    r0, r1, r2, r3 = board & 0xFFFF, board >> 16 & 0xFFFF, board >> 32 & 0xFFFF, board >> 48
+    return (f"{rows.get(r0) or _draw_row(r0, wide)}\n{rows.get(r1) or _draw_row(r1, wide)}\n"
+            f"{rows.get(r2) or _draw_row(r2, wide)}\n{rows.get(r3) or _draw_row(r3, wide)}")
+
+
+def board_grid(board: int) -> list[list[int]]:
+    """The board as a JSON-ready [4][4] list of tile values (0 for empty)."""
+    return [list(_row_tiles((board >> (16 * r)) & 0xFFFF)) for r in range(4)]
+
+
+def describe(board: int, max_exponent: int, score: int, moves: int, legal_bits: int,
+             note: str | None = None, obs_format: str = "text") -> str:
+    """The observation text: the board with its score, moves and legal moves, and ``note`` (what
+    was wrong with the last answer) when there is one."""
+    if obs_format == "json":
+        state: dict[str, Any] = {"board": board_grid(board), "score": score, "moves": moves,
+                                 "max_tile": (1 << max_exponent) if max_exponent else 0,
+                                 "legal_moves": list(_LEGAL[legal_bits])}
+        if note is not None:
+            state["note"] = note
+        return json.dumps(state, separators=(",", ":"))
+    text = (f"score {score}  moves {moves}\n{board_text(board, max_exponent)}\n"
+            f"legal moves: {_LEGAL_TEXT[legal_bits]}")
+    return text if note is None else f"{text}\n{note}"
+
+
+def describe_board(board: int, score: int = 0, moves: int = 0, note: str | None = None,
+                   obs_format: str = "text") -> str:
+    """:func:`describe` for a board alone (its legal moves and largest tile read with the engine)."""
+    b = np.uint64(board)
+    return describe(int(board), int(max_exponent(b)), score, moves, int(legal_bits(b)), note, obs_format)
+
+
+def check_max_invalid(value: Any) -> int | None:
+    """``max_invalid`` as an int >= 0 or None, else an error naming the three choices."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"max_invalid={value!r} must be a whole number >= 0 (invalid answers allowed in a "
+                         "row; 0 ends the episode at the first) or None (never end, only the penalty)")
+    return value
+
+
+class TextGame2048Env(Game2048Env):
+    """2048 with text in and text out, for language models (see the module docstring for the rule on
+    invalid answers and the ``info`` keys).
+
+    Args:
+        obs_format: "text" (the board drawn as text) or "json" (a JSON object in text).
+        max_invalid: invalid answers allowed in a row before the next one ends the episode; None never ends.
+        invalid_penalty: subtracted from the reward of an invalid answer (finite, >= 0).
+        max_chars: longest answer read; a longer one is invalid, unread.
+        **options: the single env's game options (reward_mode, goal_tile, p_two, ...; not obs_mode or the
+            illegal-action options, which this rule replaces).
+    """
+
+    def __init__(self, render_mode: str | None = None, obs_format: str = "text", max_invalid: int | None = 3,
+                 invalid_penalty: float = 0.0, max_chars: int = MAX_ANSWER_CHARS, **options: Any) -> None:
+        taken = sorted(set(options) & set(_REPLACED))
+        if taken:
+            raise ValueError(f"{', '.join(taken)}: not options of the text env (its observation is text; "
+                             "invalid answers follow max_invalid and invalid_penalty)")
+        if obs_format not in OBS_FORMATS:
+            raise ValueError(f"obs_format={obs_format!r} is not one of {', '.join(OBS_FORMATS)}")
+        pen = invalid_penalty
+        if isinstance(pen, bool) or not isinstance(pen, (int, float)) or not math.isfinite(pen) or pen < 0:
+            raise ValueError(f"invalid_penalty={pen!r} must be a finite number >= 0")
+        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 1 <= max_chars <= 1 << 20:
+            raise ValueError(f"max_chars={max_chars!r} must be a whole number in 1..{1 << 20}")
+        super().__init__(render_mode=render_mode, **options)
+        self.obs_format = obs_format
+        self.max_invalid = check_max_invalid(max_invalid)
+        self.invalid_penalty = float(pen)
+        self.max_chars = max_chars
+        self.observation_space = spaces.Text(MAX_OBS_CHARS, min_length=1, charset=CHARSET)
+        self.action_space = spaces.Text(max_chars, min_length=0, charset=CHARSET)
+        self.invalid_count = 0
+
+    def _observe(self, note: str | None = None) -> str:
+        return describe(int(self._board), self._max_exp, self.score, self.moves, self._bits, note,
+                        self.obs_format)
+
+    def reset(  # type: ignore[override]
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """A new game (or ``options["board"]``); the observation is its text."""
+        _, info = super().reset(seed=seed, options=options)
+        self.invalid_count = 0
+        info.update(legal_moves=_LEGAL[self._bits], move=None, invalid=None, invalid_kind=None,
+                    invalid_count=0)
+        return self._observe(), info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:  # type: ignore[override]
+        """Read ``action`` (the model's answer) and play it, or apply the invalid-answer rule."""
+        try:
+            a = move_index(action, self.max_chars)
+        except AnswerError as e:
+            return self._invalid("unparsable", str(e))
+        if not self._bits >> a & 1:
+            return self._invalid("illegal", f"{ACTION_NAMES[a]} does not move any tile; legal moves: "
+                                            f"{_LEGAL_TEXT[self._bits]}")
+        _, reward, terminated, truncated, info = super().step(a)
+        self.invalid_count = 0
+        info.update(legal_moves=_LEGAL[self._bits], move=ACTION_NAMES[a], invalid=None, invalid_kind=None,
+                    invalid_count=0)
+        if terminated:
+            info["ended_by"] = "game_over" if not self._bits else "end_rule"
+        return self._observe(), reward, terminated, truncated, info
+
+    def _invalid(self, kind: str, reason: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self.invalid_count += 1
+        ended = self.max_invalid is not None and self.invalid_count > self.max_invalid
+        info = self._info(kind == "illegal")
+        info.update(legal_moves=_LEGAL[self._bits], move=None, invalid=reason, invalid_kind=kind,
+                    invalid_count=self.invalid_count)
+        if ended:
+            info["ended_by"] = "invalid"
+            note = f"Your answer was not played: {reason}. The game is over: too many invalid answers."
+        elif self.max_invalid is None:
+            note = f"Your answer was not played: {reason}. Try again."
+        else:
+            left = self.max_invalid - self.invalid_count + 1
+            note = (f"Your answer was not played: {reason}. Try again ({left} more invalid answer"
+                    f"{'s end' if left != 1 else ' ends'} the game).")
+        return self._observe(note), -self.invalid_penalty if self.invalid_penalty else 0.0, ended, False, info
+
+    def render(self) -> str | Any:
+        """"ansi": the observation text (``obs_format="text"``); "rgb_array": a picture."""
+        if self.render_mode == "ansi":
+            return describe(int(self._board), self._max_exp, self.score, self.moves, self._bits) + "\n"
+        return super().render()
+
+
+__all__ = ["HOW", "INSTRUCTIONS", "OBS_FORMATS", "OPTION_NAMES", "TextGame2048Env", "board_grid",
+           "board_text", "describe", "describe_board"]

@@ -1,0 +1,127 @@
+"""Score ``strategy(board) -> move`` code (a language model's answer to "write a 2048 strategy") by N
+seeded games, the code locked in a :class:`~ai2048.llm.sandbox.StrategyProcess`.
+
+The games are played here, in the trusted process, with the engine; the strategy process only
+answers moves. ``board`` is a list of 4 rows of 4 tile values (0 for empty; a fresh list each
+call); the answer is a move name as the text env reads it (``"up"``, ``"L"``, ``"Move: left"``) or an
+int in ai2048's numbering (UP=0, RIGHT=1, DOWN=2, LEFT=3). A move that changes nothing ends that
+game (``"end": "illegal"`` in its record); anything that is not a move ends the run with the
+``bad_move`` verdict. Game ``i`` is ``Game(game_seeds(seed, games)[i])``, the games
+``ai2048 eval --seed`` plays, and the process's ``random`` (and numpy) is seeded with ``seed``:
+a run is reproducible. The result is an :class:`~ai2048.evaluate.EvalResult` (tile table with
+Wilson intervals, score mean and standard error) of the games finished, plus the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ai2048.envs.text_actions import AnswerError, move_index
+from ai2048.evaluate import EvalResult, check_count, game_seeds
+from ai2048.game import Game, IllegalMoveError
+from ai2048.llm.sandbox import SandboxLimits, Stop, StrategyProcess, Verdict
+from ai2048.rules import ACTION_CHARS
+
+MAX_ANSWER_CHARS = 1024
+"""Longest string answer read from a strategy (the process sends at most this much)."""
+
+
+@dataclass
+class StrategyResult:
+    """A scored strategy: the ``verdict`` (kind "ok" when every game finished) and the games played."""
+
+    verdict: Verdict
+    result: EvalResult
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.kind == "ok"
+
+    @property
+    def score(self) -> float:
+        """Mean score of the finished games (0 when none finished): a reward for the model."""
+        return float(self.result.summary().get("score_mean", 0.0))
+
+    def format(self) -> str:
+        return f"verdict: {self.verdict.kind}: {self.verdict.message}\n{self.result.format()}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict.to_dict(), **self.result.to_dict()}
+
+
+def _move(answer: str | int) -> int:
+    """The move index of a strategy's answer, or :class:`Stop` with the bad_move verdict."""
+    if isinstance(answer, int):
+        if 0 <= answer <= 3:
+            return answer
+        why = f"the int {answer} (moves are 0..3: UP=0, RIGHT=1, DOWN=2, LEFT=3, or their names)"
+    else:
+        try:
+            return move_index(answer, MAX_ANSWER_CHARS)
+        except AnswerError as e:
+            why = str(e)
+    raise Stop(Verdict("bad_move", f"the strategy answered {why}"))
+
+
+def play(proc: StrategyProcess, seed: int, max_moves: int | None, deadline: float) -> dict[str, Any]:
+    """One game from ``Game(seed)``, the strategy asked for every move; its record (as
+    :func:`ai2048.evaluate.play_game` writes one, plus ``"end"``)."""
+    g = Game(seed=seed)
+    actions = bytearray()
+    end = "game_over"
+    t0 = time.perf_counter()
+    while not g.is_over:
+        if max_moves is not None and g.moves >= max_moves:
+            end = "max_moves"
+            break
+        if time.monotonic() > deadline:
+            raise Stop(Verdict("timeout", "the games took longer than the run's time budget"))
+        a = _move(proc.ask(g.board))
+        try:
+            g.step(a)
+        except IllegalMoveError:
+            end = "illegal"
+            break
+        actions.append(ord(ACTION_CHARS[a]))
+    return {"seed": int(seed), "score": int(g.score), "moves": int(g.moves), "max_tile": int(g.max_tile),
+            "final_board": f"0x{g.board:016x}", "seconds": time.perf_counter() - t0,
+            "actions": actions.decode(), "end": end}
+
+
+def score_strategy(code: str, games: int = 100, seed: int = 0, limits: SandboxLimits | None = None,
+                   max_moves: int | None = None, total_seconds: float = 300.0) -> StrategyResult:
+    """Play ``games`` seeded games with the strategy in ``code``; never raises for what the code does
+    (that is the verdict), only for bad arguments and a host that cannot run the sandbox (OSError).
+
+    ``total_seconds`` bounds the whole run (start-up included): games not finished by then are not
+    scored and the verdict is "timeout".
+    """
+    games = check_count("games", games, 1)
+    seed = check_count("seed", seed, 0)
+    if max_moves is not None:
+        max_moves = check_count("max_moves", max_moves, 1)
+    if isinstance(total_seconds, bool) or not isinstance(total_seconds, (int, float)) \
+            or not math.isfinite(total_seconds) or total_seconds <= 0:
+        raise ValueError(f"total_seconds={total_seconds!r} must be a positive number of seconds")
+    limits = limits or SandboxLimits()
+    result = EvalResult(agent="strategy", config={}, seed=seed, games_requested=games, max_moves=max_moves)
+    t0 = time.monotonic()
+    deadline = t0 + total_seconds
+    verdict = Verdict("ok", f"{games} games played")
+    try:
+        with StrategyProcess(code, limits, seed) as proc:
+            for s in game_seeds(seed, games):
+                result.records.append(play(proc, s, max_moves, deadline))
+    except Stop as stop:
+        verdict = stop.verdict
+        verdict.detail.setdefault("games_finished", len(result.records))
+    result.wall_seconds = time.monotonic() - t0
+    if verdict.kind != "ok":
+        result.error = f"{verdict.kind}: {verdict.message}"
+    return StrategyResult(verdict, result)
+
+
+__all__ = ["MAX_ANSWER_CHARS", "StrategyResult", "score_strategy"]

@@ -1,0 +1,156 @@
+"""``ai2048 mcp``: the tools through the MCP SDK's own client (in memory, and one session over stdio
+with the real command): seeded games, moves as text, hints from ai2048's agents within the web's
+ranges, a whole game played by hints, and mistakes answered as tool errors that say what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp.server.mcpserver")
+
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+import ai2048  # noqa: E402
+from ai2048.board_io import from_tiles  # noqa: E402
+from ai2048.llm.mcp_server import McpLimits, create_mcp_server  # noqa: E402
+
+
+def run(calls):
+    """Run ``calls(client)`` against a fresh in-memory server (greedy hints by default)."""
+
+    async def main():
+        async with Client(create_mcp_server("greedy", McpLimits(max_games=4))) as client:
+            return await asyncio.wait_for(calls(client), 120)
+
+    return asyncio.run(main())
+
+
+async def call(client, tool, **args):
+    result = await client.call_tool(tool, args)
+    if result.is_error:
+        return "error: " + result.content[0].text
+    return result.structured_content
+
+
+def test_tools__are_listed_with_their_descriptions():
+    async def calls(c):
+        return {t.name: t.description for t in (await c.list_tools()).tools}
+
+    tools = run(calls)
+    assert set(tools) == {"new_game", "read_board", "move", "hint", "agents"}
+    assert "up, down, left or right" in tools["move"]
+
+
+def test_new_game__same_seed_same_board_and_the_text_is_the_board():
+    async def calls(c):
+        return [await call(c, "new_game", seed=5) for _ in range(2)] + [await call(c, "new_game", seed=6)]
+
+    a, b, other = run(calls)
+    assert a["board"] == b["board"] and a["game_id"] != b["game_id"] and a["board"] != other["board"]
+    assert a["text"] == ai2048.envs.text.describe_board(from_tiles(a["board"]))
+    assert a["legal_moves"] and a["score"] == 0 and not a["over"]
+
+
+def test_move__reads_answers_like_the_text_env_and_refuses_with_reasons():
+    async def calls(c):
+        gid = (await call(c, "new_game", seed=3))["game_id"]
+        out = [await call(c, "move", game_id=gid, move=m) for m in ("Move: left", '{"move": "up"}', "jump")]
+        board = await call(c, "read_board", game_id=gid)
+        out += [board, await call(c, "move", game_id="nope", move="up"), await call(c, "new_game", seed=-1)]
+        return out
+
+    left, up, jump, board, unknown, bad_seed = run(calls)
+    assert left["move"] == "left" and up["move"] == "up" and board["moves"] == 2
+    assert board["board"] == up["board"] and up["score"] == left["score"] + up["gained"]
+    assert jump.startswith("error: ") and "no move found in 'jump'" in jump
+    assert "no game 'nope'" in unknown and "start a new game" in unknown
+    assert "outside 0..2**64-1" in bad_seed
+
+
+def test_move__an_illegal_move_names_the_legal_ones():
+    async def calls(c):
+        gid = (await call(c, "new_game", seed=3))["game_id"]
+        await call(c, "move", game_id=gid, move="left")
+        return await call(c, "move", game_id=gid, move="left"), await call(c, "read_board", game_id=gid)
+
+    again, board = run(calls)
+    if "left" in board["legal_moves"]:
+        pytest.skip("left is still legal after one left move on this board")
+    assert "left does not move any tile; legal moves: " in again
+
+
+def test_hint__from_any_web_agent_within_its_ranges():
+    async def calls(c):
+        gid = (await call(c, "new_game", seed=9))["game_id"]
+        return [await call(c, "hint", game_id=gid),
+                await call(c, "hint", game_id=gid, agent="expectimax", config={"depth": 2}),
+                await call(c, "hint", game_id=gid, agent="expectimax", config={"depth": 99}),
+                await call(c, "hint", game_id=gid, agent="expectimax", config={"weights": "/etc/passwd"}),
+                await call(c, "hint", game_id=gid, agent="rm -rf"),
+                await call(c, "agents")]
+
+    greedy, expectimax, deep, path, unknown, agents = run(calls)
+    assert greedy["hint"]["agent"] == "greedy" and greedy["hint"]["action"] in greedy["legal_moves"]
+    assert expectimax["hint"]["agent"] == "expectimax" and set(expectimax["hint"]["values"]) <= {
+        "up", "right", "down", "left"}
+    assert "depth=99 is out of range" in deep and "never from a path" in path
+    assert "unknown agent 'rm -rf'" in unknown
+    names = {a["name"]: a for a in agents["result"]}
+    assert names["greedy"]["default"] and "expectimax" in names
+
+
+def test_play__a_whole_game_by_hints_ends_in_a_bounded_loop():
+    async def calls(c):
+        state = await call(c, "new_game", seed=1)
+        gid = state["game_id"]
+        for _ in range(3000):
+            if state["over"]:
+                return state, await call(c, "move", game_id=gid, move="up")
+            h = (await call(c, "hint", game_id=gid))["hint"]
+            state = await call(c, "move", game_id=gid, move=h["action"])
+        raise AssertionError("the game did not end")
+
+    final, after = run(calls)
+    assert final["over"] and final["legal_moves"] == [] and final["text"].endswith("Game over.")
+    assert "is over" in after and "new_game" in after
+
+
+def test_store__games_beyond_the_cap_are_dropped_least_recent_first():
+    async def calls(c):
+        ids = [(await call(c, "new_game", seed=i))["game_id"] for i in range(5)]
+        return [await call(c, "read_board", game_id=g) for g in ids]
+
+    first, *rest = run(calls)
+    assert isinstance(first, str) and "no game" in first and all(isinstance(r, dict) for r in rest)
+
+
+@pytest.mark.slow  # a fresh interpreter importing ai2048, mcp and fastapi: seconds of CPU
+def test_stdio__the_real_command_serves_the_tools():
+    src = str(Path(ai2048.__file__).resolve().parents[1])
+    params = StdioServerParameters(command=sys.executable, args=["-m", "ai2048", "mcp", "--agent", "greedy"],
+                                   env={**os.environ, "PYTHONPATH": src})
+
+    async def main():
+        async with Client(params) as c:
+            state = await call(c, "new_game", seed=2)
+            return state, await call(c, "hint", game_id=state["game_id"])
+
+    state, hinted = asyncio.run(asyncio.wait_for(main(), 300))
+    assert state["moves"] == 0 and hinted["hint"]["action"] in state["legal_moves"]
+
+
+@pytest.mark.parametrize(("argv", "match"), [
+    (["mcp", "--agent", "nope"], "unknown agent 'nope'"), (["mcp", "--max-games", "0"], "--max-games"),
+    (["mcp", "--game-ttl", "inf"], "--game-ttl"),
+])
+def test_cli__bad_options_are_named(argv, match):
+    from ai2048.cli import check
+
+    with pytest.raises(ValueError, match=match):
+        check(argv)
