@@ -333,3 +333,32 @@ def test_cli_lists_builds_and_verifies(tmp_path, capsys, monkeypatch):
     (tmp_path / "afile").write_text("x")
     assert main(["tables", "--dir", str(tmp_path / "afile")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_build_killed_with_sigkill_resumes_to_the_same_table(tmp_path):
+    """SIGKILL in the middle of a build (no handler runs): the same command finishes it, and the table
+    is the one a straight build makes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    spec = TableSpec(formations.F442, 5, 2 ** 12)
+    code = ("import sys; from ai2048.tables import formations; from ai2048.tables.build import build; "
+            "from ai2048.tables.formations import TableSpec; "
+            "build(TableSpec(formations.F442, 5, 2 ** 12), sys.argv[1])")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "killed")])
+    fwd = tmp_path / "killed" / "442-32" / ".build" / "fwd"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(fwd.glob("L*.npy"))) < 20 and proc.poll() is None:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the build ended before it could be killed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / "killed" / "442-32" / store.META).exists()
+    killed = build(spec, tmp_path / "killed")
+    straight = build(spec, tmp_path / "straight")
+    a = json.loads((killed / store.META).read_text())["files"]
+    b = json.loads((straight / store.META).read_text())["files"]
+    assert a == b
