@@ -4,7 +4,7 @@ For each search, moves per second summed over the games in flight:
 
 - ``chance MCTS``: ``lazyzero-chance`` at ``--simulations`` (default 100). Batched: the tree arrays
   and numba kernels of :mod:`ai2048.search.chance_mcts`, ``--games-in-flight`` games through
-  ``ai2048.evaluate``; present: the per-game search (:func:`chance_mcts_reference`, Python lists)
+  ``ai2048.evaluate``; present: the per-game search (``chance_mcts_reference`` in ``tests/``, Python lists)
   one game at a time, as ``ai2048 eval`` played it before.
 - ``LazyZero``: ``lazyzero`` at ``--rollouts`` x ``--depth`` (default 50 x 2). Batched: numba
   rollouts with per-game streams (:func:`lazy_search_boards`), games in flight; present: the torch
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from dataclasses import asdict
 from typing import Any
@@ -37,8 +38,10 @@ from ai2048.envs.torch_env import make_batch_env
 from ai2048.evaluate import evaluate
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig
 from ai2048.rules import Action
-from ai2048.search.chance_mcts import chance_mcts_reference
 from ai2048.search.lazyzero import choose_actions, lazy_search
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from _chance_mcts_reference import chance_mcts_reference  # noqa: E402  (the test oracle: tests/)
 
 
 class PresentChance(ChanceMCTSAgent):

@@ -56,15 +56,18 @@ def test_cli_agents__prints_every_option_with_its_help(name: str, capsys) -> Non
     assert out.strip() == format_option_help(name)
 
 
-def test_cli_agents__end_to_end_in_a_fresh_process() -> None:
-    """The installed command, as a user runs it: expectimax's internals are explained, not bare nulls."""
+def test_cli_agents__end_to_end_in_a_fresh_process(capsys) -> None:
+    """The installed command, as a user runs it: expectimax's internals are explained, not bare nulls.
+    (An unknown name is checked in this process: the exit path is the one every command shares, run in
+    a fresh process by test_eval_end_rules.)"""
     run = subprocess.run([*_CLI, "agents", "expectimax"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "reward_weight=None  allowed: a float >= 0, or None" in run.stdout
     assert "None means 0 with a built-in heuristic" in run.stdout
     assert "evaluator=None" in run.stdout and "Python API only" in run.stdout
-    bad = subprocess.run([*_CLI, "agents", "nope"], capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and "available agents" in bad.stderr
+    assert main(["agents", "nope"]) == 2
+    out, err = capsys.readouterr()
+    assert "available agents" in err and out == "" and "Traceback" not in err
 
 
 def test_cli_agents__an_agent_registered_outside_the_package_lists_its_keys(capsys, monkeypatch) -> None:

@@ -176,18 +176,35 @@ def test_cli__bad_goal_tile_is_refused_before_any_game(command: str, goal: str, 
 _CLI = [sys.executable, "-c", "import sys; from ai2048.cli import main; sys.exit(main())"]
 
 
+BAD_END_RULES = [
+    (["--goal-tile", "nan"], "'nan' is not a whole number"),
+    (["--goal-tile", "1000"], "1000 is not a power of two in 4..32768"),
+    (["--end-on-full-board=yes"], "--end-on-full-board: ignored explicit argument"),
+]
+
+
 def test_cli_eval__bad_end_rules_end_to_end_in_a_process(tmp_path) -> None:
-    """The command in its own process exits 2 with the message on stderr, before any work, for each
-    bad value."""
-    for extra, problem in ((["--goal-tile", "nan"], "'nan' is not a whole number"),
-                           (["--goal-tile", "1000"], "1000 is not a power of two in 4..32768"),
-                           (["--end-on-full-board=yes"], "--end-on-full-board: ignored explicit argument")):
-        proc = subprocess.run([*_CLI, "eval", "greedy", "--games", "1000000",
-                               "--no-progress", "--out", str(tmp_path / "r.json"), *extra],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 2, proc.stderr
-        assert problem in proc.stderr and proc.stdout == ""
-        assert not list(tmp_path.iterdir())
+    """The command in its own process exits 2 with the message on stderr, before any work (one process:
+    the exit path is the same for every bad value, which the table below checks in this process)."""
+    extra, problem = BAD_END_RULES[0]
+    proc = subprocess.run([*_CLI, "eval", "greedy", "--games", "1000000",
+                           "--no-progress", "--out", str(tmp_path / "r.json"), *extra],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert problem in proc.stderr and proc.stdout == ""
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(("extra", "problem"), BAD_END_RULES)
+def test_cli_eval__bad_end_rules_exit_2_before_any_work(extra: list[str], problem: str, tmp_path,
+                                                        capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["eval", "greedy", "--games", "1000000", "--no-progress", "--out", str(tmp_path / "r.json"),
+              *extra])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert problem in err and out == "" and "Traceback" not in err
+    assert not list(tmp_path.iterdir())
 
 
 def test_cli_eval__goal_tile_accepts_spaces_and_keeps_the_kernel(tmp_path, monkeypatch) -> None:

@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _chance_mcts_reference import chance_mcts_reference  # noqa: E402
 from ai2048 import Game, encode, legal_mask  # noqa: E402
 from ai2048.agents import make_agent  # noqa: E402
 from ai2048.agents.chance_mcts import ChanceMCTSAgent, make_chance_mcts  # noqa: E402
@@ -19,7 +20,7 @@ from ai2048.agents.lazyzero import LazyZeroAgent, load_lazyzero_network, make_la
 from ai2048.envs.torch_env import EngineBatch  # noqa: E402
 from ai2048.evaluate import evaluate, game_seeds  # noqa: E402
 from ai2048.nets.resnet import FusedPolicyValue, PolicyValueResNet, ResNetConfig  # noqa: E402
-from ai2048.search.chance_mcts import chance_mcts, chance_mcts_reference  # noqa: E402
+from ai2048.search.chance_mcts import chance_mcts  # noqa: E402
 from ai2048.search.lazyzero import lazy_search, lazy_search_boards  # noqa: E402
 from ai2048.search.streams import check_threads  # noqa: E402
 from ai2048.train.lazyzero import PRESETS, LazyZeroConfig  # noqa: E402

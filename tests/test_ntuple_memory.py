@@ -209,11 +209,17 @@ def test_compile_in_child__ctrl_c_stops_the_child(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
+SMALL = "0123,4567"
+"""The pattern set the trainer's tests compile (test_ntuple_train's TINY): the child-compile mechanism
+does not depend on the pattern set, and the default 4x6 kernels would be one more long compile on a
+fresh clone."""
+
+
 @pytest.fixture
-def cache_4x6(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """``$AI2048_CACHE`` in ``tmp_path`` holding numba's cache of the default 4x6 kernels (copied from
-    the user's cache, warmed there first) but no marker; this process imports the module afresh."""
-    cfg = NTupleConfig(patterns="4x6")
+def cache_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$AI2048_CACHE`` in ``tmp_path`` holding numba's cache of the SMALL kernels (copied from the
+    user's cache, warmed there first) but no marker; this process imports the module afresh."""
+    cfg = NTupleConfig(patterns=SMALL)
     k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
     k.train_worker(*_warm_args(cfg))  # loads (or compiles) into the user's cache
     src = Path(str(k.__file__))
@@ -229,7 +235,7 @@ def cache_4x6(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_compile_kernels__child_when_not_marked_then_none(
-    cache_4x6: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cache_small: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """End to end: without a marker a real child process runs (here it finds numba's cache) and
     writes the marker; this process then loads the kernels from numba's cache (hits, no miss); a
@@ -242,12 +248,12 @@ def test_compile_kernels__child_when_not_marked_then_none(
         real(code, args, what)
 
     monkeypatch.setattr(memory, "compile_in_child", counted)
-    cfg = NTupleConfig(patterns="4x6")
+    cfg = NTupleConfig(patterns=SMALL)
     k = compile_kernels(cfg)
-    assert Path(str(k.__file__)) == cache_4x6
-    assert len(calls) == 1 and "4x6" in calls[0]
+    assert Path(str(k.__file__)) == cache_small
+    assert len(calls) == 1 and SMALL in calls[0]
     assert "compiling in a child process" in capsys.readouterr().err
-    assert memory.is_compiled(cache_4x6, "train_worker", memory.kernel_signature(_warm_args(cfg)))
+    assert memory.is_compiled(cache_small, "train_worker", memory.kernel_signature(_warm_args(cfg)))
     stats = k.train_worker.stats
     assert sum(stats.cache_hits.values()) >= 1 and not stats.cache_misses
     monkeypatch.setattr(codegen, "_LOADED", {})
@@ -257,7 +263,7 @@ def test_compile_kernels__child_when_not_marked_then_none(
 
 
 def test_compile_kernels__failing_child_is_a_clear_error_before_training(
-    cache_4x6: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cache_small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A child that fails (here an "interpreter" that runs out of memory) stops the run with an
     OSError (the CLI prints it without a traceback) quoting the child's stderr; no marker."""
@@ -265,21 +271,21 @@ def test_compile_kernels__failing_child_is_a_clear_error_before_training(
     python.write_text("#!/bin/sh\necho Traceback ... >&2\necho MemoryError: out of memory >&2\nexit 1\n")
     python.chmod(0o755)
     monkeypatch.setattr(sys, "executable", str(python))
-    cfg = NTupleConfig(patterns="4x6")
-    with pytest.raises(ChildProcessError, match=r"(?s)kernels for 4x6 .*exit status 1.*MemoryError"):
+    cfg = NTupleConfig(patterns=SMALL)
+    with pytest.raises(ChildProcessError, match=r"(?s)kernels for 0123,4567 .*exit status 1.*MemoryError"):
         compile_kernels(cfg)
     assert issubclass(ChildProcessError, OSError)
-    assert not memory.is_compiled(cache_4x6, "train_worker", memory.kernel_signature(_warm_args(cfg)))
+    assert not memory.is_compiled(cache_small, "train_worker", memory.kernel_signature(_warm_args(cfg)))
 
 
 def test_compile_kernels__unwritable_cache_compiles_in_this_process(
-    cache_4x6: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cache_small: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def no_child(*args: object) -> None:
         raise AssertionError("no child where the cache folder is not writable")
 
     monkeypatch.setattr(memory, "compile_in_child", no_child)
     monkeypatch.setattr(memory, "writable", lambda folder: False)
-    k = compile_kernels(NTupleConfig(patterns="4x6"))
+    k = compile_kernels(NTupleConfig(patterns=SMALL))
     assert "not writable, compiling in this process" in capsys.readouterr().err
     assert sum(k.train_worker.stats.cache_hits.values()) >= 1  # the kernels are there (numba's cache)

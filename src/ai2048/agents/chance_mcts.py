@@ -13,10 +13,10 @@ import numpy as np
 
 from ai2048.agents.lazyzero import GAMES_IN_FLIGHT, BatchedSearchAgent, load_lazyzero_network
 from ai2048.rules import P_TWO
-from ai2048.search.chance_mcts import Evaluator, chance_mcts, chance_mcts_reference
+from ai2048.search.chance_mcts import Evaluator, chance_mcts
 from ai2048.search.streams import check_threads
 
-__all__ = ["ChanceMCTSAgent", "chance_mcts", "chance_mcts_reference", "make_chance_mcts"]
+__all__ = ["ChanceMCTSAgent", "chance_mcts", "make_chance_mcts"]
 
 
 class ChanceMCTSAgent(BatchedSearchAgent):

@@ -17,7 +17,7 @@ from ai2048.rules import P_TWO
 
 TDL2048_TEST_MOVES_PER_S = (1.48e6, 2.64e6)
 """moporgic/TDL2048+ (C++) testing a 4x6 network on one thread, in moves/s: the reference range the
-``eval`` section prints (where and how measured: docs/ntuple.md, "Evaluation speed")."""
+``eval`` section prints (where and how measured: docs/ntuple-lab.md, "Evaluation speed")."""
 
 
 def fast_rate(agent: Any, games: int, seed: int, max_moves: int | None = None) -> tuple[float, int, float]:

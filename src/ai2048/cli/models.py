@@ -111,7 +111,7 @@ def pack_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--codec", choices=("zlib", "lzma"), default="zlib",
                    help="section codec: zlib (default, faster to decode) or lzma (smaller); "
-                   "figures in docs/ntuple.md")
+                   "figures in docs/ntuple-lab.md")
     p.add_argument("--positions", type=int, default=100_000,
                    help="calibration positions: their decision weights are kept float32 (default 100000)")
     p.add_argument(

@@ -1,4 +1,5 @@
-"""Slow, obvious pure-Python rules: the test oracle, never used at run time.
+"""Slow, obvious pure-Python rules: the test oracle, and the baseline ``ai2048 bench`` compares
+the kernels with (so it ships; nothing else uses it at run time).
 
 Boards here are lists of 16 exponents, row-major, 0 = empty.
 """

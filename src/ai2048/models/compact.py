@@ -17,7 +17,7 @@ changes the entries of the tuple values its games reached; the rest keep their i
   so the shipped file can be checked without the float32 original.
 
 Fixed point bounds every weight's error by ``step / 2``, where float16 errs by up to 2**-11 of
-the weight (8 on a weight of 12,000): at the same size it disagrees with float32 on 8x fewer moves
+the weight (8 on a weight of 12,000): at the same size it disagrees with float32 on far fewer moves
 (docs/ntuple.md, "Shipped networks"). Each section is compressed with a standard-library codec
 (lzma or zlib) and stored as a uint8 array in an uncompressed ``.npz`` container, read with
 ``allow_pickle=False``. Decoding is numpy only; numba starts only when the network plays.
@@ -49,7 +49,7 @@ CODECS: dict[str, tuple[Callable[[bytes], bytes], Callable[[bytes], bytes]]] = {
     "lzma": (lambda b: lzma.compress(b, preset=6), lzma.decompress),
     "zlib": (lambda b: zlib.compress(b, 9), zlib.decompress),
 }
-"""Section codecs: (compress, decompress). lzma is smaller, zlib decodes faster (docs/ntuple.md)."""
+"""Section codecs: (compress, decompress). lzma is smaller, zlib decodes faster (docs/ntuple-lab.md)."""
 
 DECOMPRESSORS: dict[str, Callable[[], Any]] = {"lzma": lzma.LZMADecompressor, "zlib": zlib.decompressobj}
 """Streaming decompressors of :data:`CODECS`: a section is decoded at most as far as its header allows."""

@@ -13,7 +13,7 @@ is written once to a cache folder (``$AI2048_CACHE`` or ``~/.cache/ai2048``) so 
 its compiled code, keyed by a hash of the pattern set, the generated code and the engine and
 kernel sources. Its constants are module globals and the TC update is written out rather than
 inlined by numba: numba interprets, copies and types every inlined copy again, which is most of a
-first compilation's minute (docs/ntuple.md, tenth session).
+first compilation (docs/ntuple-lab.md).
 
 A rule variant (:class:`KernelOptions`: seed 004's full-board end, its -1 for unchanged-board
 moves, a discount, a tie order) is a module of its own with the block between ``# <options>`` and

@@ -72,7 +72,7 @@ def unowned(typingctx: Any, arr: types.Array) -> Any:
     handed to or inlined into a function, several times a move in the move choice and the TD
     step: each is a full memory fence that waits for the outstanding table reads, and with
     Hogwild workers each also moves the shared table's meminfo cache line between the cores
-    (docs/ntuple.md).
+    (docs/ntuple-lab.md).
     The entry points take unowned views of their arguments, which the caller keeps alive for
     the whole call; counting a null meminfo is a test and a branch.
     """
@@ -174,7 +174,7 @@ HOT: dict = {}
 numba then emits no reference counting in them (the calls into ``NRT_incref`` / ``NRT_decref`` around
 every array handed to a function, 48 in the move choice's code; each only tests a null pointer, the
 arrays being :func:`unowned`, but each is a call that spills registers). Anything that would allocate
-there fails to compile instead of leaking (docs/ntuple.md, seventh session)."""
+there fails to compile instead of leaking (measured: docs/ntuple-lab.md)."""
 
 
 @njit(cache=True, inline="always")
@@ -416,7 +416,7 @@ def greedy_choice(
     table = w.size // (stages.size + 1)
     best = _NEG
     zero = np.uint64(0)
-    if kind == AFTER:  # written out: a loop over a tuple of the four results plays ~1.2x slower in numba
+    if kind == AFTER:  # written out: a loop over a tuple of the four results plays slower in numba
         n0, r0, k0, x0, o0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
         n1, r1, k1, x1, o1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
         n2, r2, k2, x2, o2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
@@ -592,7 +592,7 @@ def play_game_train(
     elif n > 0:
         # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
         # Features, sums and updates inlined: handing the 32 indices to a compiled function
-        # copies them through the stack at every step (docs/ntuple.md, ninth session).
+        # copies them through the stack at every step (docs/ntuple-lab.md).
         target = np.float64(0.0)
         for t in range(n - 1, -1, -1):
             if t > 1:

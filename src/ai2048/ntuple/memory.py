@@ -3,15 +3,15 @@
 A training process needs LLVM only to compile or load its kernels; afterwards the kernels are
 machine code in memory of their own. What LLVM leaves behind is (1) glibc heap it freed but
 glibc keeps (``malloc_trim`` returns it) and (2) the pages of LLVM's shared library
-(``libllvmlite.so``, 170 MiB on disk) that starting and loading touched: about 60 MiB of clean,
-file-backed code and constants counted in the process's resident set (docs/ntuple.md,
-"Memory"). :func:`release_compiler_memory` drops both. The library pages are unmapped with
+(``libllvmlite.so``) that starting and loading touched: clean, file-backed code and constants
+counted in the process's resident set (sizes measured in docs/ntuple-lab.md, "Training memory").
+:func:`release_compiler_memory` drops both. The library pages are unmapped with
 ``madvise(MADV_DONTNEED)`` only where that is lossless: read-only mappings of the library with
 no private (copy-on-write) page, whose contents are the file's; a later compile faults them back
 in from the page cache, as it would after the kernel reclaimed them under memory pressure.
 
-A first run compiles its kernels, and after compiling numba keeps about 325 MiB of LLVM's memory
-in the process for good (a first 4x6 run peaked at 668 MiB against 369 MiB with cached kernels).
+A first run compiles its kernels, and after compiling numba keeps a few hundred MiB of LLVM's
+memory in the process for good (more than a 4x6 table; docs/ntuple-lab.md).
 :func:`compile_in_child` runs the compile in a short-lived child process that writes numba's cache
 and exits, handing all of it back; the training process then only loads the cached code.
 

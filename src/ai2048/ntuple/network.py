@@ -165,8 +165,8 @@ def _new_records(size: int, value: float) -> np.ndarray:
 STREAM_CHUNK = 1 << 20
 """Bytes of an array handed to the compressor at a time when saving."""
 COMPRESS_LEVEL = 1
-"""zlib level of saved tables: a trained 4x6 table saves in half the time of the default level 6
-for a file 7% larger (docs/ntuple.md, tenth session); a run checkpoints every few thousand games."""
+"""zlib level of saved tables: much faster than the default level 6 for a slightly larger file
+(measured: docs/ntuple-lab.md); a run checkpoints every few thousand games."""
 
 
 def save_streamed(path: str | Path, arrays: dict[str, np.ndarray]) -> None:

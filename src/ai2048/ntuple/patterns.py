@@ -29,9 +29,8 @@ MAX_TUPLE = 7
 """Longest tuple allowed: one table of ``16**7`` float32 is already 1 GiB."""
 MAX_TUPLES = 64
 """Most tuples in a pattern set: the kernels are generated unrolled, 8 features a tuple, and numba's
-first compilation grows faster than the tuple count (8 tuples 6 s, 64 tuples 11 s, 512 tuples 197 s
-on a 2-core machine), so a weights file naming thousands of one-cell tuples (a few KiB) would keep a
-process compiling for hours."""
+first compilation grows faster than the tuple count, so a weights file naming thousands of one-cell
+tuples (a few KiB) would keep a process compiling for hours."""
 
 
 def _rotate(cells: list[int]) -> list[int]:

@@ -217,10 +217,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 the combination with multistage weights (a second stage from 16384) and restarts."""
 
 PRESET_HELP: dict[str, str] = {
-    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k "
-    "games)",
-    "seed004-before": "seed 004's before-state learner: worse than after-state; most of the seed's gap is "
-    "its double-counted reward",
+    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (docs/ntuple.md)",
+    "seed004-before": "seed 004's before-state learner: learns more slowly per game than after-state, and "
+    "its 1-ply player is slower",
     "seed004-exact": "seed 004's rules too: games end at a full board, ties go up/down/left/right, moves "
     "are unmasked (-1)",
     "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",
@@ -385,7 +384,7 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     Every kernel the run calls is made ready here, the final evaluation's too (``eval_games``:
     compiled after training it would add the compiler's memory to the table's). Kernels not in the
     cache yet are compiled by a child process (``ntuple.memory``): numba keeps LLVM's memory after
-    compiling (+300 MiB for 4x6), the child's goes with it; this process then loads them. Where the
+    compiling (more than a 4x6 table), the child's goes with it; this process then loads them. Where the
     cache folder is not writable they compile here."""
     t0 = time.perf_counter()
     print(
