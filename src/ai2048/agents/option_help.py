@@ -107,8 +107,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                             "an integer >= 1, or None (no cap; needs time_limit)"),
         "time_limit": OptionHelp("seconds per move: deepen 1, 2, ... within it", "seed 003: 0.2 s per move",
                                  "a positive float, or None for a fixed depth"),
-        "prune": OptionHelp("alpha-beta pruning (the same move, fewer nodes)", "seed 003: with and without "
-                            "alpha-beta", "true or false"),
+        "prune": OptionHelp("alpha-beta pruning (the same move as without it under every tie order, "
+                            "fewer nodes)", "seed 003: with and without alpha-beta", "true or false"),
         "fours": OptionHelp("the adversary may also place 4s", "seed 003 places 2s only "
                                                                "(false)", "true or false"),
         "weights": OptionHelp("utility weights [smoothness, monotonicity, ln-empty, max4tile]",

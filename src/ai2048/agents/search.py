@@ -201,7 +201,7 @@ class MinimaxAgent(BaseAgent):
             Default 4: a deeper worst-case search plays worse (docs/search.md: 1024 in 92% of 100
             games at depth 4, in 8 of 12 games deepening freely within 0.2 s).
         time_limit: seconds per move (seed: 0.2); deepens 1, 2, ... within it. None = fixed depth.
-        prune: alpha-beta pruning (same move, fewer nodes).
+        prune: alpha-beta pruning (the same move as without it under every tie order, fewer nodes).
         fours: the adversary also places 4s (the seed places 2s only).
         weights: seed 003 utility weights [smoothness, monotonicity, ln-empty, max4tile].
         order: tie-break order (a seed number or "clockwise").
@@ -230,7 +230,7 @@ class MinimaxAgent(BaseAgent):
         self.depth = depth
         self.time_limit = None if time_limit is None else float(time_limit)
         self.order = check_order(order)
-        self.search = Minimax(seed003_utility, (w,), prune=prune, fours=fours)
+        self.search = Minimax(seed003_utility, (w,), prune=prune, fours=fours, order=self.order)
         self.last_depth = 0
 
     def values(self, board: int) -> np.ndarray:

@@ -188,7 +188,7 @@ def choose_minimax(b: np.uint64, ctx: tuple) -> int:  # template: ROOT is bound 
     data, depth, prune, fours, stats, order = ctx
     stats[_mm.ABORTED] = 0
     stats[_mm.LIMIT] = 0
-    return best_in_order(ROOT(data, b, depth, prune, fours, stats), order)
+    return best_in_order(ROOT(data, b, depth, prune, fours, stats, order), order)
 
 
 def _cached(fn: Any) -> bool:
@@ -287,7 +287,8 @@ def expectimax_kernel(search: _ex.Expectimax, depth: int, order: Sequence[int], 
 
 
 def minimax_kernel(search: _mm.Minimax, depth: int, order: Sequence[int]) -> GameKernel:
-    """Games of a fixed-depth minimax agent breaking ties in ``order``."""
+    """Games of a fixed-depth minimax agent breaking ties in ``order`` (its root searches in that
+    order, which keeps alpha-beta's choice exact; see :mod:`ai2048.search.minimax`)."""
     choose = bind(choose_minimax, ROOT=search._root)
     arr = order_array(order)
     return GameKernel(
