@@ -45,7 +45,7 @@ def _python_loop(agent: Any, seed: int, games: int, max_moves: int | None,
     return [_strip(play_game(agent, s, max_moves=max_moves, **rules)) for s in game_seeds(seed, games)]
 
 
-_TIMING = ("moves_per_s", "ms_per_move", "game_seconds", "wall_seconds")
+_TIMING = ("moves_per_s", "ms_per_move", "game_seconds", "wall_seconds", "load_seconds")
 
 
 def _assert_same_games(

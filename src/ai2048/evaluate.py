@@ -17,6 +17,9 @@ is full, even if merges remain, or holds a 32768 (seed 004's ``end()``). Both ar
 each move and its spawn, as the seeds do, by every path: the numba kernels play them too
 (:func:`ai2048.search.games.ends_early`), so the rules keep the fast path.
 
+The agent's kernels are loaded (or compiled) before the clock starts: ``load_seconds`` says how
+long that took, apart from the per-game times, moves/s and wall time.
+
 The summary is seed 004's table (tile, % of games reaching it, % ending on it) with Wilson 95%
 intervals, the score's mean ± standard error, median and max, moves per game, moves/s and time
 per move.
@@ -147,6 +150,7 @@ class EvalResult:
     interrupted: bool = False
     error: str | None = None
     wall_seconds: float = 0.0
+    load_seconds: float = 0.0
     workers: int = 1
 
     @property
@@ -158,7 +162,10 @@ class EvalResult:
         return tile_table([r["max_tile"] for r in self.records])
 
     def summary(self) -> dict[str, Any]:
-        """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table."""
+        """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table.
+
+        Times are the games' own: ``load_seconds`` (loading or compiling the agent's kernels, before
+        the clock started) is apart."""
         n = self.games
         if n == 0:
             return {"games": 0}
@@ -178,6 +185,7 @@ class EvalResult:
             "ms_per_move": 1000.0 * secs / total_moves if total_moves else 0.0,
             "game_seconds": secs,
             "wall_seconds": self.wall_seconds,
+            "load_seconds": self.load_seconds,
             "tiles": self.tile_table(),
         }
 
@@ -206,7 +214,7 @@ class EvalResult:
         lines.append(
             f"score {s['score_mean']:.0f} ± {s['score_se']:.0f} (median {s['score_median']:.0f}, "
             f"max {s['score_max']})  moves/game {s['moves_mean']:.0f}  {s['moves_per_s']:.1f} moves/s  "
-            f"{s['ms_per_move']:.2f} ms/move"
+            f"{s['ms_per_move']:.2f} ms/move  (+ {self.load_seconds:.2f} s loading the agent)"
         )
         return "\n".join(lines)
 
@@ -233,6 +241,7 @@ class EvalResult:
             "interrupted": self.interrupted,
             "error": self.error,
             "wall_seconds": self.wall_seconds,
+            "load_seconds": self.load_seconds,
             "workers": self.workers,
             "summary": self.summary(),
             "games": self.records,
@@ -254,9 +263,10 @@ class EvalResult:
                 agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
                 p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
                 interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
-                # goal_tile and end_on_full_board are absent in results from before the end rules
+                # goal_tile, end_on_full_board and load_seconds are absent in older results
                 workers=d["workers"], goal_tile=d.get("goal_tile"),
                 end_on_full_board=bool(d.get("end_on_full_board", False)),
+                load_seconds=d.get("load_seconds", 0.0),
             )
         except KeyError as e:
             raise ValueError(
@@ -414,6 +424,9 @@ def evaluate(
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
     score_sum = sum(r["score"] for r in by_index.values())
     top = max((r["max_tile"] for r in by_index.values()), default=0)
+    kernel = _game_kernel(ag) if backend == "local" else None
+    if backend == "local" and todo:
+        result.load_seconds = _load(ag, kernel, p_two)  # before the clock: not any game's time
     previous_sigterm = _sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
@@ -426,7 +439,7 @@ def evaluate(
                        dynamic_ncols=True)
         if backend == "ray":
             stream: Any = _ray_stream(ag, name, todo, rules, address)
-        elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
+        elif kernel is not None:  # whole games in numba
             from ai2048.evaluate_fast import kernel_stream
 
             stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers, goal_tile=goal_tile,
@@ -440,7 +453,6 @@ def evaluate(
         elif workers == 1:
             stream = (_play_local(ag, name, i, s, rules) for i, s in todo)
         else:
-            _warm_up(ag, p_two)
             methods = mp.get_all_start_methods()
             ctx = mp.get_context("fork" if "fork" in methods else "spawn")
             pool = ctx.Pool(workers, initializer=_init_worker, initargs=(ag, name, rules, os.getpid()))
@@ -492,10 +504,23 @@ def _game_kernel(agent: Any) -> Any:
     return kernel_of(agent)
 
 
-def _warm_up(agent: Any, p_two: float) -> None:
-    """One move in the parent so forked workers inherit compiled numba code instead of compiling twice."""
-    g = Game(seed=0, p_two=p_two)
-    agent.act(g.board)
+def _load(agent: Any, kernel: Any, p_two: float) -> float:
+    """Load (or compile) what the agent plays with before the clock starts; returns the seconds taken.
+
+    A kernel-backed agent's game loop is loaded by one call with no games; any other agent chooses
+    one move in this process, so its first game is not charged with loading its numba code (and
+    forked workers inherit it instead of compiling it again). An agent that fails on that move
+    fails again, with the board named, in its first game.
+    """
+    t0 = time.perf_counter()
+    if kernel is not None:
+        from ai2048.evaluate_fast import load_kernel
+
+        load_kernel(kernel, p_two)
+    else:
+        with contextlib.suppress(Exception):
+            agent.act(Game(seed=0, p_two=p_two).board)
+    return time.perf_counter() - t0
 
 
 def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any],

@@ -15,7 +15,8 @@ loop checks them, so every path stops a game at the same move.
 
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
 so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
-read at every move, and the games already finished are kept.
+read at every move, and the games already finished are kept. :func:`load_kernel` loads the game
+loop before an evaluation's clock starts.
 """
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ def kernel_of(agent: Any) -> Any:
     return agent.game_kernel()
 
 
+def _buffers(n: int, cap: int) -> tuple[np.ndarray, ...]:
+    """(boards, scores, moves, status, nacts, acts) for ``n`` games of at most ``cap`` moves a call."""
+    z = [np.zeros(n, np.uint64)] + [np.zeros(n, np.int64) for _ in range(4)]
+    return (*z, np.empty((n, cap), np.uint8))
+
+
+def load_kernel(kernel: Any, p_two: float) -> None:
+    """Load (or compile) ``kernel``'s game loop by one call with no games, so that no game's time
+    includes it (numba loads a cached kernel on its first call: a fraction of a second, or a
+    compilation of many seconds)."""
+    boards, scores, moves, status, nacts, acts = _buffers(0, 1)
+    ctx = kernel.context(0 if kernel.per_game else None)
+    kernel.play(ctx, boards, np.zeros(0, np.uint64), scores, moves, status, acts, nacts, 0, p_two,
+                np.zeros(1, np.int64), *end_rule_args(None, False))
+
+
 def _max_tile(board: int) -> int:
     e = max((board >> (4 * i)) & 0xF for i in range(16))
     return 1 << e if e else 0
@@ -69,13 +86,8 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
     (:func:`ai2048.evaluate.check_end_rules`).
     """
     n = len(seeds)
-    boards = np.zeros(n, np.uint64)
+    boards, scores, moves, status, nacts, acts = _buffers(n, min(_BUFFER, max_moves or _BUFFER))
     states = np.array(seeds, dtype=np.uint64)
-    scores = np.zeros(n, np.int64)
-    moves = np.zeros(n, np.int64)
-    status = np.zeros(n, np.int64)
-    nacts = np.zeros(n, np.int64)
-    acts = np.empty((n, min(_BUFFER, max_moves or _BUFFER)), np.uint8)
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
     goal_exp, full_end = end_rule_args(goal_tile, end_on_full_board)
