@@ -15,7 +15,9 @@ By default a game runs until no move is legal (or ``max_moves``); ``goal_tile`` 
 tile reaches that value (seeds 000 and 003 stop at 2048) and ``end_on_full_board`` when the board
 is full, even if merges remain, or holds a 32768 (seed 004's ``end()``). Both are checked after
 each move and its spawn, as the seeds do, by every path: the numba kernels play them too
-(:func:`ai2048.search.games.ends_early`), so the rules keep the fast path.
+(:func:`ai2048.search.games.ends_early`), so the rules keep the fast path. ``illegal_move="penalty"``
+plays seed 004's unmasked moves: an agent may choose a move that changes nothing, which costs 1
+point while a tile still spawns (with ``end_on_full_board``, as the seed plays them).
 
 The agent's kernels are loaded (or compiled) before the clock starts: ``load_seconds`` says how
 long that took, apart from the per-game times, moves/s and wall time.
@@ -85,6 +87,24 @@ def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None,
     return goal_tile, bool(end_on_full_board)
 
 
+ILLEGAL_MOVES = ("reject", "penalty")
+"""What an evaluation does with an agent's move that changes nothing: ``reject`` stops the run with
+an :class:`EvalError` (agents play legal moves); ``penalty`` plays it as seed 004 does (its moves
+are not masked): the move costs 1 point and a tile still spawns."""
+
+
+def check_illegal_move(illegal_move: Any, end_on_full_board: bool) -> str:
+    """``illegal_move`` checked: one of :data:`ILLEGAL_MOVES`; ``penalty`` needs ``end_on_full_board``."""
+    if illegal_move not in ILLEGAL_MOVES:
+        raise ValueError(f"illegal_move={illegal_move!r}: use one of {', '.join(ILLEGAL_MOVES)}")
+    if illegal_move == "penalty" and not end_on_full_board:
+        raise ValueError(
+            "illegal_move='penalty' needs end_on_full_board=True (seed 004 plays them together: on a full "
+            "board a move that changes nothing has no cell to spawn in)"
+        )
+    return str(illegal_move)
+
+
 def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bool:
     """True when ``board`` (after a move and its spawn) ends the game by a seed's rule: a tile of at
     least ``goal_tile``, or, with ``end_on_full_board``, no empty cell or a 32768 (seed 004)."""
@@ -99,12 +119,14 @@ def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bo
 
 def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
               name: str | None = None, goal_tile: int | None = None,
-              end_on_full_board: bool = False) -> dict[str, Any]:
+              end_on_full_board: bool = False, illegal_move: str = "reject") -> dict[str, Any]:
     """Play one game from ``Game(seed)`` to the end (or ``max_moves``, ``goal_tile`` or a full board
     with ``end_on_full_board``); returns its record dict.
 
-    An illegal move raises ValueError naming the agent, the move and the board.
+    An illegal move raises ValueError naming the agent, the move and the board; with
+    ``illegal_move="penalty"`` a move that changes nothing is played (-1 point, a tile spawns).
     """
+    penalty = illegal_move == "penalty"
     g = Game(seed=seed, p_two=p_two)
     if hasattr(agent, "reset"):
         agent.reset(seed)
@@ -115,7 +137,7 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
         board = g.board
         a = agent.act(board)
         try:
-            g.step(a)
+            g.step(a, penalty=penalty)
         except (IllegalMoveError, ValueError, TypeError) as e:
             raise ValueError(
                 f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}"
@@ -146,6 +168,7 @@ class EvalResult:
     max_moves: int | None = None
     goal_tile: int | None = None
     end_on_full_board: bool = False
+    illegal_move: str = "reject"
     records: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
@@ -194,9 +217,11 @@ class EvalResult:
         s = self.summary()
         head = (f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  "
                 f"seed {self.seed}")
-        if self.goal_tile is not None or self.end_on_full_board:
-            rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
-            head += f"  ({', '.join(rules + (['end on a full board'] if self.end_on_full_board else []))})"
+        rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
+        rules += ["end on a full board"] if self.end_on_full_board else []
+        rules += ["unchanged moves cost 1 and spawn"] if self.illegal_move == "penalty" else []
+        if rules:
+            head += f"  ({', '.join(rules)})"
         if self.interrupted:
             head += "  (interrupted)"
         if self.error:
@@ -238,6 +263,7 @@ class EvalResult:
             "max_moves": self.max_moves,
             "goal_tile": self.goal_tile,
             "end_on_full_board": self.end_on_full_board,
+            "illegal_move": self.illegal_move,
             "interrupted": self.interrupted,
             "error": self.error,
             "wall_seconds": self.wall_seconds,
@@ -263,10 +289,10 @@ class EvalResult:
                 agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
                 p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
                 interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
-                # goal_tile, end_on_full_board and load_seconds are absent in older results
+                # goal_tile, end_on_full_board, illegal_move and load_seconds are absent in older results
                 workers=d["workers"], goal_tile=d.get("goal_tile"),
                 end_on_full_board=bool(d.get("end_on_full_board", False)),
-                load_seconds=d.get("load_seconds", 0.0),
+                illegal_move=d.get("illegal_move", "reject"), load_seconds=d.get("load_seconds", 0.0),
             )
         except KeyError as e:
             raise ValueError(
@@ -378,6 +404,7 @@ def evaluate(
     max_moves: int | None = None,
     goal_tile: int | None = None,
     end_on_full_board: bool = False,
+    illegal_move: str = "reject",
     backend: str = "local",
     address: str | None = None,
     done: dict[int, dict[str, Any]] | None = None,
@@ -397,6 +424,8 @@ def evaluate(
         goal_tile: stop a game when a tile reaches this value (seeds 000 and 003: 2048); None = never.
         end_on_full_board: stop a game when the board is full even if merges remain, or holds a
             32768 (seed 004's ``end()``); kernel-backed agents play either rule in numba.
+        illegal_move: ``reject`` (an agent's move that changes nothing stops the run) or ``penalty``
+            (seed 004: it costs 1 point and a tile still spawns; needs ``end_on_full_board``).
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
@@ -413,12 +442,13 @@ def evaluate(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     goal_tile, end_on_full_board = check_end_rules(goal_tile, end_on_full_board)
+    illegal_move = check_illegal_move(illegal_move, end_on_full_board)
     rules: dict[str, Any] = {"p_two": p_two, "max_moves": max_moves, "goal_tile": goal_tile,
-                             "end_on_full_board": end_on_full_board}
+                             "end_on_full_board": end_on_full_board, "illegal_move": illegal_move}
     ag, name, cfg = _agent_and_name(agent, config)
     result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=p_two,
                         max_moves=max_moves, goal_tile=goal_tile, end_on_full_board=end_on_full_board,
-                        workers=workers)
+                        illegal_move=illegal_move, workers=workers)
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
@@ -443,13 +473,13 @@ def evaluate(
             from ai2048.evaluate_fast import kernel_stream
 
             stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers, goal_tile=goal_tile,
-                                   end_on_full_board=end_on_full_board)
+                                   end_on_full_board=end_on_full_board, illegal_move=illegal_move)
         elif backend == "local" and workers == 1 and getattr(ag, "games_in_flight", 1) > 1:
             # games in flight: one batched search per move for all of them
             from ai2048.evaluate_batch import batched_stream
 
             stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,
-                                    end_on_full_board=end_on_full_board)
+                                    end_on_full_board=end_on_full_board, illegal_move=illegal_move)
         elif workers == 1:
             stream = (_play_local(ag, name, i, s, rules) for i, s in todo)
         else:

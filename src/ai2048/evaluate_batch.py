@@ -48,14 +48,15 @@ class _Slot:
 
 def batched_stream(
     agent: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None, *,
-    goal_tile: int | None = None, end_on_full_board: bool = False,
+    goal_tile: int | None = None, end_on_full_board: bool = False, illegal_move: str = "reject",
 ) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Play the games ``todo`` = [(index, seed)], ``agent.games_in_flight`` at a time; yield
     (index, record, error).
 
     A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
     a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal
-    move yields an error naming the agent, the move and the board (as ``play_game``) and stops.
+    move yields an error naming the agent, the move and the board (as ``play_game``) and stops,
+    unless ``illegal_move="penalty"`` (seed 004: it costs 1 point and a tile spawns).
     """
     in_flight = getattr(agent, "games_in_flight", 1)
     if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)) or in_flight < 1:
@@ -64,6 +65,7 @@ def batched_stream(
     if missing:
         raise TypeError(f"agent {name!r} sets games_in_flight but has no {' or '.join(missing)}; "
                         "play it one game at a time (games_in_flight=1)")
+    penalty = illegal_move == "penalty"
     queue = list(reversed(todo))
     slots: dict[int, _Slot] = {}
 
@@ -86,7 +88,7 @@ def batched_stream(
             g = slot.game
             board = g.board
             try:
-                g.step(int(a))
+                g.step(int(a), penalty=penalty)
             except (IllegalMoveError, ValueError, TypeError) as e:
                 yield slot.index, None, (f"agent {name!r} chose {a!r} on board {board:#018x} "
                                          f"(move {g.moves + 1}): {e}")

@@ -9,14 +9,15 @@ starts from the same seed and the choices are the agent's own, so the records (s
 max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
 time shared among its games by their moves.
 
-The kernels play every end rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
+The kernels play every rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
 000 and 003) and seed 004's full-board end, checked after each move and its spawn as the Python
-loop checks them, so every path stops a game at the same move.
+loop checks them, so every path stops a game at the same move, and seed 004's unmasked moves
+(``illegal_move="penalty"``). :func:`load_kernel` loads the game loop before an evaluation's clock
+starts.
 
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
 so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
-read at every move, and the games already finished are kept. :func:`load_kernel` loads the game
-loop before an evaluation's clock starts.
+read at every move, and the games already finished are kept.
 """
 
 from __future__ import annotations
@@ -76,21 +77,21 @@ def _max_tile(board: int) -> int:
 
 
 def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, max_moves: int | None,
-               stop: np.ndarray, *, goal_tile: int | None = None,
-               end_on_full_board: bool = False) -> tuple[list[dict[str, Any] | None], str | None]:
+               stop: np.ndarray, *, goal_tile: int | None = None, end_on_full_board: bool = False,
+               illegal_move: str = "reject") -> tuple[list[dict[str, Any] | None], str | None]:
     """Play the games of ``seeds`` to the end with ``ctx`` (per-game kernels build their own);
     returns their records (None where stopped) and the first bad choice as an error message
     (naming the board and move, as ``play_game`` does).
 
-    ``goal_tile`` and ``end_on_full_board`` are the end rules of ``play_game``, already checked
-    (:func:`ai2048.evaluate.check_end_rules`).
+    ``goal_tile``, ``end_on_full_board`` and ``illegal_move`` are the rules of ``play_game``, already
+    checked (:func:`ai2048.evaluate.check_end_rules`, :func:`ai2048.evaluate.check_illegal_move`).
     """
     n = len(seeds)
     boards, scores, moves, status, nacts, acts = _buffers(n, min(_BUFFER, max_moves or _BUFFER))
     states = np.array(seeds, dtype=np.uint64)
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
-    goal_exp, full_end = end_rule_args(goal_tile, end_on_full_board)
+    rules = end_rule_args(goal_tile, end_on_full_board, illegal_move)
     ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
     t0 = time.perf_counter()
     while not stop[0]:
@@ -98,11 +99,10 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
             for g in np.flatnonzero(status == RUNNING).tolist():
                 kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1],
                             moves[g : g + 1], status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit,
-                            p_two, stop, goal_exp, full_end)
+                            p_two, stop, *rules)
                 chunks[g].append(acts[g, : nacts[g]].tobytes())
         else:
-            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop,
-                        goal_exp, full_end)
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *rules)
             for i in range(n):
                 if nacts[i]:
                     chunks[i].append(acts[i, : nacts[i]].tobytes())
@@ -136,8 +136,8 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
 
 
 def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
-                  workers: int, *, goal_tile: int | None = None,
-                  end_on_full_board: bool = False) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+                  workers: int, *, goal_tile: int | None = None, end_on_full_board: bool = False,
+                  illegal_move: str = "reject") -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Yield ``(index, record, error)`` for every ``(index, seed)`` of ``todo`` as ``workers`` threads
     finish them, each game ended by the rules of :func:`play_games`.
 
@@ -161,7 +161,8 @@ def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: fl
                     break
                 t0 = time.perf_counter()
                 recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop,
-                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board)
+                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board,
+                                       illegal_move=illegal_move)
                 dt = time.perf_counter() - t0
                 results.put(("games", (start, recs, err)))
                 if err is not None:

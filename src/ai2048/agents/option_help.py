@@ -228,6 +228,10 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                                 "seed 004's argmax takes the first of up, down, left, right (004); "
                                 "clockwise = the lower action number",
                                 _ORDERS),
+        "illegal_action": OptionHelp("mask: only moves that change the board; penalty: a move that changes "
+                                     "nothing scores -1 plus the board's value and may be chosen (1-ply; "
+                                     "evaluate with --illegal-move penalty)",
+                                     "seed 004's argmax does not mask moves", "mask or penalty"),
     },
 }
 """Help for every config key of every registered agent, by agent then key."""

@@ -30,7 +30,7 @@ import numpy as np
 from ai2048.agents.seed_actions import check_order
 from ai2048.checkpoint import write_json
 from ai2048.ntuple import memory
-from ai2048.ntuple.codegen import KernelOptions, specialized
+from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
@@ -51,10 +51,6 @@ STOP_GAMES = 200
 """Games per worker and kernel call: Ctrl-C or SIGTERM is looked at between calls, so a stop waits
 for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
 stopped chunk is logged and saved with the games it played."""
-
-ILLEGAL_ACTIONS = ("mask", "penalty")
-"""``illegal_action``: moves that leave the board unchanged are never chosen (mask), or are scored
--1 and followed by a spawn as seed 004's unmasked argmax plays them (penalty)."""
 
 RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration", "progress")
 """Fields a resumed run may change; every other field must match the saved config."""
