@@ -213,10 +213,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 the combination with multistage weights (a second stage from 16384) and restarts."""
 
 PRESET_HELP: dict[str, str] = {
-    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (2048 in ~91% after 100k "
-    "games)",
-    "seed004-before": "seed 004's before-state learner: worse than after-state; most of the seed's gap is "
-    "its double-counted reward",
+    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates, standard rules "
+    "(results: docs/ntuple.md)",
+    "seed004-before": "seed 004's before-state learner with the correct target: learns more slowly than "
+    "after-state and ends behind it at the seed's 100k games; the seed's double-counted reward "
+    "(--seed004-double-reward true) slows early learning but costs nothing measurable there",
     "seed004-exact": "seed 004's rules too: games end at a full board, ties go up/down/left/right, moves "
     "are unmasked (-1)",
     "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",
