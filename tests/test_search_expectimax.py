@@ -275,3 +275,22 @@ def test_minimax__time_limit_deepens_and_returns_a_completed_depth() -> None:
     assert depth >= 2
     fixed, _ = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True).values(MIDGAME, depth)
     np.testing.assert_array_equal(vals, fixed)
+
+
+def test_minimax__node_budget_keeps_the_deepest_depth_completed_within_it() -> None:
+    """Deepening under a node budget: the depth reached is the deepest whose iterations together fit
+    the budget, its values are that fixed depth's, and a budget too small for depth 2 plays depth 1."""
+    fixed = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True)
+    costs = []
+    for d in (1, 2, 3, 4):
+        n0 = int(fixed.stats[0])
+        fixed.values(MIDGAME, d)
+        costs.append(int(fixed.stats[0]) - n0)
+    for budget, want in ((costs[0], 1), (sum(costs[:3]), 3), (sum(costs[:3]) + costs[3] // 2, 3),
+                         (sum(costs), 4)):
+        search = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True)
+        vals, depth = search.search(MIDGAME, None, None, node_budget=budget)
+        assert depth == want, (budget, costs)
+        np.testing.assert_array_equal(vals, fixed.values(MIDGAME, want)[0])
+        # an aborted iteration stops at the budget, give or take the four moves of each max node on its path
+        assert int(search.stats[0]) <= max(budget, costs[0]) + 4 * 4

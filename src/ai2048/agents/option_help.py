@@ -114,6 +114,9 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "weights": OptionHelp("utility weights [smoothness, monotonicity, ln-empty, max4tile]",
                               "seed 003's minimax utility", "a list of 4 floats, or None for the seed's"),
         "order": ORDER,
+        "node_budget": OptionHelp("nodes (moves tried) per move over every depth: deepen 1, 2, ... within "
+                                  "it, the same on any machine", "seed 003's cut-off shrinks with the nodes "
+                                  "expanded (docs/search.md)", "an integer >= 1, or None"),
     },
     "montecarlo": {
         "playouts": OptionHelp("random playouts per legal first move; a move's value is their mean final "

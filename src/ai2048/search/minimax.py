@@ -184,20 +184,33 @@ class Minimax:
         vals = self._root(self.data, np.uint64(board), int(depth), self.prune, self.fours, st, self.order)
         return vals, bool(st[ABORTED])
 
-    def search(self, board: int, depth: int | None, time_limit: float | None) -> tuple[np.ndarray, int]:
-        """Values [4] and the depth reached: fixed ``depth``, or deepening up to it within ``time_limit``."""
-        if time_limit is None:
+    def search(self, board: int, depth: int | None, time_limit: float | None,
+               node_budget: int | None = None) -> tuple[np.ndarray, int]:
+        """Values [4] and the depth reached: fixed ``depth``, or deepening 1, 2, ... up to it within
+        ``time_limit`` seconds and/or ``node_budget`` nodes (moves tried, over all the depths of this
+        move), keeping the deepest depth completed; depth 1 always completes.
+
+        A node budget stops at the same node on any machine, so its games are reproducible, as seed
+        003's search is bounded by the nodes it expands (its cut-off shrinks as their count grows)."""
+        if time_limit is None and node_budget is None:
             assert depth is not None
             return self.values(board, depth)[0], depth
         t0 = time.perf_counter()
+        start = int(self.stats[NODES])
         best: np.ndarray | None = None
         reached = 0
         d = 1
         while depth is None or d <= depth:
-            left = time_limit - (time.perf_counter() - t0)
-            limit = int(self._rate * left) if best is not None else 0
-            if best is not None and limit < 1:
-                break
+            limit = 0
+            if best is not None:
+                limits = []
+                if time_limit is not None:
+                    limits.append(int(self._rate * (time_limit - (time.perf_counter() - t0))))
+                if node_budget is not None:
+                    limits.append(node_budget - (int(self.stats[NODES]) - start))
+                limit = min(limits)
+                if limit < 1:
+                    break
             n0, c0 = int(self.stats[NODES]), time.perf_counter()
             vals, aborted = self.values(board, d, node_limit=limit)
             self._learn_rate(int(self.stats[NODES]) - n0, time.perf_counter() - c0)
