@@ -411,3 +411,10 @@ def test_eval_cli__bad_rule_flags_name_the_fix(extra: list[str], match: str, tmp
                                               capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", "greedy", "--games", "1", "--no-progress", *extra]) == 2
     assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent,match", [("", "the agent is empty"), ("nope", "unknown agent 'nope'")])
+def test_eval_cli__preset_names_a_bad_agent_as_without_it(agent: str, match: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", agent, "--preset", "seed004-exact", "--games", "1", "--no-progress"]) == 2
+    assert match in capsys.readouterr().err

@@ -150,6 +150,7 @@ def with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> di
     preset = getattr(args, "preset", None)
     if preset is None:
         return sets
+    check_agent(spec, sets)  # an empty, unknown or missing agent is named as without --preset
     keys = agent_keys(spec)
     extra = {k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}
     return {**sets, **extra}
