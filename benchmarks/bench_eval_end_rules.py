@@ -42,7 +42,7 @@ RULES: list[tuple[str, int | None, bool]] = [
 
 def kernel_rate(kernel: Any, seeds: list[int], goal: int | None, full: bool) -> tuple[float, int]:
     """(moves per CPU second of this thread, moves) of the games ``seeds`` played to their end by
-    ``kernel.play``; a play template without end-rule arguments (an older revision) is given none."""
+    ``kernel.play``; a play template of an older revision is given only the rule arguments it takes."""
     n = len(seeds)
     boards = np.zeros(n, np.uint64)
     states = np.array(seeds, dtype=np.uint64)
@@ -51,10 +51,10 @@ def kernel_rate(kernel: Any, seeds: list[int], goal: int | None, full: bool) -> 
     stop = np.zeros(1, np.int64)
     ctx = kernel.context(None)
     rules = end_rule_args(goal, full)
-    legacy = len(inspect.signature(kernel.play.py_func).parameters) == 11
-    if legacy and rules != (0, False):
-        raise ValueError("the reference game loop knows the standard end only")
-    extra = () if legacy else rules
+    known = len(inspect.signature(kernel.play.py_func).parameters) - 11  # rule arguments it takes
+    if any(rules[known:]):
+        raise ValueError("the reference game loop does not know these rules")
+    extra = rules[:known]
     t = time.thread_time()
     while (status == RUNNING).any():
         kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, 0, P_TWO, stop, *extra)

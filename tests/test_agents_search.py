@@ -121,6 +121,8 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("expectimax", {"deep": 3}, "valid keys"),
         ("minimax", {"depth": -2}, "depth"),
         ("minimax", {"depth": None, "time_limit": None}, "depth, a time_limit"),
+        ("minimax", {"node_budget": 0}, "node_budget=0 must be an integer >= 1"),
+        ("minimax", {"node_budget": 60.5}, "node_budget=60.5 must be an integer"),
         ("montecarlo", {"playouts": 0}, "playouts"),
         ("montecarlo", {"p_two": -0.1}, "p_two"),
         ("ntuple", {"downgrade": "no"}, "downgrade must be True or False, got str 'no'"),  # was: on
@@ -171,3 +173,14 @@ def test_expectimax__named_weight_sets_equal_their_dicts() -> None:
     tuned = make_agent("expectimax", depth=2).explain(board)
     assert tuned == make_agent("expectimax", depth=2, weights="tuned").explain(board)
     assert tuned != published
+
+
+def test_minimax__a_node_budget_plays_the_same_game_every_time() -> None:
+    """Deepening under a node budget (seed 003's search is bounded by nodes) is deterministic, unlike a
+    time limit, and plays in the Python loop."""
+    agent = make_agent("minimax", node_budget=300, time_limit=None, depth=None)
+    assert agent.game_kernel() is None
+    runs = [ai2048.evaluate(agent, games=2, seed=3, progress=False, max_moves=60).records for _ in range(2)]
+    assert [r["actions"] for r in runs[0]] == [r["actions"] for r in runs[1]]
+    agent.act(ai2048.encode([1, 2, 3, 0, 4, 5, 0, 2, 7, 0, 1, 1, 11, 10, 3, 0]))
+    assert agent.last_depth >= 2

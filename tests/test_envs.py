@@ -72,6 +72,17 @@ def test_env__illegal_noop_gives_zero_reward_no_spawn():
     assert info["board"] == ROW_2222 and info["moves"] == 0
 
 
+def test_env__illegal_spawn_costs_the_penalty_and_spawns_as_seed_004():
+    """Seed 004's unmasked moves: -1 and a tile still spawns (its game then ends at a full board)."""
+    env = make(illegal_action="spawn", illegal_penalty=1.0, end_on_full_board=True)
+    env.reset(seed=0, options={"board": ROW_2222})
+    obs, r, term, trunc, info = env.step(ai2048.Action.UP)
+    assert info["illegal"] and r == -1.0 and not term and info["moves"] == 1 and info["score"] == 0
+    cells = ai2048.decode(info["board"]).reshape(-1)
+    assert cells[:4].tolist() == [1, 1, 1, 1] and np.count_nonzero(cells[4:]) == 1
+    assert (obs > 0).sum() == 5
+
+
 def test_env__illegal_terminate_and_raise():
     env = make(illegal_action="terminate")
     env.reset(seed=0, options={"board": ROW_2222})

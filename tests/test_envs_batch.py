@@ -57,6 +57,9 @@ class RefGame:
         o = self.o
         new, gain = reference.move(self.cells, action)
         if new == self.cells:
+            if o.illegal_action == "spawn" and 0 in self.cells:  # seed 004: the tile spawns anyway
+                self._spawn(self.cells)
+                self.moves += 1
             over = not any(reference.legal_mask(self.cells))
             full = o.end_on_full_board and (0 not in self.cells or max(self.cells) >= MAX_EXPONENT)
             return -o.illegal_penalty, over or o.illegal_action == "terminate" or full, True
@@ -108,7 +111,7 @@ def _legal_pick(cells: list[int], k: int) -> int:
 
 options_st = st.fixed_dictionaries({
     "reward_mode": st.sampled_from(["score", "log2", "moves"]),
-    "illegal_action": st.sampled_from(["noop", "terminate"]),
+    "illegal_action": st.sampled_from(["noop", "terminate", "spawn"]),
     "illegal_penalty": st.sampled_from([0.0, 1.5]),
     "goal_tile": st.sampled_from([None, 32, 128]),
     "goal_reward": st.sampled_from([0.0, 10.0]),

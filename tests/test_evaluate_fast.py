@@ -47,7 +47,7 @@ def _python_loop(agent: Any, seed: int, games: int, max_moves: int | None,
     return [_strip(play_game(agent, s, max_moves=max_moves, **rules)) for s in game_seeds(seed, games)]
 
 
-_TIMING = ("moves_per_s", "ms_per_move", "game_seconds", "wall_seconds")
+_TIMING = ("moves_per_s", "ms_per_move", "game_seconds", "wall_seconds", "load_seconds")
 
 
 def _assert_same_games(
@@ -145,7 +145,7 @@ def test_kernel_ends_early__agrees_with_the_python_rule_on_any_board(cells: list
     board = sum(e << (4 * i) for i, e in enumerate(cells))
     goal = None if goal_exp is None else 1 << goal_exp
     want = python_ends_early(board, goal, full)
-    assert kernel_ends_early(np.uint64(board), *end_rule_args(goal, full)) is want
+    assert kernel_ends_early(np.uint64(board), *end_rule_args(goal, full)[:2]) is want
     if goal_exp is not None:
         assert reaches(np.uint64(board), goal_exp) is (max(cells) >= goal_exp)
     assert seed004_end(np.uint64(board)) is (min(cells) > 0 or max(cells) == 15)
@@ -170,8 +170,8 @@ def test_fast_path__end_rules_same_games_as_the_python_loop(
     assert all(_ended_by_a_rule(r, max_moves, goal, full) for r in recs)
     if goal is not None:
         assert all(r["max_tile"] <= goal for r in recs)
-    if (name, goal, full, seed) == ("minimax", 2048, False, 5):  # the rule bites: both games stop at 2048
-        assert [r["max_tile"] for r in recs] == [2048, 2048]
+    if (name, goal, full, seed) == ("minimax", 2048, False, 5):  # the rule bites: game 2 stops at 2048
+        assert [r["max_tile"] for r in recs] == [512, 2048]
 
 
 @pytest.mark.parametrize(("goal", "full"), [(64, False), (None, True), (128, True), (2048, False)])

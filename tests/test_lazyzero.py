@@ -203,6 +203,36 @@ def test_run__trains_writes_run_dir_resumes_and_agents_load(tmp_path):
     assert set(chance.explain(g.board)) <= {"up", "right", "down", "left"}
 
 
+def test_run__trains_through_the_torch_env_backend(tmp_path, monkeypatch):
+    """Seed 001's own design, the tensor env, drives the training and test games when asked for
+    (``env_backend="torch"``; on a CPU "auto" picks the numba engine), and the run trains and plays."""
+    import ai2048.train.lazyzero as trainer
+
+    made = []
+
+    def spy(backend, *args, **kwargs):
+        env = make_batch_env(backend, *args, **kwargs)
+        made.append(type(env))
+        return env
+
+    make_batch_env = trainer.make_batch_env
+    monkeypatch.setattr(trainer, "make_batch_env", spy)
+    out = tmp_path / "torch-env"
+    small = {"num_envs": 2, "episodes_per_epoch": 2, "rollouts": 2, "test_rollouts": 1}
+    run(LazyZeroConfig(**{**TINY_RUN, **small, "env_backend": "torch"}), out)
+    assert made and set(made) == {TorchEnv2048}
+    (line,) = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    for key in ("moves_mean", "high_tile_mean", "loss", "policy_loss", "value_loss"):
+        assert math.isfinite(line[key])
+    assert line["moves_mean"] > 0
+    g = Game(seed=4)
+    agent = load_agent(out)
+    for _ in range(10):
+        a = agent.act(g.board)
+        assert legal_mask(g.board)[int(a)]
+        g.step(a)
+
+
 def test_run__resume_without_checkpoint_raises(tmp_path):
     with pytest.raises(FileNotFoundError, match="cannot resume"):
         run(LazyZeroConfig(**TINY_RUN), tmp_path / "none", resume=True)

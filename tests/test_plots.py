@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="plots need matplotlib: pip install 'ai2048[plot]'")
 
+import ai2048  # noqa: E402
 from ai2048 import Game  # noqa: E402
 from ai2048.cli import main  # noqa: E402
 from ai2048.plots import (  # noqa: E402
@@ -19,9 +20,11 @@ from ai2048.plots import (  # noqa: E402
     ewma,
     mean_board,
     milestone_moves,
+    milestone_seconds,
     plot_arena,
     plot_paths,
     reached_tiles,
+    runtime_by_tile,
     training_curves,
 )
 from ai2048.records import actions_to_str, record_game  # noqa: E402
@@ -126,7 +129,7 @@ def test_milestone_moves__equal_stepping_the_game(result_file) -> None:
         game = Game(seed=g["seed"])
         seen = set()
         for i, ch in enumerate(g["actions"] + " "):
-            for t in (256, 512, 1024):
+            for t in (128, 256, 512, 1024):  # from 128, as seed 003 times them
                 if game.max_tile >= t and t not in seen:
                     seen.add(t)
                     expected.setdefault(t, []).append(i)
@@ -170,8 +173,48 @@ def test_plot_eval__writes_every_figure(result_file, tmp_path) -> None:
 def test_plot_arena__compares_results(result_file, tmp_path) -> None:
     res = [json.loads(result_file.read_text()), eval_result("other", [7, 8])]
     paths = plot_arena(res, tmp_path)
-    assert [p.name for p in paths] == ["arena_reach.png", "arena_score.png", "arena_score_hist.png"]
+    assert [p.name for p in paths] == ["arena_reach.png", "arena_score.png", "arena_score_hist.png",
+                                       "arena_timing.png"]
     assert all(p.read_bytes()[:8] == PNG for p in paths)
+    untimed = [{**r, "games": [{**g, "seconds": None} for g in r["games"]]} for r in res]
+    assert "arena_timing.png" not in [p.name for p in plot_arena(untimed, tmp_path / "untimed")]
+
+
+def test_runtime_by_tile_and_milestone_seconds__known_answers() -> None:
+    """Seed 003's timing: mean seconds a game by the tile it ended on; median moves to a tile times the
+    mean seconds a move."""
+    games = [{"max_tile": 256, "seconds": 1.0, "moves": 100}, {"max_tile": 512, "seconds": 4.0, "moves": 300},
+             {"max_tile": 256, "seconds": 3.0, "moves": 100}]
+    assert runtime_by_tile(games) == {256: 2.0, 512: 4.0}
+    per_move = 8.0 / 500
+    got = milestone_seconds(games, {128: [10, 20, 60], 512: [250]})
+    assert got == pytest.approx({128: 20 * per_move, 512: 250 * per_move})
+    assert runtime_by_tile([{**games[0], "seconds": float("nan")}]) == {}
+    assert milestone_seconds(games, {}) == {}
+
+
+def test_milestone_moves__replay_seed_004_results_with_unchanged_moves() -> None:
+    """A result of ``eval --illegal-move penalty`` replays with the penalty rule (unchanged moves: -1 and
+    a spawn); under the standard rules the same actions do not replay."""
+    g, acts, first, penalties = Game(seed=9), "", {}, 0
+    while 0 in ai2048.decode(g.board) and g.moves < 2000:  # seed 004 ends at a full board
+        legal = g.legal_actions()
+        unchanged = [a for a in range(4) if a not in legal]
+        if g.moves % 7 == 3 and unchanged:  # now and then a move that changes nothing
+            a = unchanged[0]
+        else:  # else the greedy move, which reaches 128 and 256
+            a = max(legal, key=lambda x: ai2048.move(g.board, x)[1])
+        penalties += g.step(a, penalty=True) == -1
+        acts += "urdl"[a]
+        for t in (128, 256):
+            if g.max_tile >= t:
+                first.setdefault(t, [g.moves])
+    assert penalties > 0 and first
+    game = {"seed": 9, "score": g.score, "moves": g.moves, "max_tile": g.max_tile,
+            "final_board": f"0x{g.board:016x}", "actions": acts}
+    assert milestone_moves({"games": [game], "illegal_move": "penalty"}) == first
+    with pytest.raises(PlotInputError, match="does not replay"):
+        milestone_moves({"games": [game]})
 
 
 @pytest.mark.slow

@@ -191,18 +191,81 @@ def test_minimax__plain_equals_brute_force(board: int, depth: int) -> None:
     np.testing.assert_allclose(got, brute_minimax(board, depth, _util), rtol=1e-12)
 
 
+def _game_positions(games: int, every: int) -> list[int]:
+    """Every ``every``-th position of ``games`` seeded random games: real boards, many with ties."""
+    out = []
+    for seed in range(games):
+        g, rng = ai2048.Game(seed=seed), np.random.default_rng(seed)
+        while not g.is_over:
+            if g.moves % every == 0:
+                out.append(g.board)
+            g.step(int(rng.choice(np.flatnonzero(ai2048.legal_mask(g.board)))))
+    return out
+
+
+POSITIONS = _game_positions(12, 7)
+
+
+def _empty(board: int) -> int:
+    return int(np.count_nonzero(ai2048.decode(board) == 0))
+
+
+@pytest.mark.parametrize("fours", [False, True])
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+def test_minimax__alpha_beta_plays_plain_minimax_move_under_every_tie_order(depth: int, fours: bool) -> None:
+    """A move cut by pruning reports only an upper bound, which can equal the best value: it must
+    never win the tie (before the fix, order "003" at depth 2 differed in every game)."""
+    from ai2048.agents.seed_actions import best_in_order, check_order
+    from ai2048.rules import SEED_ORDERS
+
+    # depth 4 (the agent's default) on a share of the crowded positions: open ones cost a second each
+    boards_ = POSITIONS if depth < 4 else [b for b in POSITIONS[::3] if _empty(b) <= (4 if fours else 6)]
+    plain = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=False, fours=fours)
+    exact = [plain.values(board, depth)[0] for board in boards_]  # plain values do not depend on the order
+    ties = 0
+    for name in SEED_ORDERS:
+        order = check_order(name)
+        ab = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True, fours=fours, order=order)
+        for board, a in zip(boards_, exact, strict=True):
+            b, _ = ab.values(board, depth)
+            assert a.max() == b.max(), (name, hex(board))
+            assert best_in_order(a, order) == best_in_order(b, order), (name, hex(board), a, b)
+            assert np.all(b >= a)  # a cut move reports an upper bound of its value, at most the best
+            ties += int(np.sum(b == b.max()) > 1)
+    assert ties > 0  # the positions hold ties between moves, where the bug lived
+
+
 @settings(max_examples=20, deadline=None)
-@given(boards(8, 14), st.integers(1, 3))
-def test_minimax__alpha_beta_keeps_the_value_and_the_move(board: int, depth: int) -> None:
-    plain = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=False)
-    ab = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True)
+@given(boards(8, 14), st.integers(1, 3), st.sampled_from(["000", "001", "002", "003", "clockwise"]))
+def test_minimax__alpha_beta_keeps_the_value_and_the_move(board: int, depth: int, name: str) -> None:
+    from ai2048.agents.seed_actions import best_in_order, check_order
+
+    order = check_order(name)
+    plain = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=False, order=order)
+    ab = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True, order=order)
     a, _ = plain.values(board, depth)
     b, _ = ab.values(board, depth)
     assert a.max() == b.max()
-    assert int(np.argmax(a)) == int(np.argmax(b))
+    assert best_in_order(a, order) == best_in_order(b, order)
     assert np.all(b >= a - 1e-12)  # a pruned move reports an upper bound of its value
     assert np.all(b <= b.max())
     assert ab.stats[0] <= plain.stats[0]
+
+
+@pytest.mark.parametrize("order", ["003", "001", "002", "clockwise"])
+def test_minimax__pruned_games_equal_plain_games_move_for_move(order: str) -> None:
+    """Whole games (the numba game loop) with and without alpha-beta play the same moves."""
+    games = {
+        prune: ai2048.evaluate("minimax", games=4, seed=30, progress=False,
+                               config={"depth": 2, "time_limit": None, "prune": prune, "order": order})
+        for prune in (True, False)
+    }
+    assert [r["actions"] for r in games[True].records] == [r["actions"] for r in games[False].records]
+
+
+def test_minimax__order_must_name_each_action_once() -> None:
+    with pytest.raises(ValueError, match="order must list the four actions"):
+        Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), order=(0, 0, 1, 2))
 
 
 def test_minimax__time_limit_deepens_and_returns_a_completed_depth() -> None:
@@ -212,3 +275,22 @@ def test_minimax__time_limit_deepens_and_returns_a_completed_depth() -> None:
     assert depth >= 2
     fixed, _ = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True).values(MIDGAME, depth)
     np.testing.assert_array_equal(vals, fixed)
+
+
+def test_minimax__node_budget_keeps_the_deepest_depth_completed_within_it() -> None:
+    """Deepening under a node budget: the depth reached is the deepest whose iterations together fit
+    the budget, its values are that fixed depth's, and a budget too small for depth 2 plays depth 1."""
+    fixed = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True)
+    costs = []
+    for d in (1, 2, 3, 4):
+        n0 = int(fixed.stats[0])
+        fixed.values(MIDGAME, d)
+        costs.append(int(fixed.stats[0]) - n0)
+    for budget, want in ((costs[0], 1), (sum(costs[:3]), 3), (sum(costs[:3]) + costs[3] // 2, 3),
+                         (sum(costs), 4)):
+        search = Minimax(seed003_utility, (SEED003_UTILITY_WEIGHTS,), prune=True)
+        vals, depth = search.search(MIDGAME, None, None, node_budget=budget)
+        assert depth == want, (budget, costs)
+        np.testing.assert_array_equal(vals, fixed.values(MIDGAME, want)[0])
+        # an aborted iteration stops at the budget, give or take the four moves of each max node on its path
+        assert int(search.stats[0]) <= max(budget, costs[0]) + 4 * 4

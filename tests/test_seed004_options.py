@@ -20,7 +20,7 @@ from ai2048.agents.seed_actions import best_in_order
 from ai2048.cli import main
 from ai2048.cli.train import trainer_parser
 from ai2048.engine.rng import seed_state
-from ai2048.evaluate import evaluate, game_seeds, play_game
+from ai2048.evaluate import EvalError, evaluate, game_seeds, play_game
 from ai2048.evaluate_fast import kernel_of
 from ai2048.ntuple import kernels as generic
 from ai2048.ntuple.codegen import KernelOptions, specialized
@@ -28,7 +28,7 @@ from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import parse_patterns
 from ai2048.rules import SEED_ORDERS, Action
 from ai2048.train import get_trainer
-from ai2048.train.ntuple import PRESETS, NTupleConfig, kernel_options, run
+from ai2048.train.ntuple import PRESET_HELP, PRESETS, NTupleConfig, kernel_options, run
 from test_ntuple_network import ref_train_game
 
 DATA = Path(__file__).parent / "data"
@@ -296,9 +296,125 @@ def test_config__help_lists_the_options_and_old_configs_get_defaults() -> None:
     text = trainer_parser(get_trainer("ntuple")).format_help()
     for flag in ("--end-on-full-board", "--tie-order", "--gamma", "--illegal-action", "seed004-exact"):
         assert flag in text
+    # docs/ntuple.md at 100,000 games: the double-counted reward costs nothing there (it once said "most
+    # of the seed's gap is its double-counted reward")
+    before = " ".join(PRESET_HELP["seed004-before"].split())
+    assert "costs nothing measurable" in before and "most of" not in before
     old = json.loads((DATA / "ntuple_run_v1" / "config.json").read_text())
     old = old.get("config", old)
     assert not {"end_on_full_board", "tie_order", "gamma", "illegal_action"} & set(old)
     names = {f.name for f in dataclasses.fields(NTupleConfig)}
     cfg = NTupleConfig(**{k: v for k, v in old.items() if k in names})
     assert kernel_options(cfg) == KernelOptions()
+
+
+# ---------------------------------------------------------------- evaluating under seed 004's rules
+
+
+SEED004_RULES = {"end_on_full_board": True, "illegal_move": "penalty"}
+
+
+def _noisy_network(tmp_path: Path) -> str:
+    """Random weights, so that moves that change nothing win now and then under the penalty rule."""
+    net = Network(PATTERNS)
+    net.w[:] = np.random.default_rng(4).normal(0.0, 30.0, net.w.size).astype(np.float32)
+    net.save(tmp_path / "noisy.npz")
+    return str(tmp_path / "noisy.npz")
+
+
+def _penalties(record: dict) -> int:
+    """The record's moves that changed nothing, counted by replaying it under the penalty rule."""
+    g, n = ai2048.Game(seed=record["seed"]), 0
+    for ch in record["actions"]:
+        n += g.step("urdl".index(ch), penalty=True) == -1
+    assert (g.score, g.moves, hex(g.board)) == (record["score"], record["moves"], record["final_board"])
+    return n
+
+
+def test_eval_penalty__fast_path_python_loop_and_the_trainers_evaluation_play_the_same_games(
+    tmp_path: Path,
+) -> None:
+    """An agent that may choose unchanged moves (``illegal_action=penalty``) under seed 004's rules:
+    whole games in numba equal the Python loop's, and the trainer's own evaluation kernel plays the
+    same games from the same seeds (moves, tiles; its score counts each -1 as 0, as the seed's test)."""
+    agent = make_agent("ntuple", weights=_noisy_network(tmp_path), tie_order="004", illegal_action="penalty")
+    assert kernel_of(agent) is not None
+    fast = evaluate(agent, games=6, seed=5, workers=2, progress=False, **SEED004_RULES)
+    strip = [{k: v for k, v in r.items() if k not in ("seconds", "index")} for r in fast.records]
+    slow = [{k: v for k, v in play_game(agent, s, **SEED004_RULES).items() if k != "seconds"}
+            for s in game_seeds(5, 6)]
+    assert strip == slow
+    penalties = [_penalties(r) for r in fast.records]
+    assert sum(penalties) > 0
+    net, _ = load_file(tmp_path / "noisy.npz")
+    states = np.array(game_seeds(5, 6), dtype=np.uint64)
+    score, tile, moves = (np.zeros(6, np.int64) for _ in range(3))
+    kernels(SEED004).play_games(states, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, 0, 0.9, False,
+                                score, tile, moves, np.zeros(6, np.uint64))
+    assert moves.tolist() == [r["moves"] for r in fast.records]
+    assert [1 << t for t in tile.tolist()] == [r["max_tile"] for r in fast.records]
+    assert score.tolist() == [r["score"] + p for r, p in zip(fast.records, penalties, strict=True)]
+
+
+def test_eval_penalty__an_unchanged_move_under_the_standard_rule_stops_the_run(tmp_path: Path) -> None:
+    """Without ``illegal_move="penalty"`` such an agent's unchanged move is an error in both paths."""
+    agent = make_agent("ntuple", weights=_noisy_network(tmp_path), illegal_action="penalty")
+    with pytest.raises(EvalError, match="no legal move"):  # the numba game loop's words
+        evaluate(agent, games=3, seed=5, progress=False, end_on_full_board=True)
+    with pytest.raises(ValueError, match="does not change the board"):  # the Python loop's
+        for s in game_seeds(5, 3):
+            play_game(agent, s, end_on_full_board=True)
+
+
+def test_game_step_penalty__costs_one_point_spawns_and_refuses_a_full_board() -> None:
+    g = ai2048.Game(board=ai2048.encode([1] + [0] * 15), seed=3)
+    assert g.step(Action.UP, penalty=True) == -1  # a lone 2 in the corner: up changes nothing
+    assert (g.score, g.moves) == (-1, 1) and np.count_nonzero(ai2048.decode(g.board)) == 2
+    full = ai2048.Game(board=ai2048.encode([1, 2, 1, 2, 2, 1, 2, 1] * 2), seed=3)
+    with pytest.raises(ai2048.IllegalMoveError, match="not a legal move"):
+        full.step(Action.UP, penalty=True)
+
+
+def test_eval_cli__preset_seed004_exact_sets_the_rules_and_the_agents_settings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    weights = _noisy_network(tmp_path)
+    out = tmp_path / "res.json"
+    assert main(["eval", "ntuple", "--set", f"weights={weights}", "--preset", "seed004-exact", "--games", "3",
+                 "--seed", "5", "--no-progress", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert (res["end_on_full_board"], res["illegal_move"]) == (True, "penalty")
+    assert {k: res["config"][k] for k in ("tie_order", "illegal_action")} == {"tie_order": "004",
+                                                                                "illegal_action": "penalty"}
+    assert "unchanged moves cost 1 and spawn" in capsys.readouterr().out
+    assert sum(_penalties(r) for r in res["games"]) > 0
+    # the same games by the flags and settings the preset stands for
+    assert main(["eval", "ntuple", "--set", f"weights={weights}", "--set", "tie_order=004", "--set",
+                 "illegal_action=penalty", "--end-on-full-board", "--illegal-move", "penalty", "--games", "3",
+                 "--seed", "5", "--no-progress", "--out", str(tmp_path / "flags.json")]) == 0
+    flags = json.loads((tmp_path / "flags.json").read_text())
+    assert [g["actions"] for g in flags["games"]] == [g["actions"] for g in res["games"]]
+    # arena: agents without those settings (greedy) play legal moves under the same rules
+    assert main(["arena", "greedy", f"ntuple:weights={weights}", "--preset", "seed004-exact", "--games", "2",
+                 "--no-progress"]) == 0
+
+
+@pytest.mark.parametrize(
+    "extra,match",
+    [
+        (["--illegal-move", "penalty"], "--illegal-move penalty needs --end-on-full-board"),
+        (["--preset", "seed004-exact", "--illegal-move", "reject"], "contradicts --preset seed004-exact"),
+        (["--preset", "seed004-exact", "--record", "best"], "leave --record out"),
+    ],
+)
+def test_eval_cli__bad_rule_flags_name_the_fix(extra: list[str], match: str, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", "greedy", "--games", "1", "--no-progress", *extra]) == 2
+    assert match in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("agent,match", [("", "the agent is empty"), ("nope", "unknown agent 'nope'")])
+def test_eval_cli__preset_names_a_bad_agent_as_without_it(agent: str, match: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", agent, "--preset", "seed004-exact", "--games", "1", "--no-progress"]) == 2
+    assert match in capsys.readouterr().err

@@ -12,6 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ai2048.agents.seed_actions import SEED_ORDERS  # noqa: E402
+from ai2048.board_io import render_text  # noqa: E402
 from ai2048.engine import batch_legal_masks, batch_move, spawn_outcomes  # noqa: E402
 from ai2048.envs.torch_env import (  # noqa: E402
     EngineBatch,
@@ -226,6 +227,51 @@ def test_env__reset_terminated_resets_only_finished_games(cls):
         cells = (int(b[i]) >> SHIFTS.astype(np.int64)) & 0xF
         assert (cells > 0).sum() == 2 and set(cells[cells > 0].tolist()) <= {1, 2}
     assert not env.terminated.any()
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_choose_random_legal_action__uniform_over_legal_moves_reproducible_and_up_when_over(cls):
+    """Seed 001's ``choose_random_legal_action``: uniform over each game's legal moves, seeded by the
+    batch's seed, and UP (a no-op) for a game with none, where the seed's multinomial would fail."""
+    over = pack(np.array([[1, 2, 1, 2, 2, 1, 2, 1] * 2]))[0]
+    two = pack(np.array([[1] + [0] * 15]))[0]  # a lone 2 in the top-left corner: RIGHT and DOWN only
+    env = cls(2, seed=4)
+    env.set_boards(np.array([over, two], dtype=np.uint64))
+    picks = torch.stack([env.choose_random_legal_action() for _ in range(2000)])
+    assert picks[:, 0].tolist() == [0] * 2000
+    right = float((picks[:, 1] == Action.RIGHT).float().mean())
+    assert set(picks[:, 1].tolist()) == {Action.RIGHT, Action.DOWN} and 0.45 < right < 0.55  # 4.5 s.d.
+    again = cls(2, seed=4)
+    again.set_boards(np.array([over, two], dtype=np.uint64))
+    assert torch.equal(torch.stack([again.choose_random_legal_action() for _ in range(2000)]), picks)
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_random_rollout__plays_to_the_end_restores_the_positions_and_is_reproducible(cls):
+    over = pack(np.array([[1, 2, 1, 2, 2, 1, 2, 1] * 2]))[0]
+    env = cls(8, seed=2)
+    env.set_boards(np.concatenate([[over], env.boards()[1:]]).astype(np.uint64))
+    start, scores = env.boards(), env.scores.clone()
+    moves, gained = env.random_rollout(3)
+    assert (env.boards() == start).all() and torch.equal(env.scores, scores)
+    assert moves[0] == 0 and gained[0] == 0  # a finished game survives no move
+    assert (moves[1:] > 20).all() and (gained[1:] > 0).all()  # random games from the start: ~118 moves
+    again = cls(8, seed=2)
+    again.set_boards(start)
+    assert [t.tolist() for t in again.random_rollout(3)] == [moves.tolist(), gained.tolist()]
+    with pytest.raises(ValueError, match="num_rollouts=0"):
+        env.random_rollout(0)
+
+
+@pytest.mark.parametrize("cls", [TorchEnv2048, EngineBatch])
+def test_print_state__shows_the_board_score_and_last_move(cls, capsys):
+    env = cls(2, seed=1)
+    env.print_state(last_action=Action.LEFT, index=1)
+    out = capsys.readouterr().out
+    assert out.startswith("game 1  score 0  moves 0  last move LEFT\n")
+    assert render_text(int(env.boards()[1])) in out
+    with pytest.raises(ValueError, match="index=2 is outside 0..1"):
+        env.print_state(index=2)
 
 
 def test_env__bad_input_raises_clear_errors():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ai2048.cli import main
+from ai2048.cli._common import parse_value
+from ai2048.cli.train import set_example
 from ai2048.train import TRAINERS, get_trainer
 from ai2048.train.config import config_help, make_config
 
@@ -45,6 +47,21 @@ def test_train_help__lists_every_preset_with_its_line(name: str, capsys) -> None
     for preset, text in (t.preset_help or {}).items():
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(preset + " "))
         assert text in line
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_train_help__set_example_names_a_real_key_that_the_trainer_takes(name: str, capsys, tmp_path) -> None:
+    """The ``--set`` help's example is one of this trainer's keys (it used to say ``depth=3``, which
+    no trainer has), and the example as written is accepted."""
+    t = _trainer(name)
+    with pytest.raises(SystemExit):
+        main(["train", name, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    example = set_example(t)
+    assert f"e.g. --set {example} (repeatable)" in help_text
+    key, _, value = example.partition("=")
+    assert key in config_help(t.config_cls)
+    make_config(t.config_cls, **{key: parse_value(value)})
 
 
 def test_dqn__seed000_code_and_text_defaults_presets() -> None:

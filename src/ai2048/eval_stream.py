@@ -26,9 +26,9 @@ from ai2048.records import replay_actions, replay_differences
 from ai2048.rules import MAX_EXPONENT
 
 STREAM_FORMAT = "ai2048.eval-games"
-_SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board")
+_SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board", "illegal_move")
 """Header fields a resumed evaluation must share with the stream (the number of games may grow)."""
-_ABSENT = {"end_on_full_board": False}
+_ABSENT = {"end_on_full_board": False, "illegal_move": "reject"}
 """What a header written before a field existed means by its absence."""
 
 

@@ -17,7 +17,12 @@ By default a game runs until no move is legal (or ``max_moves``); ``goal_tile`` 
 tile reaches that value (seeds 000 and 003 stop at 2048) and ``end_on_full_board`` when the board
 is full, even if merges remain, or holds a 32768 (seed 004's ``end()``). Both are checked after
 each move and its spawn, as the seeds do, by every path: the numba kernels play them too
-(:func:`ai2048.search.games.ends_early`), so the rules keep the fast path.
+(:func:`ai2048.search.games.ends_early`), so the rules keep the fast path. ``illegal_move="penalty"``
+plays seed 004's unmasked moves: an agent may choose a move that changes nothing, which costs 1
+point while a tile still spawns (with ``end_on_full_board``, as the seed plays them).
+
+The agent's kernels are loaded (or compiled) before the clock starts: ``load_seconds`` says how
+long that took, apart from the per-game times, moves/s and wall time.
 
 The summary is seed 004's table (tile, % of games reaching it, % ending on it) with Wilson 95%
 intervals, the score's mean ± standard error, median and max, moves per game, moves/s and time
@@ -84,6 +89,24 @@ def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None,
     return goal_tile, bool(end_on_full_board)
 
 
+ILLEGAL_MOVES = ("reject", "penalty")
+"""What an evaluation does with an agent's move that changes nothing: ``reject`` stops the run with
+an :class:`EvalError` (agents play legal moves); ``penalty`` plays it as seed 004 does (its moves
+are not masked): the move costs 1 point and a tile still spawns."""
+
+
+def check_illegal_move(illegal_move: Any, end_on_full_board: bool) -> str:
+    """``illegal_move`` checked: one of :data:`ILLEGAL_MOVES`; ``penalty`` needs ``end_on_full_board``."""
+    if illegal_move not in ILLEGAL_MOVES:
+        raise ValueError(f"illegal_move={illegal_move!r}: use one of {', '.join(ILLEGAL_MOVES)}")
+    if illegal_move == "penalty" and not end_on_full_board:
+        raise ValueError(
+            "illegal_move='penalty' needs end_on_full_board=True (seed 004 plays them together: on a full "
+            "board a move that changes nothing has no cell to spawn in)"
+        )
+    return str(illegal_move)
+
+
 def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bool:
     """True when ``board`` (after a move and its spawn) ends the game by a seed's rule: a tile of at
     least ``goal_tile``, or, with ``end_on_full_board``, no empty cell or a 32768 (seed 004)."""
@@ -98,12 +121,14 @@ def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bo
 
 def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
               name: str | None = None, goal_tile: int | None = None,
-              end_on_full_board: bool = False) -> dict[str, Any]:
+              end_on_full_board: bool = False, illegal_move: str = "reject") -> dict[str, Any]:
     """Play one game from ``Game(seed)`` to the end (or ``max_moves``, ``goal_tile`` or a full board
     with ``end_on_full_board``); returns its record dict.
 
-    An illegal move raises ValueError naming the agent, the move and the board.
+    An illegal move raises ValueError naming the agent, the move and the board; with
+    ``illegal_move="penalty"`` a move that changes nothing is played (-1 point, a tile spawns).
     """
+    penalty = illegal_move == "penalty"
     g = Game(seed=seed, p_two=p_two)
     if hasattr(agent, "reset"):
         agent.reset(seed)
@@ -114,7 +139,7 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
         board = g.board
         a = agent.act(board)
         try:
-            g.step(a)
+            g.step(a, penalty=penalty)
         except (IllegalMoveError, ValueError, TypeError) as e:
             raise ValueError(
                 f"agent {name!r} chose {a!r} on board {board:#018x} (move {g.moves + 1}): {e}"
@@ -145,10 +170,12 @@ class EvalResult:
     max_moves: int | None = None
     goal_tile: int | None = None
     end_on_full_board: bool = False
+    illegal_move: str = "reject"
     records: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
     wall_seconds: float = 0.0
+    load_seconds: float = 0.0
     workers: int = 1
 
     @property
@@ -160,7 +187,10 @@ class EvalResult:
         return tile_table([r["max_tile"] for r in self.records])
 
     def summary(self) -> dict[str, Any]:
-        """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table."""
+        """Score mean ± standard error, median, max; moves per game; moves/s; ms per move; tile table.
+
+        Times are the games' own: ``load_seconds`` (loading or compiling the agent's kernels, before
+        the clock started) is apart."""
         n = self.games
         if n == 0:
             return {"games": 0}
@@ -180,6 +210,7 @@ class EvalResult:
             "ms_per_move": 1000.0 * secs / total_moves if total_moves else 0.0,
             "game_seconds": secs,
             "wall_seconds": self.wall_seconds,
+            "load_seconds": self.load_seconds,
             "tiles": self.tile_table(),
         }
 
@@ -188,9 +219,11 @@ class EvalResult:
         s = self.summary()
         head = (f"{self.agent} {self.config or ''}  games {self.games}/{self.games_requested}  "
                 f"seed {self.seed}")
-        if self.goal_tile is not None or self.end_on_full_board:
-            rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
-            head += f"  ({', '.join(rules + (['end on a full board'] if self.end_on_full_board else []))})"
+        rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
+        rules += ["end on a full board"] if self.end_on_full_board else []
+        rules += ["unchanged moves cost 1 and spawn"] if self.illegal_move == "penalty" else []
+        if rules:
+            head += f"  ({', '.join(rules)})"
         if self.interrupted:
             head += "  (interrupted)"
         if self.error:
@@ -208,7 +241,7 @@ class EvalResult:
         lines.append(
             f"score {s['score_mean']:.0f} ± {s['score_se']:.0f} (median {s['score_median']:.0f}, "
             f"max {s['score_max']})  moves/game {s['moves_mean']:.0f}  {s['moves_per_s']:.1f} moves/s  "
-            f"{s['ms_per_move']:.2f} ms/move"
+            f"{s['ms_per_move']:.2f} ms/move  (+ {self.load_seconds:.2f} s loading the agent)"
         )
         return "\n".join(lines)
 
@@ -232,9 +265,11 @@ class EvalResult:
             "max_moves": self.max_moves,
             "goal_tile": self.goal_tile,
             "end_on_full_board": self.end_on_full_board,
+            "illegal_move": self.illegal_move,
             "interrupted": self.interrupted,
             "error": self.error,
             "wall_seconds": self.wall_seconds,
+            "load_seconds": self.load_seconds,
             "workers": self.workers,
             "summary": self.summary(),
             "games": self.records,
@@ -256,9 +291,10 @@ class EvalResult:
                 agent=d["agent"], config=d["config"], seed=d["seed"], games_requested=d["games_requested"],
                 p_two=d["p_two"], max_moves=d["max_moves"], records=list(d["games"]),
                 interrupted=d["interrupted"], error=d["error"], wall_seconds=d["wall_seconds"],
-                # goal_tile and end_on_full_board are absent in results from before the end rules
+                # goal_tile, end_on_full_board, illegal_move and load_seconds are absent in older results
                 workers=d["workers"], goal_tile=d.get("goal_tile"),
                 end_on_full_board=bool(d.get("end_on_full_board", False)),
+                illegal_move=d.get("illegal_move", "reject"), load_seconds=d.get("load_seconds", 0.0),
             )
         except KeyError as e:
             raise ValueError(
@@ -395,6 +431,7 @@ def evaluate(
     max_moves: int | None = None,
     goal_tile: int | None = None,
     end_on_full_board: bool = False,
+    illegal_move: str = "reject",
     backend: str = "local",
     address: str | None = None,
     done: dict[int, dict[str, Any]] | None = None,
@@ -415,6 +452,8 @@ def evaluate(
         goal_tile: stop a game when a tile reaches this value (seeds 000 and 003: 2048); None = never.
         end_on_full_board: stop a game when the board is full even if merges remain, or holds a
             32768 (seed 004's ``end()``); kernel-backed agents play either rule in numba.
+        illegal_move: ``reject`` (an agent's move that changes nothing stops the run) or ``penalty``
+            (seed 004: it costs 1 point and a tile still spawns; needs ``end_on_full_board``).
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
@@ -430,17 +469,21 @@ def evaluate(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     goal_tile, end_on_full_board = check_end_rules(goal_tile, end_on_full_board)
+    illegal_move = check_illegal_move(illegal_move, end_on_full_board)
     rules: dict[str, Any] = {"p_two": p_two, "max_moves": max_moves, "goal_tile": goal_tile,
-                             "end_on_full_board": end_on_full_board}
+                             "end_on_full_board": end_on_full_board, "illegal_move": illegal_move}
     ag, name, cfg = _agent_and_name(agent, config)
     result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=p_two,
                         max_moves=max_moves, goal_tile=goal_tile, end_on_full_board=end_on_full_board,
-                        workers=workers)
+                        illegal_move=illegal_move, workers=workers)
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
     score_sum = sum(r["score"] for r in by_index.values())
     top = max((r["max_tile"] for r in by_index.values()), default=0)
+    kernel = _game_kernel(ag) if backend == "local" else None
+    if backend == "local" and todo:
+        result.load_seconds = _load(ag, kernel, p_two)  # before the clock: not any game's time
     previous_sigterm = sigterm_as_interrupt()  # before the bar: once it shows, SIGTERM is handled
     bar = None
     t0 = time.perf_counter()
@@ -454,11 +497,11 @@ def evaluate(
                        dynamic_ncols=True)
         if backend == "ray":
             stream = _ray_stream(ag, name, todo, rules, address)
-        elif backend == "local" and (kernel := _game_kernel(ag)) is not None:  # whole games in numba
+        elif kernel is not None:  # whole games in numba
             from ai2048.evaluate_fast import kernel_stream
 
             stream = kernel_stream(kernel, name, todo, p_two, max_moves, workers, goal_tile=goal_tile,
-                                   end_on_full_board=end_on_full_board)
+                                   end_on_full_board=end_on_full_board, illegal_move=illegal_move)
         elif backend == "local" and getattr(ag, "games_in_flight", 1) > 1:
             # games in flight: one batched search per move for all of a process's games; with several
             # workers each process batches its games (one game at a time each lost the batching)
@@ -466,14 +509,12 @@ def evaluate(
 
             if workers == 1 or len(todo) < 2:
                 stream = batched_stream(ag, name, todo, p_two, max_moves, goal_tile=goal_tile,
-                                        end_on_full_board=end_on_full_board)
-            else:
-                _warm_up(ag, p_two)
+                                        end_on_full_board=end_on_full_board, illegal_move=illegal_move)
+            else:  # the agent was loaded above (_load): forked workers inherit its compiled code
                 stream = pooled_batched_stream(ag, name, todo, rules, workers, _pool_context())
         elif workers == 1:
             stream = (_play_local(ag, name, i, s, rules) for i, s in todo)
         else:
-            _warm_up(ag, p_two)
             pool = _pool_context().Pool(workers, initializer=_init_worker,
                                         initargs=(ag, name, rules, os.getpid()))
             stream = pool.imap_unordered(_run_one, todo, chunksize=1)
@@ -533,10 +574,23 @@ def _pool_context() -> Any:
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 
 
-def _warm_up(agent: Any, p_two: float) -> None:
-    """One move in the parent so forked workers inherit compiled numba code instead of compiling twice."""
-    g = Game(seed=0, p_two=p_two)
-    agent.act(g.board)
+def _load(agent: Any, kernel: Any, p_two: float) -> float:
+    """Load (or compile) what the agent plays with before the clock starts; returns the seconds taken.
+
+    A kernel-backed agent's game loop is loaded by one call with no games; any other agent chooses
+    one move in this process, so its first game is not charged with loading its numba code (and
+    forked workers inherit it instead of compiling it again). An agent that fails on that move
+    fails again, with the board named, in its first game.
+    """
+    t0 = time.perf_counter()
+    if kernel is not None:
+        from ai2048.evaluate_fast import load_kernel
+
+        load_kernel(kernel, p_two)
+    else:
+        with contextlib.suppress(Exception):
+            agent.act(Game(seed=0, p_two=p_two).board)
+    return time.perf_counter() - t0
 
 
 def _ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any],

@@ -57,14 +57,15 @@ class _Slot:
 
 def batched_stream(
     agent: Any, name: str, todo: Iterable[tuple[int, int]], p_two: float, max_moves: int | None, *,
-    goal_tile: int | None = None, end_on_full_board: bool = False,
+    goal_tile: int | None = None, end_on_full_board: bool = False, illegal_move: str = "reject",
 ) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Play the games ``todo`` = [(index, seed)] (any iterable: a slot that frees up takes the next),
     ``agent.games_in_flight`` at a time; yield (index, record, error).
 
     A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
     a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal
-    move yields an error naming the agent, the move and the board (as ``play_game``) and stops.
+    move yields an error naming the agent, the move and the board (as ``play_game``) and stops,
+    unless ``illegal_move="penalty"`` (seed 004: it costs 1 point and a tile spawns).
     """
     in_flight = getattr(agent, "games_in_flight", 1)
     if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)) or in_flight < 1:
@@ -74,6 +75,7 @@ def batched_stream(
         raise TypeError(f"agent {name!r} sets games_in_flight but has no {' or '.join(missing)}; "
                         "play it one game at a time (games_in_flight=1)")
     games = iter(todo)
+    penalty = illegal_move == "penalty"
     slots: dict[int, _Slot] = {}
 
     def fill() -> None:
@@ -98,7 +100,7 @@ def batched_stream(
             g = slot.game
             board = g.board
             try:
-                g.step(int(a))
+                g.step(int(a), penalty=penalty)
             except (IllegalMoveError, ValueError, TypeError) as e:
                 yield slot.index, None, (f"agent {name!r} chose {a!r} on board {board:#018x} "
                                          f"(move {g.moves + 1}): {e}")
@@ -136,7 +138,8 @@ def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: d
     try:
         for item in batched_stream(agent, name, _claimed(counter, todo), rules["p_two"], rules["max_moves"],
                                    goal_tile=rules["goal_tile"],
-                                   end_on_full_board=rules["end_on_full_board"]):
+                                   end_on_full_board=rules["end_on_full_board"],
+                                   illegal_move=rules.get("illegal_move", "reject")):
             results.put(("game", item))
         results.put(("done", None))
     except Exception as e:  # the agent's own error: the evaluating process raises it, as one process would

@@ -9,9 +9,11 @@ starts from the same seed and the choices are the agent's own, so the records (s
 max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
 time shared among its games by their moves.
 
-The kernels play every end rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
+The kernels play every rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
 000 and 003) and seed 004's full-board end, checked after each move and its spawn as the Python
-loop checks them, so every path stops a game at the same move.
+loop checks them, so every path stops a game at the same move, and seed 004's unmasked moves
+(``illegal_move="penalty"``). :func:`load_kernel` loads the game loop before an evaluation's clock
+starts.
 
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
 so the progress bar moves; Ctrl-C or SIGTERM in the main thread sets a stop flag that the kernels
@@ -53,32 +55,43 @@ def kernel_of(agent: Any) -> Any:
     return agent.game_kernel()
 
 
+def _buffers(n: int, cap: int) -> tuple[np.ndarray, ...]:
+    """(boards, scores, moves, status, nacts, acts) for ``n`` games of at most ``cap`` moves a call."""
+    z = [np.zeros(n, np.uint64)] + [np.zeros(n, np.int64) for _ in range(4)]
+    return (*z, np.empty((n, cap), np.uint8))
+
+
+def load_kernel(kernel: Any, p_two: float) -> None:
+    """Load (or compile) ``kernel``'s game loop by one call with no games, so that no game's time
+    includes it (numba loads a cached kernel on its first call: a fraction of a second, or a
+    compilation of many seconds)."""
+    boards, scores, moves, status, nacts, acts = _buffers(0, 1)
+    ctx = kernel.context(0 if kernel.per_game else None)
+    kernel.play(ctx, boards, np.zeros(0, np.uint64), scores, moves, status, acts, nacts, 0, p_two,
+                np.zeros(1, np.int64), *end_rule_args(None, False))
+
+
 def _max_tile(board: int) -> int:
     e = max((board >> (4 * i)) & 0xF for i in range(16))
     return 1 << e if e else 0
 
 
 def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, max_moves: int | None,
-               stop: np.ndarray, *, goal_tile: int | None = None,
-               end_on_full_board: bool = False) -> tuple[list[dict[str, Any] | None], str | None]:
+               stop: np.ndarray, *, goal_tile: int | None = None, end_on_full_board: bool = False,
+               illegal_move: str = "reject") -> tuple[list[dict[str, Any] | None], str | None]:
     """Play the games of ``seeds`` to the end with ``ctx`` (per-game kernels build their own);
     returns their records (None where stopped) and the first bad choice as an error message
     (naming the board and move, as ``play_game`` does).
 
-    ``goal_tile`` and ``end_on_full_board`` are the end rules of ``play_game``, already checked
-    (:func:`ai2048.evaluate.check_end_rules`).
+    ``goal_tile``, ``end_on_full_board`` and ``illegal_move`` are the rules of ``play_game``, already
+    checked (:func:`ai2048.evaluate.check_end_rules`, :func:`ai2048.evaluate.check_illegal_move`).
     """
     n = len(seeds)
-    boards = np.zeros(n, np.uint64)
+    boards, scores, moves, status, nacts, acts = _buffers(n, min(_BUFFER, max_moves or _BUFFER))
     states = np.array(seeds, dtype=np.uint64)
-    scores = np.zeros(n, np.int64)
-    moves = np.zeros(n, np.int64)
-    status = np.zeros(n, np.int64)
-    nacts = np.zeros(n, np.int64)
-    acts = np.empty((n, min(_BUFFER, max_moves or _BUFFER)), np.uint8)
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
-    goal_exp, full_end = end_rule_args(goal_tile, end_on_full_board)
+    rules = end_rule_args(goal_tile, end_on_full_board, illegal_move)
     ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
     t0 = time.perf_counter()
     while not stop[0]:
@@ -86,11 +99,10 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
             for g in np.flatnonzero(status == RUNNING).tolist():
                 kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1],
                             moves[g : g + 1], status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit,
-                            p_two, stop, goal_exp, full_end)
+                            p_two, stop, *rules)
                 chunks[g].append(acts[g, : nacts[g]].tobytes())
         else:
-            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop,
-                        goal_exp, full_end)
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *rules)
             for i in range(n):
                 if nacts[i]:
                     chunks[i].append(acts[i, : nacts[i]].tobytes())
@@ -124,8 +136,8 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
 
 
 def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
-                  workers: int, *, goal_tile: int | None = None,
-                  end_on_full_board: bool = False) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+                  workers: int, *, goal_tile: int | None = None, end_on_full_board: bool = False,
+                  illegal_move: str = "reject") -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
     """Yield ``(index, record, error)`` for every ``(index, seed)`` of ``todo`` as ``workers`` threads
     finish them, each game ended by the rules of :func:`play_games`.
 
@@ -149,7 +161,8 @@ def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: fl
                     break
                 t0 = time.perf_counter()
                 recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop,
-                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board)
+                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board,
+                                       illegal_move=illegal_move)
                 dt = time.perf_counter() - t0
                 results.put(("games", (start, recs, err)))
                 if err is not None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ai2048 import engine
 from ai2048.board_io import check_action, check_board, check_seed, render_text
-from ai2048.engine.board import max_exponent
+from ai2048.engine.board import count_empty, max_exponent
 from ai2048.rules import P_TWO, Action
 
 
@@ -99,15 +99,23 @@ class Game:
         bits = int(engine.legal_bits(np.uint64(self.board)))
         return [Action(a) for a in range(4) if bits >> a & 1]
 
-    def step(self, action: Any) -> int:
-        """Play ``action``, spawn a tile, and return the reward; an illegal move raises."""
+    def step(self, action: Any, *, penalty: bool = False) -> int:
+        """Play ``action``, spawn a tile, and return the reward; an illegal move raises.
+
+        With ``penalty`` (seed 004's unmasked moves) a move that changes nothing is played: it
+        costs 1 point (reward -1) and a tile still spawns; on a full board it raises, as there
+        is no cell to spawn in.
+        """
         a = check_action(action)
         nb, r = engine.move(np.uint64(self._board), a)
         if nb == self._board:
-            legal = ", ".join(x.name for x in self.legal_actions()) or "none (the game is over)"
-            raise IllegalMoveError(
-                f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
-            )
+            if penalty and int(count_empty(np.uint64(nb))) > 0:
+                r = -1
+            else:
+                legal = ", ".join(x.name for x in self.legal_actions()) or "none (the game is over)"
+                raise IllegalMoveError(
+                    f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
+                )
         self._board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
         self.score += int(r)
         self.moves += 1

@@ -159,10 +159,13 @@ class Trajectory:
         return list(zip(cells.tolist(), exps.tolist(), strict=True))
 
 
-def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: float = P_TWO) -> Trajectory:
+def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: float = P_TWO,
+                   penalty: bool = False) -> Trajectory:
     """Re-play ``actions`` in a fresh ``Game(seed=seed, p_two=p_two)``; an illegal action raises.
 
-    The numba kernel makes the same calls as :class:`ai2048.Game`, so this is that game, fast.
+    The numba kernel makes the same calls as :class:`ai2048.Game`, so this is that game, fast. With
+    ``penalty`` a move that changes nothing is replayed as seed 004 plays it (``Game.step(a,
+    penalty=True)``: -1, and a tile spawns), for the results of ``eval --illegal-move penalty``.
     """
     acts = (
         str_to_actions(actions)
@@ -170,7 +173,8 @@ def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: 
         else np.array([check_action(a) for a in actions], np.uint8)
     )
     seed = _check_seed(seed)
-    boards, after, scores, bad = replay_boards(engine.seed_state(seed), np.float64(_check_p_two(p_two)), acts)
+    boards, after, scores, bad = replay_boards(engine.seed_state(seed), np.float64(_check_p_two(p_two)), acts,
+                                               bool(penalty))
     if bad >= 0:
         board = int(boards[bad])
         raise ValueError(

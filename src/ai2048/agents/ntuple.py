@@ -7,6 +7,9 @@ transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max
 ``downgrade=True`` values boards holding a 32768 after tile-downgrading (Guei et al. 2022).
 ``tie_order="004"`` breaks ties between equal values as seed 004's ``np.argmax`` over
 [up, down, left, right] does (default: the lower action number, up, right, down, left).
+``illegal_action="penalty"`` plays as seed 004's unmasked argmax: a move that changes nothing is
+scored ``-1 + V(board)`` and may be chosen (evaluate it with ``illegal_move="penalty"``, seed 004's
+rules; ``ai2048 eval --preset seed004-exact``).
 Without ``weights`` it plays a shipped network (:mod:`ai2048.models`): ``model=NAME`` or the default.
 """
 
@@ -23,7 +26,7 @@ from ai2048.agents.simple import named, playable
 from ai2048.board_io import check_flag
 from ai2048.checkpoint import read_json
 from ai2048.models import compact, store
-from ai2048.ntuple.codegen import KernelOptions, specialized
+from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.rules import P_TWO, Action
@@ -71,6 +74,8 @@ class NTupleAgent(BaseAgent):
         patterns: if given, the pattern set the weights must have (a mismatch is an error).
         tie_order: the action order that breaks ties between equal values ("clockwise": the lower
             action number; "004": seed 004's up, down, left, right; any of ``rules.SEED_ORDERS``).
+        illegal_action: "mask" (only moves that change the board) or "penalty" (seed 004: a move
+            that changes nothing scores -1 plus the board's value and may be chosen; depth 1 only).
     """
 
     def __init__(
@@ -85,9 +90,18 @@ class NTupleAgent(BaseAgent):
         model: str | None = None,
         models_dir: str | Path | None = None,
         tie_order: str = "clockwise",
+        illegal_action: str = "mask",
     ) -> None:
         self.depth = check_depth(depth)
         self.order = check_order(tie_order)
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action={illegal_action!r}: use one of {', '.join(ILLEGAL_ACTIONS)}")
+        self.penalty = illegal_action == "penalty"
+        if self.penalty and self.depth != 1:
+            raise ValueError(
+                f"illegal_action='penalty' plays seed 004's 1-ply player; depth={depth} searches legal moves "
+                "only: use depth=1, or illegal_action='mask'"
+            )
         self.p_two = check_probability("p_two", p_two)
         self.downgrade = check_flag("downgrade", downgrade)  # bool("no") was True
         if weights is not None and model is not None:
@@ -110,9 +124,13 @@ class NTupleAgent(BaseAgent):
         else:
             self.net = load_ntuple_network(weights, patterns)
         order = tuple(int(a) for a in self.order)
-        # the greedy move with another tie order is a variant of the network's kernels (compiled once)
+        # the greedy move with another tie order, or seed 004's unmasked moves, is a variant of the
+        # network's kernels (compiled once; the trainer's seed004-exact runs use the same module)
         self.k = self.net.k
-        if order != (0, 1, 2, 3):
+        if self.penalty:
+            self.k = specialized(self.net.tuples, KernelOptions(end_on_full_board=True, illegal_penalty=True,
+                                                                tie_order=order))
+        elif order != (0, 1, 2, 3):
             self.k = specialized(self.net.tuples, KernelOptions(tie_order=order))
         self.search: Expectimax | None = None
         if self.depth >= 2:
@@ -133,11 +151,14 @@ class NTupleAgent(BaseAgent):
             )
 
     def values(self, board: int) -> np.ndarray:
-        """[4] value of each move (``-inf`` where illegal)."""
+        """[4] value of each move (``-inf`` where illegal; with ``illegal_action="penalty"`` a move
+        that changes nothing is worth -1 plus the board's value)."""
         b = playable(board)
         if self.search is not None:
             return self.search.search(int(b), depth=self.depth).values
-        v = self.net.move_values(int(b), p_two=self.p_two, downgrade=self.downgrade)
+        n = self.net
+        v = self.k.move_values(np.uint64(b), KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase,
+                               n.stage_arr, self.downgrade)
         return np.where(np.isnan(v), -np.inf, v)
 
     def act(self, board: int) -> Action:

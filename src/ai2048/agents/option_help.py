@@ -108,13 +108,16 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                             "an integer >= 1, or None (no cap; needs time_limit)"),
         "time_limit": OptionHelp("seconds per move: deepen 1, 2, ... within it", "seed 003: 0.2 s per move",
                                  "a positive float, or None for a fixed depth"),
-        "prune": OptionHelp("alpha-beta pruning (the same move, fewer nodes)", "seed 003: with and without "
-                            "alpha-beta", "true or false"),
+        "prune": OptionHelp("alpha-beta pruning (the same move as without it under every tie order, "
+                            "fewer nodes)", "seed 003: with and without alpha-beta", "true or false"),
         "fours": OptionHelp("the adversary may also place 4s", "seed 003 places 2s only "
                                                                "(false)", "true or false"),
         "weights": OptionHelp("utility weights [smoothness, monotonicity, ln-empty, max4tile]",
                               "seed 003's minimax utility", "a list of 4 floats, or None for the seed's"),
         "order": ORDER,
+        "node_budget": OptionHelp("nodes (moves tried) per move over every depth: deepen 1, 2, ... within "
+                                  "it, the same on any machine", "seed 003's cut-off shrinks with the nodes "
+                                  "expanded (docs/search.md)", "an integer >= 1, or None"),
     },
     "montecarlo": {
         "playouts": OptionHelp("random playouts per legal first move; a move's value is their mean final "
@@ -229,6 +232,10 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                                 "seed 004's argmax takes the first of up, down, left, right (004); "
                                 "clockwise = the lower action number",
                                 _ORDERS),
+        "illegal_action": OptionHelp("mask: only moves that change the board; penalty: a move that changes "
+                                     "nothing scores -1 plus the board's value and may be chosen (1-ply; "
+                                     "evaluate with --illegal-move penalty)",
+                                     "seed 004's argmax does not mask moves", "mask or penalty"),
     },
     "endgame": {
         "depth": OptionHelp("the n-tuple network search's depth away from the tables (3 = 3-ply, "

@@ -199,9 +199,12 @@ class MinimaxAgent(BaseAgent):
     Args:
         depth: moves searched ahead (the placements between them are the adversary's; the last
             move's after-state is scored); with ``time_limit`` the deepest allowed (None = no cap).
-            Default 4: a deeper worst-case search plays worse (measured: docs/search.md).
+            Default 4: deeper worst-case searches played worse here (docs/search.md).
         time_limit: seconds per move (seed: 0.2); deepens 1, 2, ... within it. None = fixed depth.
-        prune: alpha-beta pruning (same move, fewer nodes).
+        node_budget: nodes (moves tried) per move, over every depth searched: deepens 1, 2, ... within
+            it, alone (``time_limit=None``) or with the time limit; unlike a time limit it stops at the
+            same node on any machine. None = no node budget.
+        prune: alpha-beta pruning (the same move as without it under every tie order, fewer nodes).
         fours: the adversary also places 4s (the seed places 2s only).
         weights: seed 003 utility weights [smoothness, monotonicity, ln-empty, max4tile].
         order: tie-break order (a seed number or "clockwise").
@@ -215,13 +218,17 @@ class MinimaxAgent(BaseAgent):
         fours: bool = False,
         weights: list[float] | None = None,
         order: str = "003",
+        node_budget: int | None = None,
     ) -> None:
         if depth is not None:
             check_depth(depth)
         if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
             raise ValueError(f"time_limit={time_limit} must be a positive number of seconds (or None)")
-        if depth is None and time_limit is None:
-            raise ValueError("minimax needs a depth, a time_limit, or both")
+        if node_budget is not None and (isinstance(node_budget, bool) or not isinstance(node_budget, int)
+                                        or node_budget < 1):
+            raise ValueError(f"node_budget={node_budget!r} must be an integer >= 1 (or None)")
+        if depth is None and time_limit is None and node_budget is None:
+            raise ValueError("minimax needs a depth, a time_limit or a node_budget (or a depth with either)")
         w = np.array(weights if weights is not None else SEED003_UTILITY_WEIGHTS, dtype=np.float64)
         if w.shape != (4,):
             raise ValueError(
@@ -229,17 +236,20 @@ class MinimaxAgent(BaseAgent):
             )
         self.depth = depth
         self.time_limit = None if time_limit is None else float(time_limit)
+        self.node_budget = node_budget
         self.order = check_order(order)
-        self.search = Minimax(seed003_utility, (w,), prune=prune, fours=fours)
+        self.search = Minimax(seed003_utility, (w,), prune=prune, fours=fours, order=self.order)
         self.last_depth = 0
 
     def values(self, board: int) -> np.ndarray:
-        vals, self.last_depth = self.search.search(int(playable(board)), self.depth, self.time_limit)
+        vals, self.last_depth = self.search.search(int(playable(board)), self.depth, self.time_limit,
+                                                   self.node_budget)
         return vals
 
     def game_kernel(self) -> Any:
-        """Whole games in numba at a fixed depth (the same moves as ``act``); None with a time limit."""
-        if self.time_limit is not None or self.depth is None:
+        """Whole games in numba at a fixed depth (the same moves as ``act``); None with a time limit or
+        a node budget (the deepening runs in Python)."""
+        if self.time_limit is not None or self.node_budget is not None or self.depth is None:
             return None
         from ai2048.search.games import minimax_kernel
 

@@ -10,6 +10,7 @@ from ai2048.agents.base import (
     available,
     check_agent_config,
     check_run_overrides,
+    config_keys,
     load_agent,
     make_agent,
     run_agent_name,
@@ -49,6 +50,11 @@ def check_agent(spec: str, sets: dict[str, Any]) -> None:
         check_agent_config(run_agent_name(spec), {"weights": os.path.normpath(spec), **sets})
     else:
         check_agent_config(spec, sets)
+
+
+def agent_keys(spec: str) -> set[str]:
+    """The config keys of the agent ``spec`` names (a registered name, or a run directory's agent)."""
+    return set(config_keys(run_agent_name(spec) if _is_run_dir(spec) else spec))
 
 
 def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:

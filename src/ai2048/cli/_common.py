@@ -74,8 +74,9 @@ def parse_sets(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def add_set_argument(parser: argparse.ArgumentParser) -> None:
-    """Add the repeatable ``--set key=value`` option."""
+def add_set_argument(parser: argparse.ArgumentParser, example: str = "depth=3") -> None:
+    """Add the repeatable ``--set key=value`` option; ``example`` is a real ``key=value`` of what the
+    command configures (the agents' ``depth`` by default; a trainer's own field for ``train``)."""
     parser.add_argument(
         "--set",
         dest="sets",
@@ -83,7 +84,7 @@ def add_set_argument(parser: argparse.ArgumentParser) -> None:
         type=set_item,
         default=[],
         metavar="KEY=VALUE",
-        help="a config value, e.g. --set depth=3 (repeatable)",
+        help=f"a config value, e.g. --set {example} (repeatable)",
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import check_output_file
-from ai2048.cli._agents import build_agent, check_agent
+from ai2048.cli._agents import agent_keys, build_agent, check_agent
 from ai2048.cli._common import (
     add_set_argument,
     check_out_dir,
@@ -18,8 +18,28 @@ from ai2048.cli._common import (
     printable,
 )
 from ai2048.eval_stream import GameStream, stream_path
-from ai2048.evaluate import MAX_MOVES, MAX_WORKERS, EvalError, EvalResult, check_end_rules, evaluate
+from ai2048.evaluate import (
+    ILLEGAL_MOVES,
+    MAX_MOVES,
+    MAX_WORKERS,
+    EvalError,
+    EvalResult,
+    check_end_rules,
+    check_illegal_move,
+    evaluate,
+)
 from ai2048.rules import MAX_EXPONENT, P_TWO
+
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "seed004-exact": {
+        "rules": {"end_on_full_board": True, "illegal_move": "penalty"},
+        "agent": {"tie_order": "004", "illegal_action": "penalty"},
+    },
+}
+"""``--preset``: the game rules it sets, and the settings it gives agents that have them (a ``--set``
+of the same key wins). ``seed004-exact`` plays seed 004's test: a game ends at a full board, and a
+move that changes nothing may be chosen (-1 point, a tile spawns) by an n-tuple network breaking
+ties up, down, left, right (``ai2048 train ntuple --preset seed004-exact`` trains under these rules)."""
 
 
 def goal_tile_value(text: str) -> int:
@@ -57,6 +77,15 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--end-on-full-board", action="store_true",
                    help="stop a game when the board is full even if merges remain, or holds a 32768 "
                    "(seed 004's end rule); default: play until no move is legal")
+    p.add_argument("--illegal-move", choices=ILLEGAL_MOVES, default=None,
+                   help="a move that changes nothing: reject (default: the run stops with an error naming "
+                   "the agent) or penalty (seed 004: it costs 1 point and a tile still spawns; needs "
+                   "--end-on-full-board)")
+    p.add_argument("--preset", choices=sorted(PRESETS), default=None,
+                   help="seed004-exact: seed 004's test rules (--end-on-full-board --illegal-move penalty) "
+                   "and, for agents with these settings, tie_order=004 and illegal_action=penalty "
+                   "(a --set of either wins); `ai2048 train ntuple --preset seed004-exact` trains "
+                   "under the same rules")
     p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
@@ -102,6 +131,41 @@ def check_eval_arguments(args: argparse.Namespace) -> None:
             check_end_rules(args.goal_tile, False)
         except (TypeError, ValueError) as e:
             raise ValueError(f"--goal-tile {args.goal_tile!r}: {e}") from None
+    apply_preset_rules(args)
+
+
+def apply_preset_rules(args: argparse.Namespace) -> None:
+    """``--preset``'s rules into ``args`` (``--end-on-full-board``, ``--illegal-move``), then
+    ``--illegal-move`` resolved (default ``reject``) and checked against ``--end-on-full-board``.
+    A flag that contradicts the preset is an error, not silently overridden."""
+    preset = getattr(args, "preset", None)
+    illegal = getattr(args, "illegal_move", None)
+    if preset is not None:
+        rules = PRESETS[preset]["rules"]
+        if illegal is not None and illegal != rules["illegal_move"]:
+            raise ValueError(f"--illegal-move {illegal} contradicts --preset {preset} (which plays "
+                             f"--illegal-move {rules['illegal_move']}); drop one of them")
+        args.end_on_full_board = args.end_on_full_board or rules["end_on_full_board"]
+        illegal = rules["illegal_move"]
+    args.illegal_move = illegal or "reject"
+    if args.illegal_move == "penalty" and not args.end_on_full_board:
+        raise ValueError(
+            "--illegal-move penalty needs --end-on-full-board, as seed 004 plays them together (on a full "
+            "board a move that changes nothing has no cell to spawn in); add --end-on-full-board, or use "
+            "--preset seed004-exact"
+        )
+    check_illegal_move(args.illegal_move, args.end_on_full_board)
+
+
+def with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> dict[str, Any]:
+    """``sets`` plus ``--preset``'s agent settings that the agent ``spec`` has and ``sets`` lacks."""
+    preset = getattr(args, "preset", None)
+    if preset is None:
+        return sets
+    check_agent(spec, sets)  # an empty, unknown or missing agent is named as without --preset
+    keys = agent_keys(spec)
+    extra = {k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}
+    return {**sets, **extra}
 
 
 def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
@@ -122,7 +186,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
         stream = GameStream(stream_to, {"agent": name, "config": cfg, "seed": args.seed,
                                         "p_two": args.p_two, "max_moves": args.max_moves,
                                         "games_requested": args.games, "goal_tile": args.goal_tile,
-                                        "end_on_full_board": args.end_on_full_board})
+                                        "end_on_full_board": args.end_on_full_board,
+                                        "illegal_move": args.illegal_move})
         if resume:
             done = stream.load()
             print(f"resuming: {len(done)} finished game(s) kept from {stream_to}", file=sys.stderr)
@@ -136,8 +201,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
         result = evaluate(
             agent, games=args.games, seed=args.seed, workers=args.workers,
             progress=not args.no_progress, p_two=args.p_two, max_moves=args.max_moves,
-            goal_tile=args.goal_tile, end_on_full_board=args.end_on_full_board, backend=args.backend,
-            address=args.address,
+            goal_tile=args.goal_tile, end_on_full_board=args.end_on_full_board,
+            illegal_move=args.illegal_move, backend=args.backend, address=args.address,
             done=done, on_game=stream.write if stream is not None else None,
         )
     finally:
@@ -148,8 +213,8 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
 
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the agent is built or a game played."""
-    sets = parse_sets(args.sets)
     check_eval_arguments(args)
+    sets = with_preset(args, args.agent, parse_sets(args.sets))
     check_out_file(args.out)
     if args.out is not None:
         check_output_file(stream_path(args.out), "--out's games file",
@@ -159,13 +224,18 @@ def check(args: argparse.Namespace) -> None:
             "--resume needs --out: it continues the run whose games stream beside that result file"
         )
     if args.record == "best":
+        if args.illegal_move == "penalty":
+            raise ValueError(
+                "--record best writes game records, which replay under the standard rules; a game with "
+                "seed 004's unchanged moves (--illegal-move penalty) does not replay: leave --record out"
+            )
         check_out_dir(args.records, "--records")
     check_agent(args.agent, sets)
 
 
 def run(args: argparse.Namespace) -> int:
     check(args)
-    sets = parse_sets(args.sets)
+    sets = with_preset(args, args.agent, parse_sets(args.sets))
     games_file = stream_path(args.out) if args.out is not None else None
     try:
         result = run_eval(args, args.agent, sets, games_file, args.resume)

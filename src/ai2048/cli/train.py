@@ -45,6 +45,15 @@ OLD_FLAGS = {"seconds": "ntuple", "max_minutes": "lazyzero"}
 """Old config names -> the trainer whose command line had them (before every budget was ``duration``)."""
 
 
+def set_example(trainer: Trainer) -> str:
+    """``key=value`` of the trainer's first field with a plain default: a ``--set`` example that is a
+    real key of this trainer (``depth=3``, the agents' example, is not one of any trainer's)."""
+    for f in dataclasses.fields(trainer.config_cls):
+        if isinstance(f.default, (int, float, str)) and not isinstance(f.default, bool):
+            return f"{f.name}={f.default}"
+    return f"{dataclasses.fields(trainer.config_cls)[0].name}=..."
+
+
 def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     """The parser of ``ai2048 train NAME``, one flag per config field."""
     epilog = None
@@ -64,7 +73,7 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
     if trainer.presets:
         p.add_argument("--preset", choices=sorted(trainer.presets), help="start from a named configuration")
-    add_set_argument(p)
+    add_set_argument(p, set_example(trainer))
     hints = typing.get_type_hints(trainer.config_cls)
     names = {f.name for f in dataclasses.fields(trainer.config_cls)}
     for old, (new, factor) in RENAMED_CONFIG_KEYS.items():  # the budget's old flag still works where it was

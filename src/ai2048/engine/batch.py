@@ -30,8 +30,9 @@ from ai2048.rules import MAX_EXPONENT
 
 REWARD_SCORE, REWARD_LOG2, REWARD_MOVES = 0, 1, 2
 """``reward_mode`` codes: merged tile values, merged exponents (seed 000), 1 per legal move (seed 001)."""
-ILLEGAL_NOOP, ILLEGAL_TERMINATE, ILLEGAL_RAISE = 0, 1, 2
-"""``illegal_mode`` codes; "raise" is checked before the kernel runs (:func:`first_bad_action`)."""
+ILLEGAL_NOOP, ILLEGAL_TERMINATE, ILLEGAL_RAISE, ILLEGAL_SPAWN = 0, 1, 2, 3
+"""``illegal_mode`` codes; "raise" is checked before the kernel runs (:func:`first_bad_action`);
+"spawn" is seed 004's unmasked move: it costs the penalty and a tile still spawns."""
 STEP, RESTART, HOLD = 0, 1, 2
 """Per-slot ``control`` codes of a step: play the action, start a new game instead (next-step
 autoreset: the action is ignored), or leave the slot as it is (a finished game waiting)."""
@@ -107,8 +108,10 @@ def step_board(
     Returns (board, score gained, log2 gained, reward, illegal, terminated, goal_cut, legal bits
     of the new board, its max exponent, its empty cells). An illegal action keeps the board, spawns
     nothing and costs ``illegal_penalty``; it ends the game under "terminate" or when no action is
-    legal. A legal move that makes the goal tile adds ``goal_reward`` and ends the game: as
-    terminal when ``goal_terminal``, else as a cut (``goal_cut``: the caller truncates). With
+    legal. Under "spawn" (seed 004, whose moves are not masked) it costs ``illegal_penalty`` and a
+    tile still spawns, where a cell is empty. A legal move that makes the goal tile adds
+    ``goal_reward`` and ends the game: as terminal when ``goal_terminal``, else as a cut
+    (``goal_cut``: the caller truncates). With
     ``end_on_full_board`` (seed 004) a full board, or a 32768, ends the game.
     """
     reward_mode = opts[OPT_REWARD]
@@ -118,6 +121,8 @@ def step_board(
     if illegal:
         gain = np.int64(0)
         reward = -opts[OPT_PENALTY]
+        if opts[OPT_ILLEGAL] == ILLEGAL_SPAWN and count_empty(nb) > 0:
+            nb = spawn(nb, state, p_two)
     else:
         lg = log2_reward(b, a)
         nb = spawn(nb, state, p_two)
@@ -235,8 +240,8 @@ def _step_range(
             gains[i] = g
             log_gains[i] = lg
             illegal[i] = ill
-            if not ill:
-                scores[i] += g
+            scores[i] += g
+            if not ill or b != boards[i]:  # a move, or an illegal one that spawned ("spawn")
                 moves[i] += 1
             steps[i] += 1
             trunc = not term and (cut or steps[i] >= max_steps)

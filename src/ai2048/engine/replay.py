@@ -3,7 +3,8 @@
 ``Game(seed)`` draws the two start tiles and then one spawn per legal move from one SplitMix64
 stream, so ``seed + actions`` determine the whole game. These kernels make exactly the same calls
 in the same order as :class:`ai2048.Game` (``new_board`` then ``move`` + ``spawn``), which the
-tests check move for move.
+tests check move for move. With ``penalty`` they replay seed 004's unmasked moves too (a move that
+changes nothing costs 1 point and a tile still spawns), as ``Game.step(a, penalty=True)`` plays them.
 """
 
 from __future__ import annotations
@@ -11,20 +12,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ai2048.engine.board import count_empty
 from ai2048.engine.moves import move
 from ai2048.engine.spawn import new_board, spawn
 
 
 @njit(cache=True)
 def replay_boards(
-    state: np.ndarray, p_two: np.float64, actions: np.ndarray
+    state: np.ndarray, p_two: np.float64, actions: np.ndarray, penalty: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.int64]:
     """Play ``actions`` [n] from a fresh game on RNG ``state`` (uint64[1], advanced in place).
 
     Returns ``(boards [n+1] uint64, afterstates [n] uint64, scores [n+1] int64, bad)``: the board
     before each move and at the end, the board after each move before its spawn, the cumulative
     score, and ``bad`` = index of the first action that is out of range or does not change the
-    board (-1 if every action is legal). Entries from ``bad`` on are left as zero.
+    board (with ``penalty``: that does not change a full board) (-1 if every action is legal).
+    Entries from ``bad`` on are left as zero.
     """
     n = actions.shape[0]
     boards = np.zeros(n + 1, dtype=np.uint64)
@@ -39,7 +42,9 @@ def replay_boards(
             return boards, after, scores, np.int64(i)
         nb, r = move(b, a)
         if nb == b:
-            return boards, after, scores, np.int64(i)
+            if not penalty or count_empty(b) == 0:
+                return boards, after, scores, np.int64(i)
+            r = np.int64(-1)
         after[i] = nb
         b = spawn(nb, state, p_two)
         score += r

@@ -21,6 +21,7 @@ from ai2048.engine.batch import (
     HOLD,
     ILLEGAL_NOOP,
     ILLEGAL_RAISE,
+    ILLEGAL_SPAWN,
     ILLEGAL_TERMINATE,
     NO_GOAL,
     RESTART,
@@ -45,7 +46,8 @@ PARALLEL_MIN_GAMES = 1024
 """Below this many games a step is too short to share out: the serial kernel runs (see docs)."""
 
 _REWARD_CODES = {"score": REWARD_SCORE, "log2": REWARD_LOG2, "moves": REWARD_MOVES}
-_ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE}
+_ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE,
+                  "spawn": ILLEGAL_SPAWN}
 _TILE_OF = np.array([0] + [1 << e for e in range(1, 16)], dtype=np.int64)
 
 

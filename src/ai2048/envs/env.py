@@ -134,7 +134,7 @@ class Game2048Env(gym.Env):
             self._board, action, self._rng, self._p_two, self._opts, exps
         )
         self._bits = bits
-        if illegal:
+        if illegal and nb == self._board:  # nothing spawned (every mode but "spawn", or a full board)
             return self._obs(exps), reward, terminated, False, self._info(True)
         self._board = np.uint64(nb)
         self._max_exp = max_exp
@@ -146,7 +146,7 @@ class Game2048Env(gym.Env):
             "max_tile": 1 << max_exp,
             "moves": self.moves,
             "board": int(nb),
-            "illegal": False,
+            "illegal": illegal,
         }
         if max_exp == MAX_EXPONENT and _blocked_32768(int(nb)):
             info["capped"] = True

@@ -13,7 +13,7 @@ from ai2048.game import _check_p_two
 from ai2048.rules import MAX_EXPONENT, P_TWO
 
 REWARD_MODES = ("score", "log2", "moves")
-ILLEGAL_MODES = ("noop", "terminate", "raise")
+ILLEGAL_MODES = ("noop", "terminate", "raise", "spawn")
 MAX_NUM_ENVS = 1 << 24
 """Most games one batched env holds: about 2 GB of boards, observations and counters at this size."""
 
@@ -50,7 +50,9 @@ class EnvOptions:
         planes: one-hot planes; 16 covers every tile, 12 reproduces seed 000.
         reward_mode: "score" (merged values), "log2" (merged exponents, seed 000) or "moves" (1 per
             legal move, seed 001).
-        illegal_action: "noop" (reward -penalty, no spawn, ``info["illegal"]``), "terminate" or "raise".
+        illegal_action: "noop" (reward -penalty, no spawn, ``info["illegal"]``), "terminate", "raise",
+            or "spawn" (seed 004's unmasked moves: reward -penalty and a tile still spawns where a cell
+            is empty, counted as a move; seed 004 is ``illegal_penalty=1.0`` with ``end_on_full_board``).
         illegal_penalty: subtracted from the reward of an illegal action.
         goal_tile: end the episode when a tile reaches this value (seed 000 stops at 2048); None = never.
         goal_reward: added to the reward when the goal tile is reached (seed 000: 2048, or 11 in log2 mode).

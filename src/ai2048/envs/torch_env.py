@@ -17,18 +17,22 @@ Beyond the seed: the score is tracked (the seed's reward was always 0), two 3276
 merge (``MAX_EXPONENT``), and actions use ai2048's clockwise order (UP=0, RIGHT=1, DOWN=2,
 LEFT=3). The seed's order (0=LEFT, 1=DOWN, 2=RIGHT, 3=UP) is the number of clockwise quarter
 turns that make a move LEFT; :func:`quarter_turns` is the one place that converts.
+
+Both batches also have the seed's base-``Env`` helpers (:class:`SeedEnvHelpers`):
+``choose_random_legal_action``, ``random_rollout`` and ``print_state``.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import torch
 
-from ai2048.board_io import check_boards, check_seed
+from ai2048.board_io import check_boards, check_seed, render_text
 from ai2048.envs.batch import GameBatch, seed_states
 from ai2048.envs.options import EnvOptions, check_env_seed, check_num_envs
 from ai2048.game import _check_p_two
@@ -205,6 +209,71 @@ def stochastic_progressions(states: torch.Tensor, p_two: float = P_TWO) -> tuple
     return boards.view(n, 32, 1, 4, 4), probs
 
 
+def action_seed(seed: int | None) -> int | None:
+    """The seed of a batch's random-action generator, derived from the batch's ``seed`` (so random
+    actions never replay the spawns' numbers); None stays None (OS entropy)."""
+    if seed is None:
+        return None
+    return int(np.random.SeedSequence([int(seed), 1]).generate_state(1, np.uint64)[0])
+
+
+def seed_generator(generator: torch.Generator, seed: int | None) -> None:
+    """``generator`` seeded with ``seed``, or from OS entropy when it is None."""
+    if seed is None:
+        generator.seed()
+    else:
+        generator.manual_seed(seed)
+
+
+class SeedEnvHelpers:
+    """Seed 001's base-``Env`` helpers (turbozero ``core/env.py``) on either batch.
+
+    ``choose_random_legal_action`` and ``random_rollout`` draw from ``action_generator``, which
+    ``seed()`` seeds with :func:`action_seed` of the batch's seed: a seeded batch rolls out the same
+    way every time. (They use only the interface the two batches share, read through ``env``.)
+    """
+
+    def choose_random_legal_action(self) -> torch.Tensor:
+        """int64 [N]: a legal action of every game, uniformly at random (UP for a finished game, which
+        leaves it as it is; the seed's ``torch.multinomial`` would fail on a row with no legal move)."""
+        env: Any = self
+        legal = env.legal_actions().float()
+        legal[legal.sum(1) == 0, 0] = 1.0
+        return torch.multinomial(legal, 1, generator=env.action_generator).flatten()
+
+    def random_rollout(self, num_rollouts: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Play every game to its end with random legal moves, ``num_rollouts`` times from the present
+        positions (restored after each rollout); returns float32 [N] (mean moves survived, mean score
+        gained). The seed's version averages the terminal reward, always 0 in its 2048 env; the moves
+        survived are its training reward (LazyZero's value target is their log)."""
+        if isinstance(num_rollouts, bool) or not isinstance(num_rollouts, int) or num_rollouts < 1:
+            raise ValueError(f"num_rollouts={num_rollouts!r} must be an integer >= 1")
+        env: Any = self
+        snap = env.save()
+        moves0, scores0 = env.moves.clone(), env.scores.clone()
+        moves = torch.zeros(env.num_envs, dtype=torch.float32, device=moves0.device)
+        score = torch.zeros_like(moves)
+        for _ in range(num_rollouts):
+            while not bool(env.terminated.all()):
+                env.step(self.choose_random_legal_action())
+            moves += (env.moves - moves0).float()
+            score += (env.scores - scores0).float()
+            env.load(snap)
+        return moves / num_rollouts, score / num_rollouts
+
+    def print_state(self, last_action: int | None = None, index: int = 0,
+                    file: IO[str] | None = None) -> None:
+        """Print game ``index``'s board, score and moves, and the move that led to it (the seed prints
+        a coloured board with an edge on the side of the last move)."""
+        env: Any = self
+        if not 0 <= index < env.num_envs:
+            raise ValueError(f"index={index} is outside 0..{env.num_envs - 1}")
+        head = f"game {index}  score {int(env.scores[index])}  moves {int(env.moves[index])}"
+        if last_action is not None:
+            head += f"  last move {Action(int(last_action)).name}"
+        print(f"{head}\n{render_text(int(env.boards()[index]))}", file=file or sys.stdout)
+
+
 @dataclass
 class Snapshot:
     """Saved positions of a :class:`TorchEnv2048` batch (seed 001's ``save_node``)."""
@@ -215,7 +284,7 @@ class Snapshot:
     terminated: torch.Tensor
 
 
-class TorchEnv2048:
+class TorchEnv2048(SeedEnvHelpers):
     """N games of 2048 as tensors, stepped together (seed 001's ``_2048Env`` with scores).
 
     Attributes (all on ``device``): ``states`` float32 [N, 1, 4, 4] exponents, ``scores`` int64
@@ -232,6 +301,7 @@ class TorchEnv2048:
         self.device = resolve_device(device)
         self.p_two = float(p_two)
         self.generator = torch.Generator(device=self.device)
+        self.action_generator = torch.Generator(device=self.device)
         self.states = torch.zeros(num_envs, 1, 4, 4, device=self.device)
         self.scores = torch.zeros(num_envs, dtype=torch.long, device=self.device)
         self.moves = torch.zeros(num_envs, dtype=torch.long, device=self.device)
@@ -239,12 +309,10 @@ class TorchEnv2048:
         self.reset(seed)
 
     def seed(self, seed: int | None) -> None:
-        """Reseed the spawn generator (``None``: from OS entropy)."""
+        """Reseed the spawn and random-action generators (``None``: from OS entropy)."""
         seed = check_seed(seed)  # an int in 0..2**64-1: int() truncated 1.5 and took "1", True and -1
-        if seed is None:
-            self.generator.seed()
-        else:
-            self.generator.manual_seed(seed)
+        seed_generator(self.generator, seed)
+        seed_generator(self.action_generator, action_seed(seed))
 
     def _new_games(self, which: torch.Tensor) -> None:
         self.states[which] = 0
@@ -325,7 +393,7 @@ class TorchEnv2048:
         self.terminated = torch.where(which, snap.terminated, self.terminated)
 
 
-class EngineBatch:
+class EngineBatch(SeedEnvHelpers):
     """The :class:`TorchEnv2048` interface on the numba engine's uint64 boards (fast on CPU).
 
     Search and training code written against ``TorchEnv2048`` runs unchanged on either: on a GPU
@@ -345,6 +413,7 @@ class EngineBatch:
         self.device = resolve_device(device)
         self.p_two = float(p_two)
         self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two))
+        self.action_generator = torch.Generator(device=self.device)
         self.reset(seed)
 
     @property
@@ -358,8 +427,11 @@ class EngineBatch:
         return torch.from_numpy(self.games.moves)
 
     def seed(self, seed: int | None) -> None:
-        """Give every game its own RNG state derived from ``seed`` (``None``: OS entropy)."""
-        self.games.states[:] = seed_states(check_env_seed(seed), self.num_envs)
+        """Give every game its own RNG state derived from ``seed`` (``None``: OS entropy), and seed the
+        random-action generator."""
+        seed = check_env_seed(seed)
+        self.games.states[:] = seed_states(seed, self.num_envs)
+        seed_generator(self.action_generator, action_seed(seed))
 
     def reset(self, seed: int | None = None) -> None:
         """Start N new games; a seed makes the whole batch reproducible."""

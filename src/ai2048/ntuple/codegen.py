@@ -51,6 +51,10 @@ where a numba release drops it, the kernels compile with reference counting (slo
 _ENGINE_FILES = ("board.py", "moves.py", "spawn.py", "rng.py", "tables.py", "intrinsics.py")
 DEFAULT_ORDER = (0, 1, 2, 3)
 """The default tie order: the lower action number (up, right, down, left) wins."""
+ILLEGAL_ACTIONS = ("mask", "penalty")
+"""``illegal_action`` of the trainer and the agent: moves that leave the board unchanged are never
+chosen (mask), or are scored -1 and followed by a spawn as seed 004's unmasked argmax plays them
+(penalty, :attr:`KernelOptions.illegal_penalty`)."""
 
 
 @dataclass(frozen=True)

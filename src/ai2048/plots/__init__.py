@@ -11,8 +11,9 @@
 - :func:`plot_runs`: several runs of any trainers overlaid, one colour per run on shared axes per panel,
   each named by :func:`distinct_names` (its folder, with parents where two are equal).
 - :func:`plot_arena`: several results (an ``ai2048 arena`` file or eval files) side by side, with
-  seed 000's overlaid score histograms, each named by :func:`agent_labels` (the agent plus only the
-  options that differ).
+  seed 000's overlaid score histograms and seed 003's runtime per game against the max tile and time
+  to each milestone (one line per agent), each named by :func:`agent_labels` (the agent plus only
+  the options that differ).
 - :func:`plot_paths`: what ``ai2048 plot`` does with its inputs.
 
 The modules, each with one job: ``common`` (matplotlib, saving, the input error), ``labels`` (names
@@ -45,6 +46,8 @@ from ai2048.plots.results import (
     load_result,
     mean_board,
     milestone_moves,
+    milestone_seconds,
+    runtime_by_tile,
 )
 from ai2048.plots.run_figures import Panel, lazyzero_figure, overlay_runs, plot_run, plot_runs
 
@@ -70,6 +73,7 @@ __all__ = [
     "load_result",
     "mean_board",
     "milestone_moves",
+    "milestone_seconds",
     "overlay_runs",
     "plot_arena",
     "plot_eval",
@@ -77,5 +81,6 @@ __all__ = [
     "plot_run",
     "plot_runs",
     "reached_tiles",
+    "runtime_by_tile",
     "training_curves",
 ]

@@ -60,6 +60,6 @@ def plot_paths(paths: Sequence[str | Path], out: str | Path, window: int | None 
     written: list[Path] = []
     for i, (src, r) in enumerate(results):
         written += plot_eval(r, out / f"{i}-{slug(names[i])}", src, ms[i], names[i])
-    written += plot_arena([r for _, r in results], out, names)
+    written += plot_arena([r for _, r in results], out, names, ms)
     return written
 

@@ -1,6 +1,7 @@
 """Figures of evaluation results: one result's figures (:func:`plot_eval`, with seed 003's runtime
 and wall time to each milestone) and several results side by side (:func:`plot_arena`, with seed
-000's overlaid score histograms)."""
+000's overlaid score histograms and seed 003's runtime per game against the max tile and time to
+each milestone, one line per agent)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ import numpy as np
 from ai2048.plots import common
 from ai2048.plots.common import ACTION_COLORS
 from ai2048.plots.labels import agent_labels, result_label
-from ai2048.plots.results import action_shares, mean_board, replayed_milestones
+from ai2048.plots.results import (
+    action_shares,
+    game_seconds,
+    mean_board,
+    milestone_seconds,
+    replayed_milestones,
+    runtime_by_tile,
+)
 
 
 def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
@@ -59,8 +67,8 @@ def plot_eval(result: dict[str, Any], out: str | Path, source: str = "result",
     ax.legend()
     written.append(common.save_figure(fig, out, "moves_hist.png"))
 
-    secs = np.array([g.get("seconds", np.nan) for g in games], dtype=np.float64)
-    if np.isfinite(secs).all():
+    secs = game_seconds(games)
+    if secs is not None:
         written.append(_runtime_figure(plt, secs, moves, ms, label, out))
 
     fig, ax = plt.subplots()
@@ -134,10 +142,12 @@ def _runtime_figure(plt: Any, secs: np.ndarray, moves: np.ndarray, ms: dict[int,
     return common.save_figure(fig, out, "runtime.png")
 
 
-def plot_arena(results: Sequence[dict[str, Any]], out: str | Path,
-               labels: Sequence[str] | None = None) -> list[Path]:
-    """Compare several results: reach rate per tile (grouped bars) and score distributions, each result
-    named by ``labels`` (default :func:`agent_labels`)."""
+def plot_arena(results: Sequence[dict[str, Any]], out: str | Path, labels: Sequence[str] | None = None,
+               milestones: Sequence[dict[int, list[int]]] | None = None) -> list[Path]:
+    """Compare several results: reach rate per tile (grouped bars), score distributions and, when the
+    games carry their times, seed 003's timing (``arena_timing.png``), each result named by
+    ``labels`` (default :func:`agent_labels`). ``milestones`` (one :func:`milestone_moves` a result) is
+    computed here by replaying when not given."""
     plt = common.pyplot()
     out = Path(out)
     labels = list(labels) if labels is not None else agent_labels(results)
@@ -172,5 +182,32 @@ def plot_arena(results: Sequence[dict[str, Any]], out: str | Path,
     ax.set(xlabel="score", ylabel="games", title="arena: score histograms")
     ax.legend()
     written.append(common.save_figure(fig, out, "arena_score_hist.png"))
+
+    if all(game_seconds(r["games"]) is not None for r in results):
+        ms = milestones if milestones is not None else [replayed_milestones(r, "result") for r in results]
+        written.append(_arena_timing(plt, results, list(ms), labels, out))
     return written
+
+
+def _arena_timing(plt: Any, results: Sequence[dict[str, Any]], ms: Sequence[dict[int, list[int]]],
+                  labels: Sequence[str], out: Path) -> Path:
+    """Seed 003's comparison of its algorithms in one figure: mean seconds a game against the largest
+    tile it ended on, and median seconds to first reach each milestone tile, one line per agent
+    (log time axes: agents differ by orders of magnitude)."""
+    by_tile = [runtime_by_tile(r["games"]) for r in results]
+    to_tile = [milestone_seconds(r["games"], m) for r, m in zip(results, ms, strict=True)]
+    tiles = sorted({t for d in by_tile + to_tile for t in d})
+    x = {t: i for i, t in enumerate(tiles)}  # one tile axis in tile order for every agent
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, series in ((ax1, by_tile), (ax2, to_tile)):
+        for d, lab in zip(series, labels, strict=True):
+            if d:
+                ax.plot([x[t] for t in d], list(d.values()), marker="o", label=lab)
+        ax.set_xticks(range(len(tiles)), [str(t) for t in tiles])
+        ax.set_yscale("log")
+    ax1.set(xlabel="largest tile at game end", ylabel="mean seconds per game", title="runtime per game")
+    ax2.set(xlabel="tile", ylabel="median seconds to first reach it", title="time to each milestone tile")
+    ax1.legend(fontsize=8)
+    fig.suptitle("arena: timing (the games' own time, without loading the agent)")
+    return common.save_figure(fig, out, "arena_timing.png")
 

@@ -18,7 +18,8 @@ from ai2048.rules import P_TWO
 
 EVAL_FORMAT = "ai2048.eval-result"
 ARENA_FORMAT = "ai2048.arena"
-MILESTONES = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+MILESTONES = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+"""The tiles whose first appearance the milestone figures time (seed 003 times 128 ... 2048)."""
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
@@ -104,12 +105,13 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
     """
     out: dict[int, list[int]] = {}
     p_two = float(result.get("p_two", P_TWO))
+    penalty = result.get("illegal_move") == "penalty"  # seed 004's rule: unchanged moves were played
     for i, g in enumerate(result["games"]):
         acts = g.get("actions")
         if not isinstance(acts, str):
             raise PlotInputError(f"{source}: game {i} has no action string; cannot derive time to milestones")
         try:
-            t = replay_actions(int(g["seed"]), acts, p_two)
+            t = replay_actions(int(g["seed"]), acts, p_two, penalty)
         except (ValueError, TypeError) as e:
             raise PlotInputError(f"{source}: game {i} does not replay: {e}") from e
         differ = replay_differences(g, t)
@@ -121,6 +123,33 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
             if hit.size:
                 out.setdefault(tile, []).append(int(hit[0]))
     return out
+
+
+def game_seconds(games: Sequence[dict[str, Any]]) -> np.ndarray | None:
+    """[n] seconds of each game, or None when a game lacks a finite time (then no timing figure)."""
+    secs = np.array([g.get("seconds", np.nan) for g in games], dtype=np.float64)
+    return secs if secs.size and np.isfinite(secs).all() else None
+
+
+def runtime_by_tile(games: Sequence[dict[str, Any]]) -> dict[int, float]:
+    """{largest tile at the end: mean seconds of the games that ended on it} (seed 003's average time
+    to finish a game against its max tile); {} when the games carry no times."""
+    secs = game_seconds(games)
+    if secs is None:
+        return {}
+    tiles = np.array([int(g["max_tile"]) for g in games])
+    return {int(t): float(secs[tiles == t].mean()) for t in np.unique(tiles)}
+
+
+def milestone_seconds(games: Sequence[dict[str, Any]], milestones: dict[int, list[int]]) -> dict[int, float]:
+    """{tile: median seconds to first reach it over the games that did} (seed 003's time to each
+    milestone): the move it first appeared at (``milestones``, :func:`milestone_moves`) times the
+    games' mean seconds a move, since a game records its total time only; {} without times."""
+    secs = game_seconds(games)
+    if secs is None or not milestones:
+        return {}
+    per_move = float(secs.sum()) / max(sum(int(g["moves"]) for g in games), 1)
+    return {t: float(np.median(moves)) * per_move for t, moves in sorted(milestones.items())}
 
 
 def action_shares(games: Sequence[dict[str, Any]], bins: int = 40) -> tuple[np.ndarray, np.ndarray]:

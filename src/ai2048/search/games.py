@@ -11,7 +11,8 @@ Games follow ``Game(seed)`` exactly: the RNG state is the game seed, the board s
 ``new_board`` and every legal move is followed by ``spawn``; so the same seed and the same choices
 give the same game and the same record as the Python loop. The seeds' end rules are played here
 too (:func:`ends_early`: a goal tile, seeds 000 and 003; seed 004's full-board end), checked once
-per move only when asked for. Agents return a :class:`GameKernel` from ``game_kernel()``;
+per move only when asked for, and seed 004's unmasked moves (a move that changes nothing costs 1
+point and a tile still spawns) when asked for. Agents return a :class:`GameKernel` from ``game_kernel()``;
 :mod:`ai2048.evaluate_fast` plays with it.
 """
 
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ai2048.engine.board import reaches, seed004_end
+from ai2048.engine.board import count_empty, reaches, seed004_end
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
 from ai2048.search import expectimax as _ex
@@ -46,12 +47,16 @@ ROOT: Callable[..., Any] = unbound_evaluator
 """A compiled search root (expectimax ``root_values`` or ``minimax_root``), bound in the search choosers."""
 
 
-def end_rule_args(goal_tile: int | None, end_on_full_board: bool) -> tuple[int, bool]:
-    """The end rules as :func:`play_batch` takes them: (goal exponent, 0 = no goal tile; full-board end).
+def end_rule_args(goal_tile: int | None, end_on_full_board: bool,
+                  illegal_move: str = "reject") -> tuple[int, bool, bool]:
+    """The rules as :func:`play_batch` takes them: (goal exponent, 0 = no goal tile; full-board end;
+    seed 004's unchanged-move penalty).
 
-    ``goal_tile`` is a checked power of two (:func:`ai2048.evaluate.check_end_rules`) or None.
+    ``goal_tile`` is a checked power of two (:func:`ai2048.evaluate.check_end_rules`) or None;
+    ``illegal_move`` is ``reject`` or ``penalty`` (:func:`ai2048.evaluate.check_illegal_move`).
     """
-    return (0 if goal_tile is None else int(goal_tile).bit_length() - 1), bool(end_on_full_board)
+    goal = 0 if goal_tile is None else int(goal_tile).bit_length() - 1
+    return goal, bool(end_on_full_board), illegal_move == "penalty"
 
 
 @njit(cache=True, inline="always")
@@ -67,7 +72,7 @@ def ends_early(b: np.uint64, goal_exp: int, full_end: bool) -> bool:
 def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is bound there)
     ctx: tuple, boards: np.ndarray, states: np.ndarray, scores: np.ndarray, moves: np.ndarray,
     status: np.ndarray, acts: np.ndarray, nacts: np.ndarray, max_moves: int, p_two: float, stop: np.ndarray,
-    goal_exp: int, full_end: bool,
+    goal_exp: int, full_end: bool, penalty: bool,
 ) -> None:
     """Play every RUNNING game ``i`` on from ``boards[i]`` (0 = not started: ``new_board``) for at
     most ``acts.shape[1]`` moves, writing its actions to ``acts[i, :nacts[i]]``.
@@ -76,8 +81,10 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
     scores, moves and status are updated in place, so a game longer than the buffer is continued
     by calling again. A game ends when the chooser finds no legal move, after ``max_moves`` moves
     (0 = no limit), or, after a move and its spawn, by the end rules ``goal_exp`` and ``full_end``
-    (:func:`end_rule_args`, :func:`ends_early`; not looked at when both are off). ``stop[0] != 0``
-    (set by another thread) returns at the next move.
+    (:func:`end_rule_args`, :func:`ends_early`; not looked at when both are off). A choice that
+    changes nothing stops the game as ILLEGAL, unless ``penalty`` (seed 004): then it costs 1 point
+    and a tile still spawns (on a board with an empty cell). ``stop[0] != 0`` (set by another
+    thread) returns at the next move.
     """
     cap = acts.shape[1]
     rules = goal_exp > 0 or full_end
@@ -101,9 +108,11 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                     break
                 nb, r = move(b, a)
                 if nb == b:
-                    status[i] = ILLEGAL
-                    acts[i, n] = a
-                    break
+                    if not penalty or count_empty(b) == 0:
+                        status[i] = ILLEGAL
+                        acts[i, n] = a
+                        break
+                    r = np.int64(-1)
                 b = spawn(nb, st, p_two)
                 scores[i] += r
                 moves[i] += 1
@@ -188,7 +197,7 @@ def choose_minimax(b: np.uint64, ctx: tuple) -> int:  # template: ROOT is bound 
     data, depth, prune, fours, stats, order = ctx
     stats[_mm.ABORTED] = 0
     stats[_mm.LIMIT] = 0
-    return best_in_order(ROOT(data, b, depth, prune, fours, stats), order)
+    return best_in_order(ROOT(data, b, depth, prune, fours, stats, order), order)
 
 
 def _cached(fn: Any) -> bool:
@@ -287,7 +296,8 @@ def expectimax_kernel(search: _ex.Expectimax, depth: int, order: Sequence[int], 
 
 
 def minimax_kernel(search: _mm.Minimax, depth: int, order: Sequence[int]) -> GameKernel:
-    """Games of a fixed-depth minimax agent breaking ties in ``order``."""
+    """Games of a fixed-depth minimax agent breaking ties in ``order`` (its root searches in that
+    order, which keeps alpha-beta's choice exact; see :mod:`ai2048.search.minimax`)."""
     choose = bind(choose_minimax, ROOT=search._root)
     arr = order_array(order)
     return GameKernel(

@@ -9,14 +9,17 @@ whose cut-off min node returns ``evaluate(grid)`` of the board it was handed, an
 convention as :mod:`ai2048.search.expectimax`. A position with no legal move is scored by the
 evaluator too (the template does so).
 
-Alpha-beta gives the same root value and the same chosen move as plain minimax; the values of
-the moves it did not choose are upper bounds.
+Alpha-beta gives the same root value and the same chosen move as plain minimax under any tie
+order: the root searches its moves in the tie order, so a move whose search was cut (its value is
+then only an upper bound, at most the best value found before it) comes after a move that proved
+that value, and a tie goes to the earlier, proven move. The values of the moves it cut are upper
+bounds.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -97,12 +100,18 @@ def minimax_root(
     prune: bool,
     fours: bool,
     stats: np.ndarray,
+    order: np.ndarray,
 ) -> np.ndarray:
-    """[4] values of each action (``-inf`` if illegal); with pruning, non-best values are upper bounds."""
+    """[4] values of each action (``-inf`` if illegal), searched in ``order`` (the tie order, int64[4]).
+
+    With pruning, a move searched after the best so far is cut as soon as it cannot beat it
+    strictly; its value is then an upper bound no larger than that best, so the first move of
+    ``order`` holding the largest value is always one whose value was proven.
+    """
     out = np.full(4, -np.inf)
     best = -np.inf
     after = four_moves(b)
-    for a in range(4):
+    for a in order:
         nb = after[a]
         stats[NODES] += 1
         if nb == b:
@@ -135,7 +144,7 @@ def minimax_root(
 
 
 def kernels(evaluate: Callable[..., float]) -> Any:
-    """The compiled ``minimax_root(data, board, depth, prune, fours, stats)`` for ``evaluate``."""
+    """The compiled ``minimax_root(data, board, depth, prune, fours, stats, order)`` for ``evaluate``."""
     return specialise("minimax", {"_max_value": _max_value, "minimax_root": minimax_root}, evaluate)[
         "minimax_root"
     ]
@@ -145,14 +154,18 @@ class Minimax:
     """A minimax search bound to one evaluator, at a fixed depth or deepening within a time limit."""
 
     def __init__(self, evaluate: Callable[..., float], data: tuple, *, prune: bool = True,
-                 fours: bool = False) -> None:
+                 fours: bool = False, order: Sequence[int] = (0, 1, 2, 3)) -> None:
         if not is_jitted(evaluate):
             raise TypeError("evaluate must be a numba @njit function (board uint64, data tuple) -> float64")
+        if sorted(int(a) for a in order) != [0, 1, 2, 3]:
+            raise ValueError(f"order must list the four actions 0..3 once each, got {list(order)}")
         self.evaluate = evaluate
         self._root = kernels(evaluate)
         self.data = data
         self.prune = check_flag("prune", prune)  # bool("no") was True
         self.fours = check_flag("fours", fours)
+        self.order = np.array([int(a) for a in order], dtype=np.int64)
+        """The tie order the root searches its moves in (pass the same order to the move choice)."""
         self.stats = np.zeros(4, dtype=np.int64)
         self._rate = 0.0
 
@@ -169,24 +182,36 @@ class Minimax:
         st = self.stats
         st[ABORTED] = 0
         st[LIMIT] = (st[NODES] + node_limit) if node_limit > 0 else 0
-        vals = self._root(self.data, np.uint64(board), int(depth), self.prune,
-                            self.fours, st)
+        vals = self._root(self.data, np.uint64(board), int(depth), self.prune, self.fours, st, self.order)
         return vals, bool(st[ABORTED])
 
-    def search(self, board: int, depth: int | None, time_limit: float | None) -> tuple[np.ndarray, int]:
-        """Values [4] and the depth reached: fixed ``depth``, or deepening up to it within ``time_limit``."""
-        if time_limit is None:
+    def search(self, board: int, depth: int | None, time_limit: float | None,
+               node_budget: int | None = None) -> tuple[np.ndarray, int]:
+        """Values [4] and the depth reached: fixed ``depth``, or deepening 1, 2, ... up to it within
+        ``time_limit`` seconds and/or ``node_budget`` nodes (moves tried, over all the depths of this
+        move), keeping the deepest depth completed; depth 1 always completes.
+
+        A node budget stops at the same node on any machine, so its games are reproducible, as seed
+        003's search is bounded by the nodes it expands (its cut-off shrinks as their count grows)."""
+        if time_limit is None and node_budget is None:
             assert depth is not None
             return self.values(board, depth)[0], depth
         t0 = time.perf_counter()
+        start = int(self.stats[NODES])
         best: np.ndarray | None = None
         reached = 0
         d = 1
         while depth is None or d <= depth:
-            left = time_limit - (time.perf_counter() - t0)
-            limit = int(self._rate * left) if best is not None else 0
-            if best is not None and limit < 1:
-                break
+            limit = 0
+            if best is not None:
+                limits = []
+                if time_limit is not None:
+                    limits.append(int(self._rate * (time_limit - (time.perf_counter() - t0))))
+                if node_budget is not None:
+                    limits.append(node_budget - (int(self.stats[NODES]) - start))
+                limit = min(limits)
+                if limit < 1:
+                    break
             n0, c0 = int(self.stats[NODES]), time.perf_counter()
             vals, aborted = self.values(board, d, node_limit=limit)
             self._learn_rate(int(self.stats[NODES]) - n0, time.perf_counter() - c0)

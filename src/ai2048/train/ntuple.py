@@ -30,7 +30,7 @@ import numpy as np
 from ai2048.agents.seed_actions import check_order
 from ai2048.checkpoint import write_json
 from ai2048.ntuple import memory
-from ai2048.ntuple.codegen import KernelOptions, specialized
+from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
@@ -51,10 +51,6 @@ STOP_GAMES = 200
 """Games per worker and kernel call: Ctrl-C or SIGTERM is looked at between calls, so a stop waits
 for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
 stopped chunk is logged and saved with the games it played."""
-
-ILLEGAL_ACTIONS = ("mask", "penalty")
-"""``illegal_action``: moves that leave the board unchanged are never chosen (mask), or are scored
--1 and followed by a spawn as seed 004's unmasked argmax plays them (penalty)."""
 
 RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration", "progress")
 """Fields a resumed run may change; every other field must match the saved config."""
@@ -217,9 +213,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 the combination with multistage weights (a second stage from 16384) and restarts."""
 
 PRESET_HELP: dict[str, str] = {
-    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates (docs/ntuple.md)",
-    "seed004-before": "seed 004's before-state learner: learns more slowly per game than after-state, and "
-    "its 1-ply player is slower",
+    "seed004": "seed 004 / TDL2048+: 4x6 after-state TD(0), α 0.1, backward updates, standard rules "
+    "(results: docs/ntuple.md)",
+    "seed004-before": "seed 004's before-state learner with the correct target: learns more slowly than "
+    "after-state and ends behind it at the seed's 100k games; the seed's double-counted reward "
+    "(--seed004-double-reward true) slows early learning but costs nothing measurable there",
     "seed004-exact": "seed 004's rules too: games end at a full board, ties go up/down/left/right, moves "
     "are unmasked (-1)",
     "tc": "4x6 temporal coherence (Jaśkowski 2018), α 1.0, two Hogwild workers: the fastest learner here",
