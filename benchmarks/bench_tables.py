@@ -70,7 +70,7 @@ def main() -> None:
     print(f"build {a.table}: {n:,} positions in {wall:.1f} s wall = {n / wall:,.0f} positions/s "
           f"(plain Python enumeration alone: {py:,.0f}/s, {n / wall / py:,.0f}x)")
 
-    agent = EndgameAgent(tables=a.table, tables_dir=a.dir)
+    agent = EndgameAgent(tables=a.table, tables_dir=a.dir, depth=2)
     t = agent.tables[0]
     rng = random.Random(0)
     boards = []
