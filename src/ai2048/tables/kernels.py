@@ -68,20 +68,14 @@ def classify(key: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64, target
 
 
 @njit(cache=True, inline="always")
-def after_states(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
-                 target: np.int64, max_half_sum: np.int64) -> tuple:
-    """The four moves of ``b`` (a key with a spawned tile) and the outcome of each."""
-    m = four_moves(b)
-    out = np.empty(4, dtype=np.int64)
-    for a in range(4):
-        r = m[a]
-        if r == b:
-            out[a] = ILLEGAL
-        elif (r & fixed_mask) != walls:
-            out[a] = BROKEN
-        else:
-            out[a] = classify(r, fixed_mask, goal_mask, target, max_half_sum)
-    return m, out
+def move_kind(b: np.uint64, r: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
+              target: np.int64, max_half_sum: np.int64) -> int:
+    """The outcome of the move that turned ``b`` (a key with a spawned tile) into ``r``."""
+    if r == b:
+        return ILLEGAL
+    if (r & fixed_mask) != walls:
+        return BROKEN
+    return classify(r, fixed_mask, goal_mask, target, max_half_sum)
 
 
 @njit(cache=True)
@@ -102,11 +96,11 @@ def _expand_chunk(layer: np.ndarray, lo: np.int64, hi: np.int64, walls: np.uint6
                 continue
             for v in range(1, 3):
                 b = a | (np.uint64(v) << sh)
-                m, kinds = after_states(b, walls, fixed_mask, goal_mask, target, max_half_sum)
+                m = four_moves(b)
                 for k in range(4):
-                    if kinds[k] != INSIDE:
-                        continue
                     r = m[k]
+                    if move_kind(b, r, walls, fixed_mask, goal_mask, target, max_half_sum) != INSIDE:
+                        continue
                     h = ((r * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(50)) & np.uint64((1 << 14) - 1)
                     if seen[h] == r:
                         continue
@@ -199,12 +193,13 @@ def spawn_value(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask
                 lo: np.int64, hi: np.int64) -> float:
     """Best move's value for ``b`` (a key with a spawned tile) when its successors' layer is
     ``keys[lo:hi]`` with ``values``; -1 when a successor is missing from the layer."""
-    m, kinds = after_states(b, walls, fixed_mask, goal_mask, target, max_half_sum)
+    m = four_moves(b)
     best = 0.0
     for k in range(4):
-        if kinds[k] == GOAL:
+        kind = move_kind(b, m[k], walls, fixed_mask, goal_mask, target, max_half_sum)
+        if kind == GOAL:
             return 1.0
-        if kinds[k] == INSIDE:
+        if kind == INSIDE:
             j = find(keys, lo, hi, m[k])
             if j < 0:
                 return -1.0
