@@ -125,7 +125,7 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("minimax", {"node_budget": 60.5}, "node_budget=60.5 must be an integer"),
         ("montecarlo", {"playouts": 0}, "playouts"),
         ("montecarlo", {"p_two": -0.1}, "p_two"),
-        ("ntuple", {"downgrade": "no"}, "downgrade must be True or False, got str 'no'"),  # was: on
+        ("ntuple", {"downgrade": "no"}, "downgrade='no': use true/false or one of none, lowest"),  # was: on
         ("minimax", {"prune": "no"}, "prune must be True or False"),
         ("minimax", {"fours": 1}, "fours must be True or False"),
         ("nonexistent", {}, "available agents"),

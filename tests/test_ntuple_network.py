@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import njit
 
 from ai2048 import engine
@@ -396,3 +398,54 @@ def test_downgrade__closes_lowest_gap_only_with_32768() -> None:
     assert int(generic.downgrade(np.uint64(b))) == want
     b2 = int(engine.board.pack(np.array([14, 13, 11, 1] + [0] * 12)))
     assert int(generic.downgrade(np.uint64(b2))) == b2
+
+
+def _downgrade_top_reference(cells: list[int]) -> list[int]:
+    """Slow reference: from a 16384 up, lower every tile above the highest missing exponent."""
+    top = max(cells)
+    if top < 14:
+        return cells
+    gaps = [e for e in range(1, top) if e not in cells]
+    if not gaps:
+        return cells
+    g = max(gaps)
+    return [e - 1 if e > g else e for e in cells]
+
+
+def test_downgrade_top__closes_the_highest_gap_from_16384() -> None:
+    pack = engine.board.pack
+    b = int(pack(np.array([14, 12, 11, 10, 3, 1] + [0] * 10)))  # 16384 4096 2048 1024 8 2: no 8192
+    want = int(pack(np.array([13, 12, 11, 10, 3, 1] + [0] * 10)))
+    assert int(generic.downgrade_top(np.uint64(b))) == want
+    b2 = int(pack(np.array([14, 13, 12, 10, 9, 1] + [0] * 10)))  # gap at 2048: the three above it lowered
+    assert int(generic.downgrade_top(np.uint64(b2))) == int(pack(np.array([13, 12, 11, 10, 9, 1] + [0] * 10)))
+    b3 = int(pack(np.array([13, 11, 1] + [0] * 13)))  # below a 16384: unchanged
+    assert int(generic.downgrade_top(np.uint64(b3))) == b3
+    b4 = int(pack(np.array(list(range(14, 0, -1)) + [0, 0])))  # no gap: unchanged
+    assert int(generic.downgrade_top(np.uint64(b4))) == b4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 15), min_size=16, max_size=16))
+def test_downgrade_top__matches_the_reference(cells: list[int]) -> None:
+    b = np.uint64(int(engine.board.pack(np.array(cells))))
+    got = [int(x) for x in engine.board.exponents(np.array([generic.downgrade_top(b)], np.uint64))[0]]
+    assert got == _downgrade_top_reference(cells)
+
+
+def test_move_values__highest_downgrade_values_the_lowered_after_state() -> None:
+    from ai2048.models import store
+
+    net = store.shared(None, None)
+    b = int(engine.board.pack(np.array([14, 12, 11, 10, 0, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0])))
+    got = net.move_values(b, downgrade=2)
+    plain = net.move_values(b, downgrade=0)
+    for a in range(4):
+        after, r = engine.move(np.uint64(b), a)
+        if after == b:
+            assert np.isnan(got[a])
+            continue
+        low = int(generic.downgrade_top(after))
+        assert low != int(after)
+        assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)
+        assert got[a] != pytest.approx(plain[a], rel=1e-6)

@@ -7,7 +7,9 @@ fixed cells larger tiles, the free cells smaller ones). If so it plays the move 
 (the probability of building the target beside the anchor without moving a large tile) is the
 largest, as long as that value is above ``min_value``; otherwise, and when no table applies, the
 network's search moves (macroxue/2048-ai plays this way: a search drives the large tiles into
-place, lookups build the next one).
+place, lookups build the next one). The network never trained on boards holding two very large
+tiles, so by default it values a board holding a 16384 as if its highest gap were closed
+(``16384 4096 2048`` as ``8192 4096 2048``; see ``ntuple.kernels.downgrade_top``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ class EndgameAgent(BaseAgent):
         model, weights: the n-tuple network (default: the shipped one).
         prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
         p_two: the spawn odds; must be the tables' (they are solved for one).
+        downgrade: how the network values boards past its training (``ntuple``'s option): the
+            default ``"highest"`` values a board holding a 16384 with its highest gap closed, so the
+            game to 32768 is played as the network's game to 16384.
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class EndgameAgent(BaseAgent):
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
         p_two: float = P_TWO,
+        downgrade: bool | str = "highest",
     ) -> None:
         names = check_table_names(tables)
         if isinstance(min_value, bool) or not isinstance(min_value, (int, float, np.floating)) \
@@ -97,7 +103,7 @@ class EndgameAgent(BaseAgent):
                 raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
         self.tables = load_tables(names, tables_dir)
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
-                                  tt_bits=tt_bits, p_two=self.p_two)
+                                  tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
         self.by_target: dict[tuple[str, int], store.Table] = {}
         for t in self.tables:
             self.by_target[(t.spec.formation.name, t.spec.target)] = t

@@ -57,6 +57,19 @@ def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Net
     return net
 
 
+DOWNGRADES = ("none", "lowest", "highest")
+"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2)."""
+
+
+def check_downgrade(value: Any) -> int:
+    """``downgrade`` as the kernels' mode: a flag (``True`` is ``"lowest"``) or one of :data:`DOWNGRADES`."""
+    if isinstance(value, str) and value in DOWNGRADES:
+        return DOWNGRADES.index(value)
+    if isinstance(value, str):
+        raise ValueError(f"downgrade={value!r}: use true/false or one of {', '.join(DOWNGRADES)}")
+    return int(check_flag("downgrade", value))  # bool("no") was True
+
+
 class NTupleAgent(BaseAgent):
     """A trained n-tuple network playing 2048.
 
@@ -67,7 +80,9 @@ class NTupleAgent(BaseAgent):
         models_dir: folder of shipped networks to look ``model`` up in (default: the package's, or
             ``$AI2048_MODELS``).
         depth: 1 = greedy on network values; >= 2 = expectimax with the network at the leaves.
-        downgrade: tile-downgrading for boards with a 32768 (Guei et al. 2022).
+        downgrade: value boards with their large tiles lowered: ``True`` or ``"lowest"`` with a 32768,
+            the lowest gap closed (Guei et al. 2022); ``"highest"`` from a 16384, the highest gap
+            closed (the late game as the network's familiar 8192 game); ``False`` or ``"none"``: off.
         prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
         tt_bits: log2 size of the expectimax transposition table (0 = none).
         p_two: probability of a 2 assumed by before-state values and the search.
@@ -82,7 +97,7 @@ class NTupleAgent(BaseAgent):
         self,
         weights: str | Path | Network | None = None,
         depth: int = 1,
-        downgrade: bool = False,
+        downgrade: bool | str = False,
         prob_cutoff: float = 1e-4,
         tt_bits: int = 20,
         p_two: float = P_TWO,
@@ -103,7 +118,7 @@ class NTupleAgent(BaseAgent):
                 "only: use depth=1, or illegal_action='mask'"
             )
         self.p_two = check_probability("p_two", p_two)
-        self.downgrade = check_flag("downgrade", downgrade)  # bool("no") was True
+        self.downgrade = check_downgrade(downgrade)
         if weights is not None and model is not None:
             raise ValueError(
                 f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, "
@@ -137,10 +152,10 @@ class NTupleAgent(BaseAgent):
             k = self.net.k
             if self.net.kind == "before":
                 if self.downgrade:
-                    raise ValueError("downgrade=True is implemented for after-state networks only")
+                    raise ValueError(f"downgrade={downgrade!r} is implemented for after-state networks only")
                 ev = k.ntuple_value_before
             else:
-                ev = k.ntuple_value_downgraded if self.downgrade else k.ntuple_value
+                ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late)[self.downgrade]
             self.search = Expectimax(
                 ev,
                 self.net.data(),

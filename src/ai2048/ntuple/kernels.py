@@ -280,6 +280,35 @@ def ntuple_value(b: np.uint64, data: tuple) -> float:
     return value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
 
 
+LATE_DOWNGRADE_FROM = 14
+"""The exponent (16384) from which :func:`downgrade_top` lowers the large tiles."""
+
+
+@njit(cache=True, inline="always")
+def _exponents_present(b: np.uint64) -> np.int64:
+    """Bit ``e`` set iff exponent ``e`` is on the board (no array: the move choice calls this)."""
+    present = np.int64(0)
+    t = b
+    for _ in range(16):
+        present |= np.int64(1) << np.int64(t & NIBBLE)
+        t >>= np.uint64(4)
+    return present
+
+
+@njit(cache=True, inline="always")
+def _lower_above(b: np.uint64, g: int) -> np.uint64:
+    """Every tile above exponent ``g`` lowered by one."""
+    x = np.uint64(b)
+    out = np.uint64(0)
+    for i in range(16):
+        s = np.uint64(4 * i)
+        e = np.uint64((x >> s) & np.uint64(NIBBLE))
+        if e > np.uint64(g):
+            e = np.uint64(e - np.uint64(1))
+        out |= np.uint64(e << s)
+    return out
+
+
 @njit(cache=True)
 def downgrade(b: np.uint64) -> np.uint64:
     """Tile-downgrading (Guei et al. 2022): with a 32768 on the board, close the lowest gap.
@@ -288,11 +317,7 @@ def downgrade(b: np.uint64) -> np.uint64:
     lowers every tile above ``g`` by one, so the network sees a position like those it trained
     on. Boards without a 32768 (or without a gap) are returned unchanged.
     """
-    present = np.int64(0)  # bit e set iff exponent e is on the board (no array: the move choice calls this)
-    t = b
-    for _ in range(16):
-        present |= np.int64(1) << np.int64(t & NIBBLE)
-        t >>= np.uint64(4)
+    present = _exponents_present(b)
     if not (present >> 15) & 1:
         return b
     g = 1
@@ -300,20 +325,55 @@ def downgrade(b: np.uint64) -> np.uint64:
         g += 1
     if g >= 15:
         return b
-    out = np.uint64(0)
-    for i in range(16):
-        s = np.uint64(4 * i)
-        e = (b >> s) & NIBBLE
-        if e > np.uint64(g):
-            e -= np.uint64(1)
-        out |= e << s
-    return out
+    return _lower_above(b, g)
+
+
+@njit(cache=True)
+def downgrade_top(b: np.uint64) -> np.uint64:
+    """Late-game downgrading: with a 16384 or larger on the board, close the highest gap.
+
+    Finds the largest exponent ``g`` >= 1 missing below the board's largest tile and lowers every
+    tile above ``g`` by one: a board building its second 16384 beside the first (``16384 4096
+    2048 ...``, no 8192) is valued as the network's familiar ``8192 4096 2048 ...``, a phase it
+    trained on. Unlike :func:`downgrade` the small tiles stay as they are, so the boards of one
+    search mostly share one mapping (a merge rarely fills the highest gap). Boards below
+    :data:`LATE_DOWNGRADE_FROM` or without a gap are returned unchanged.
+    """
+    present = _exponents_present(b)
+    top = 15
+    while top > 1 and not (present >> top) & 1:
+        top -= 1
+    if top < LATE_DOWNGRADE_FROM:
+        return b
+    g = top - 1
+    while g >= 1 and (present >> g) & 1:
+        g -= 1
+    if g < 1:
+        return b
+    return _lower_above(b, g)
+
+
+@njit(cache=True, inline="always")
+def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
+    """``b`` as the network values it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True`` flag
+    reads as 1), 2 :func:`downgrade_top`."""
+    if mode == 1:
+        return downgrade(b)
+    if mode == 2:
+        return downgrade_top(b)
+    return b
 
 
 @njit(cache=True)
 def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
     """:func:`ntuple_value` of :func:`downgrade` ``(b)`` (Guei et al. 2022)."""
     return ntuple_value(downgrade(b), data)
+
+
+@njit(cache=True)
+def ntuple_value_late(b: np.uint64, data: tuple) -> float:
+    """:func:`ntuple_value` of :func:`downgrade_top` ``(b)``."""
+    return ntuple_value(downgrade_top(b), data)
 
 
 @njit(cache=True, **HOT)
@@ -372,7 +432,7 @@ def ntuple_value_before(b: np.uint64, data: tuple) -> float:
 
 @njit(cache=True, inline="always")
 def _after(
-    b: np.uint64, a: int, stages: np.ndarray, table: int, dg: bool, w: np.ndarray,
+    b: np.uint64, a: int, stages: np.ndarray, table: int, dg: int, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> tuple:
     """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), the board whose
@@ -382,7 +442,7 @@ def _after(
     x = np.uint64(0)
     off = np.int64(0)
     if ok:
-        x = downgrade(nb) if dg else nb
+        x = downgrade_as(nb, dg)
         off = stage_of(x, stages) * table
         fprefetch(w, features(x, off, runs, nruns, tbase))
     return nb, r, ok, x, off
@@ -399,7 +459,7 @@ def _sum_again(
 @njit(cache=True, **HOT)
 def greedy_choice(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+    tbase: np.ndarray, stages: np.ndarray, dg: int,
 ) -> tuple[int, np.uint64, int, float, np.uint64, int]:
     """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
     ``r + E[V(next state)]`` (before-state network). Ties go to the first action of ``TIE_ORDER``
@@ -465,7 +525,7 @@ def greedy_choice(
 @njit(cache=True, **HOT)
 def greedy_move(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+    tbase: np.ndarray, stages: np.ndarray, dg: int,
 ) -> tuple[int, np.uint64, int, float]:
     """:func:`greedy_choice`'s (action or -1, after-state, reward, chosen value) and the feature
     indices of the chosen after-state (after-state networks; online TD updates it next move), or
@@ -477,7 +537,7 @@ def greedy_move(
 @njit(cache=True)
 def move_values(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: bool,
+    tbase: np.ndarray, stages: np.ndarray, dg: int,
 ) -> np.ndarray:
     """[4] float64: ``r + V`` of each move as :func:`greedy_move` scores it; NaN for a move it
     cannot play (an illegal one, unless ``ILLEGAL_PENALTY``)."""
@@ -488,7 +548,7 @@ def move_values(
         if not ok:
             continue
         if kind == AFTER:
-            x = downgrade(nb) if dg else nb
+            x = downgrade_as(nb, dg)
             out[a] = r + value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
         else:
             out[a] = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
@@ -681,7 +741,7 @@ def train_worker(
 @njit(cache=True, parallel=True)
 def play_games(
     states: np.ndarray, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
-    stages: np.ndarray, kind: int, p_two: float, dg: bool,
+    stages: np.ndarray, kind: int, p_two: float, dg: int,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_board: np.ndarray,
 ) -> None:
     """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning.

@@ -124,11 +124,12 @@ class Network:
         """``V(board)``: the sum of the board's feature weights in its stage."""
         return float(self.k.ntuple_value(np.uint64(board), self.data()))
 
-    def move_values(self, board: int, p_two: float = P_TWO, downgrade: bool = False) -> np.ndarray:
-        """[4] ``r + V`` per action (NaN if illegal), as the 1-ply player scores them."""
+    def move_values(self, board: int, p_two: float = P_TWO, downgrade: int = 0) -> np.ndarray:
+        """[4] ``r + V`` per action (NaN if illegal), as the 1-ply player scores them; ``downgrade``:
+        the kernels' mode (``agents.ntuple.DOWNGRADES``)."""
         return self.k.move_values(
             np.uint64(board), KINDS.index(self.kind), p_two, self.w, self.runs, self.nruns, self.tbase,
-            self.stage_arr, downgrade,
+            self.stage_arr, np.int64(downgrade),
         )
 
     def header(self) -> dict[str, np.ndarray]:

@@ -26,7 +26,7 @@ is looked at between calls (about a second apart with a strong network)."""
 
 
 def evaluate_greedy(
-    net: Network, games: int, seed: int = 0, workers: int = 1, p_two: float = P_TWO, downgrade: bool = False,
+    net: Network, games: int, seed: int = 0, workers: int = 1, p_two: float = P_TWO, downgrade: int = 0,
     kernels: ModuleType | None = None, stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any] | None:
     """Play ``games`` 1-ply greedy games; returns seed 004's table, scores and speed.
@@ -55,7 +55,7 @@ def evaluate_greedy(
         part = slice(a, min(a + step, games))  # contiguous views: the kernel's one signature
         (kernels or net.k).play_games(
             states[part], w, net.runs, net.nruns, net.tbase, net.stage_arr, KINDS.index(net.kind), p_two,
-            downgrade, score[part], tile[part], moves[part], board[part],
+            np.int64(downgrade), score[part], tile[part], moves[part], board[part],
         )
     dt = time.perf_counter() - t0
     return {

@@ -268,12 +268,12 @@ def random_kernel() -> GameKernel:
                       per_game=True)
 
 
-def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: bool) -> GameKernel:
+def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: int) -> GameKernel:
     """1-ply games of an n-tuple network: the ``greedy_choice`` of its kernels ``module``
     (:mod:`ai2048.ntuple.codegen`, the move ``act`` plays), ``kind`` (0 after-state, 1 before-state
     values) and ``data = (w, runs, nruns, tbase, stages)``."""
     choose = bind(choose_ntuple, GREEDY=module.greedy_choice)
-    ctx = (np.int64(kind), float(p_two), *data, bool(downgrade))
+    ctx = (np.int64(kind), float(p_two), *data, np.int64(downgrade))
     return GameKernel(bind(play_batch, CHOOSE=choose), lambda seed: ctx)
 
 
