@@ -65,6 +65,25 @@ def test_agent_plays_the_tables_best_move_in_formation(agent):
     assert used > 200
 
 
+def test_exact_ties_in_the_table_go_to_the_network_search(agent):
+    table = agent.tables[0]
+    rng = random.Random(5)
+    ties = 0
+    for _ in range(400):
+        b = _in_formation(table, rng)
+        v = agent.table_values(b)
+        if v is None or not np.nanmax(v, initial=-1) > 0:
+            continue
+        tied = np.nan_to_num(v, nan=-1.0) == np.nanmax(v)
+        a = int(agent.act(b))
+        assert tied[a]
+        if tied.sum() > 1:
+            ties += 1
+            searched = np.asarray(agent.search.values(b), dtype=float)
+            assert searched[a] == max(searched[i] for i in range(4) if tied[i])
+    assert ties > 20
+
+
 def test_agent_uses_the_search_outside_the_formations(agent):
     g = Game(seed=4)
     for _ in range(30):

@@ -5,7 +5,8 @@ Before each move the agent asks whether the board, under any of its 8 symmetries
 formation (:func:`ai2048.tables.lookup.match`: the anchor holds the table's target, the other
 fixed cells larger tiles, the free cells smaller ones). If so it plays the move whose table value
 (the probability of building the target beside the anchor without moving a large tile) is the
-largest, as long as that value is above ``min_value``; otherwise, and when no table applies, the
+largest (moves of exactly equal value are told apart by the network's search), as long as that
+value is above ``min_value``; otherwise, and when no table applies, the
 network's search moves (macroxue/2048-ai plays this way: a search drives the large tiles into
 place, lookups build the next one). The network never trained on boards holding two very large
 tiles, so by default it values a board holding a 16384 as if its highest gap were closed
@@ -148,8 +149,17 @@ class EndgameAgent(BaseAgent):
         v = self.table_values(int(b))
         if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
             self.table_moves += 1
-            return Action(int(np.nanargmax(v)))
+            return self._table_move(int(b), v)
         return self.search.act(int(b))
+
+    def _table_move(self, board: int, v: np.ndarray) -> Action:
+        """The table's best move; moves the table values exactly alike (building a small target is
+        often certain by several moves) are told apart by the network's search, not by action order."""
+        tied = np.nan_to_num(v, nan=-1.0) == np.nanmax(v)
+        if tied.sum() == 1:
+            return Action(int(np.argmax(tied)))
+        searched = np.asarray(self.search.values(board), dtype=float)
+        return Action(int(np.argmax(np.where(tied, searched, -np.inf))))
 
     def explain(self, board: int) -> dict[str, float]:
         v = self.table_values(int(playable(board)))

@@ -118,7 +118,10 @@ _register(TableSpec(F442, 7, 2 ** 12), 14_382_343)
 _register(TableSpec(F442, 8, 2 ** 12), 33_933_007)
 _register(TableSpec(F442, 9, 2 ** 11), 68_216_198)
 
-DEFAULT = ("442-32", "442-64", "442-128", "442-256", "442-512")
+DEFAULT = ("442-64", "442-128", "442-256", "442-512")
+"""The tables ``ai2048 tables build`` builds and the ``endgame`` agent reads by default. ``442-32`` is
+left out: building a 32 is near certain by many moves, and a table that commits the free cells to
+it played worse than the network's search there (docs/tables.md, "What moved the rate")."""
 
 
 def spec(name: str | TableSpec) -> TableSpec:
