@@ -438,10 +438,20 @@ def batch_random_play(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every board to the end with uniformly random legal moves: (finals, scores, moves)."""
     n = boards.shape[0]
-    finals = np.empty(n, dtype=np.uint64)
-    scores = np.empty(n, dtype=np.int64)
-    moves = np.empty(n, dtype=np.int64)
+    finals, scores, moves = np.empty(n, np.uint64), np.empty(n, np.int64), np.empty(n, np.int64)
     for i in prange(n):
+        finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
+    return finals, scores, moves
+
+
+@njit(cache=True)
+def batch_random_play_serial(
+    boards: np.ndarray, states: np.ndarray, p_two: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`batch_random_play` on the calling thread (the same games)."""
+    n = boards.shape[0]
+    finals, scores, moves = np.empty(n, np.uint64), np.empty(n, np.int64), np.empty(n, np.int64)
+    for i in range(n):
         finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
     return finals, scores, moves
 
