@@ -39,6 +39,7 @@ import numpy as np
 from ai2048 import bench
 from ai2048.bench.kernels import pick_legal
 from ai2048.engine.rng import seed_state
+from ai2048.threads import ThreadPicker
 
 MODES = {"serial": False, "default": None, "threads": True}
 """Each mode's ``parallel`` argument."""
@@ -56,7 +57,11 @@ while True:
 """
 
 
-def vector_path(n: int, parallel: bool | None) -> Callable[[], int]:
+Step = tuple[Callable[[], int], ThreadPicker]
+"""A path's call (returns the steps it did) and the picker that chose its kernels."""
+
+
+def vector_path(n: int, parallel: bool | None) -> Step:
     """One ``make_vec`` step with random legal actions; returns the steps done (``n``)."""
     import gymnasium as gym
 
@@ -73,10 +78,10 @@ def vector_path(n: int, parallel: bool | None) -> Callable[[], int]:
         infos = venv.step(actions)[4]
         return n
 
-    return step
+    return step, venv.unwrapped.games._picker
 
 
-def engine_path(n: int, parallel: bool | None) -> Callable[[], int]:
+def engine_path(n: int, parallel: bool | None) -> Step:
     """One ``EngineBatch`` step (the torch env's CPU backend) with random legal actions."""
     import torch
 
@@ -92,10 +97,10 @@ def engine_path(n: int, parallel: bool | None) -> Callable[[], int]:
         env.reset_terminated()
         return n
 
-    return step
+    return step, env.games._picker
 
 
-def rollout_path(n: int, parallel: bool | None) -> Callable[[], int]:
+def rollout_path(n: int, parallel: bool | None) -> Step:
     """One call of the random-rollout evaluator on ``n`` mid-game positions (each mode plays the
     same playouts: one seed); counts positions."""
     from ai2048.bench.kernels import collect_boards
@@ -109,16 +114,18 @@ def rollout_path(n: int, parallel: bool | None) -> Callable[[], int]:
         evaluate(states)
         return n
 
-    return step
+    return step, evaluate._picker
 
 
 PATHS = {"vector": vector_path, "engine": engine_path, "rollout": rollout_path}
 
 
-def measure(make: Callable[[int, bool | None], Callable[[], int]], n: int, seconds: float
-            ) -> dict[str, list[float]]:
-    """Steps/s of every burst of each mode, the modes interleaved for ``seconds`` in all."""
-    steps = {name: make(n, parallel) for name, parallel in MODES.items()}
+def measure(make: Callable[[int, bool | None], Step], n: int, seconds: float
+            ) -> tuple[dict[str, list[float]], float]:
+    """Steps/s of every burst of each mode, the modes interleaved for ``seconds`` in all, and the
+    share of the default's calls that ran on numba's threads."""
+    made = {name: make(n, parallel) for name, parallel in MODES.items()}
+    steps = {name: step for name, (step, _) in made.items()}
     for step in steps.values():  # compile or load from the cache, and a first timing each
         for _ in range(3):
             step()
@@ -130,7 +137,8 @@ def measure(make: Callable[[int, bool | None], Callable[[], int]], n: int, secon
             while time.perf_counter() - start < 0.05:
                 done += step()
             rates[name].append(done / (time.perf_counter() - start))
-    return rates
+    calls = made["default"][1].calls
+    return rates, calls[1] / max(sum(calls), 1)
 
 
 @contextmanager
@@ -196,19 +204,20 @@ def main() -> None:
         p.error("sizes must be at least 1 and --seconds above 0")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     print(f"{'path':>8} {'N':>6} {'mode':>8} {'median':>15} {'worst burst':>15} {'x serial':>9} "
-          f"{'worst x':>8}")
+          f"{'worst x':>8}  (default: share of calls on threads)")
     for spec in args.competitors.split(","):
         with competitor(spec, cores) as desc:
             print(f"-- {spec}: {desc} (load average {os.getloadavg()[0]:.2f})")
             for path in paths:
                 for n in rollout_sizes if path == "rollout" else sizes:
-                    rates = measure(PATHS[path], n, args.seconds)
+                    rates, share = measure(PATHS[path], n, args.seconds)
                     base = statistics.median(rates["serial"])
                     for mode, r in rates.items():
                         med, worst = statistics.median(r), min(r)
+                        note = f"  {share:.0%}" if mode == "default" else ""
                         print(f"{path:>8} {n:>6} {mode:>8} {bench.fmt_rate(med, 'steps/s'):>15} "
                               f"{bench.fmt_rate(worst, 'steps/s'):>15} {med / base:>8.2f}x "
-                              f"{worst / base:>7.2f}x")
+                              f"{worst / base:>7.2f}x{note}")
     try:
         with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
             autogroup = f.read().strip()

@@ -23,16 +23,19 @@ import numpy as np
 
 SERIAL, THREADS = 0, 1
 """Modes of a call: the serial kernel on the calling thread, or the parallel one on numba's threads."""
-PROBE_EVERY = 64.0
+PROBE_EVERY = 100.0
 """The other mode is timed again after the chosen one has taken this many times the other's last
 timed call: the probes cost about ``PROBE_CALLS / PROBE_EVERY`` of the time at worst."""
-PROBE_CALLS = 2
-"""Calls per probe; the faster counts (the first may wake sleeping threads or a cold cache)."""
+PROBE_CALLS = 3
+"""Calls per probe: the first is not counted (it wakes numba's sleeping threads, or finds the
+caches cold), the fastest of the others is the other mode's time."""
 MARGIN = 0.9
 """Switch when the other mode's call takes under this fraction of the chosen one's (no flapping
 between two modes that are as fast)."""
-ALPHA = 0.25
-"""Weight of the newest call in the chosen mode's running mean."""
+ALPHA = 1 / 32
+"""Weight of the newest call in the chosen mode's running mean: a mean over some 32 calls, so one
+call that waited for a core does not end a good choice, while calls that all wait (many times
+slower) end it within a call or two."""
 
 
 def usable_cores() -> int:
@@ -100,6 +103,7 @@ class ThreadPicker:
         self._seen = [False, False]  # a first call (not counted) was seen
         self._probe: list[float] = []  # this probe's timed calls so far
         self._timed: int | None = None  # the mode :meth:`threads` last handed out by timing
+        self.calls = [0, 0]  # timed calls of each mode so far (serial, threads)
 
     def _auto_threads(self, work: int) -> int:
         """Numba's threads when the automatic choice may use them for ``work`` items, else 0."""
@@ -129,6 +133,7 @@ class ThreadPicker:
         if ran is None or ran != (THREADS if threads else SERIAL):
             return
         ns = ns / max(work, 1)
+        self.calls[ran] += 1
         if not self._seen[ran]:
             self._seen[ran] = True
             return
@@ -140,7 +145,7 @@ class ThreadPicker:
             self._probe.append(ns)
             if len(self._probe) < PROBE_CALLS:
                 return
-            self.ns[ran] = min(self._probe)
+            self.ns[ran] = min(self._probe[1:])
             self._probe.clear()
             self.spent = 0.0
         mode = settle(self.mode, self.ns[SERIAL], self.ns[THREADS], MARGIN)
