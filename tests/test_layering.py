@@ -24,8 +24,9 @@ LAYERS: dict[str, int] = {
     "rules": 0,
     "checkpoint": 0,
     "stats": 0,
-    # 1: numba kernels on uint64 boards
+    # 1: numba kernels on uint64 boards, and when a parallel one runs on numba's threads
     "engine": 1,
+    "threads": 1,
     # 2: checked user input and the friendly Game object over the kernels
     "board_io": 2,
     "game": 2,

@@ -432,18 +432,35 @@ def batch_move(boards: np.ndarray, actions: np.ndarray) -> tuple[np.ndarray, np.
     return out, rew
 
 
+@njit(cache=True)
+def _random_play_range(lo: int, hi: int, boards: np.ndarray, states: np.ndarray, p_two: float,
+                       out: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    finals, scores, moves = out
+    for i in range(lo, hi):
+        finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
+
+
 @njit(cache=True, parallel=True)
 def batch_random_play(
     boards: np.ndarray, states: np.ndarray, p_two: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Play every board to the end with uniformly random legal moves: (finals, scores, moves)."""
     n = boards.shape[0]
-    finals = np.empty(n, dtype=np.uint64)
-    scores = np.empty(n, dtype=np.int64)
-    moves = np.empty(n, dtype=np.int64)
+    out = (np.empty(n, np.uint64), np.empty(n, np.int64), np.empty(n, np.int64))
     for i in prange(n):
-        finals[i], scores[i], moves[i] = random_play(boards[i], states[i : i + 1], p_two)
-    return finals, scores, moves
+        _random_play_range(i, i + 1, boards, states, p_two, out)
+    return out
+
+
+@njit(cache=True)
+def batch_random_play_serial(
+    boards: np.ndarray, states: np.ndarray, p_two: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`batch_random_play` on the calling thread (the same games)."""
+    out = (np.empty(boards.shape[0], np.uint64), np.empty(boards.shape[0], np.int64),
+           np.empty(boards.shape[0], np.int64))
+    _random_play_range(0, boards.shape[0], boards, states, p_two, out)
+    return out
 
 
 @njit(cache=True, parallel=True)

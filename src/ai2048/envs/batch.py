@@ -10,10 +10,10 @@ for its one board too. No torch and no Gymnasium here.
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, fields
 from typing import Any
 
-import numba
 import numpy as np
 
 from ai2048.board_io import check_flag
@@ -41,9 +41,11 @@ from ai2048.engine.batch import (
 from ai2048.envs.options import EnvOptions, check_num_envs
 from ai2048.game import IllegalMoveError
 from ai2048.rules import Action
+from ai2048.threads import ThreadPicker
 
 PARALLEL_MIN_GAMES = 1024
-"""Below this many games a step is too short to share out: the serial kernel runs (see docs)."""
+"""Below this many games a step is too short to share out: the serial kernel runs (see docs).
+From it, the automatic choice times both kernels (:class:`ai2048.threads.ThreadPicker`)."""
 
 _REWARD_CODES = {"score": REWARD_SCORE, "log2": REWARD_LOG2, "moves": REWARD_MOVES}
 _ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE,
@@ -156,9 +158,12 @@ class GameBatch:
         copies: every step also hands out copies of ``scores``, ``moves``, ``boards`` and the
             largest tiles (:class:`BatchStep`), written by the step kernel (so by every thread on
             its own chunk) instead of by numpy afterwards on one thread.
-        parallel: ``True`` / ``False`` force the parallel / serial kernels; ``None`` uses the
-            parallel ones from :data:`PARALLEL_MIN_GAMES` games when numba has more than one thread.
-            Processes that fork should stay serial (numba's OpenMP layer is not fork-safe).
+        parallel: ``True`` / ``False`` force the parallel / serial kernels; ``None`` may use the
+            parallel ones from :data:`PARALLEL_MIN_GAMES` games when numba has more than one thread
+            and the process more than one core, and does while its steps are timed faster than
+            the serial kernel's (:class:`ai2048.threads.ThreadPicker`: on a busy machine threads
+            waiting for a core make a step far slower). Processes that fork should stay serial
+            (numba's OpenMP layer is not fork-safe).
     """
 
     def __init__(
@@ -178,13 +183,12 @@ class GameBatch:
             isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1
         ):
             raise ValueError(f"cutoff={cutoff!r} must be a positive int (steps per game) or None")
-        if parallel is not None and not isinstance(parallel, (bool, np.bool_)):
-            raise TypeError(f"parallel must be True, False or None (automatic), got {parallel!r}")
         self.n = n
         self.options = options if options is not None else EnvOptions()
         self.p_two = np.float64(self.options.p_two)
         self.goal_terminal = check_flag("goal_terminal", goal_terminal)
         self.cutoff = None if cutoff is None else int(cutoff)
+        self._picker = ThreadPicker(parallel, PARALLEL_MIN_GAMES)  # checks parallel
         self.parallel = parallel
         self.autoreset = check_flag("autoreset", autoreset)
         self.copies = check_flag("copies", copies)
@@ -209,13 +213,9 @@ class GameBatch:
         return NO_GOAL if self.options.goal_tile is None else self.options.goal_exponent
 
     def threads(self) -> int:
-        """Chunks the next kernel call cuts the batch into (numba's thread count), 0 for serial."""
-        if self.parallel is False:
-            return 0
-        t = numba.get_num_threads()
-        if self.parallel is None and (self.n < PARALLEL_MIN_GAMES or t < 2):
-            return 0
-        return int(t)
+        """Chunks a reset or observe call cuts the batch into (numba's thread count), 0 for serial:
+        the mode the timed steps chose."""
+        return self._picker.chosen(self.n)
 
     def _fresh_views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Copies of the observation arrays to write into (the old ones may have been handed out)."""
@@ -317,11 +317,13 @@ class GameBatch:
         args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
                 self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
                 out.masks, out.max_exp, out.empty, out.obs, out.scores, out.moves, out.boards, out.max_tile)
-        t = self.threads()
+        t = self._picker.threads(self.n)
+        start = time.perf_counter_ns()
         if t:
             batch_env_step(*args, t)
         else:
             batch_env_step_serial(*args)
+        self._picker.took(t, time.perf_counter_ns() - start, self.n)
         self.masks, self.max_exp, self.empty, self.obs = out.masks, out.max_exp, out.empty, out.obs
         return out
 

@@ -401,10 +401,12 @@ class EngineBatch(SeedEnvHelpers):
     (far faster: docs/engine.md) and only the network input crosses into torch. A thin adapter over
     :class:`~ai2048.envs.batch.GameBatch` (each game owns a SplitMix64 state, so a seeded batch
     replays exactly); ``scores`` and ``moves`` are int64 [N] CPU tensors sharing its counters.
+    ``parallel`` picks the batch's kernels as :class:`~ai2048.envs.batch.GameBatch`'s does.
     """
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
+        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
+        p_two: float = P_TWO, *, parallel: bool | None = None,
     ) -> None:
         check_num_envs(num_envs)
         if not 0.0 < _check_p_two(p_two) <= 1.0:  # a string or None is named, not float()-ed
@@ -412,7 +414,7 @@ class EngineBatch(SeedEnvHelpers):
         self.num_envs = num_envs
         self.device = resolve_device(device)
         self.p_two = float(p_two)
-        self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two))
+        self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two), parallel=parallel)
         self.action_generator = torch.Generator(device=self.device)
         self.reset(seed)
 

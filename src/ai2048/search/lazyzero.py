@@ -29,6 +29,7 @@ uniform priors, uniform rollout moves, and the leaf scored by log(1 + moves of a
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -36,11 +37,12 @@ import torch
 from numba import njit
 
 from ai2048.engine import legal_bits, move, spawn
-from ai2048.engine.batch import batch_random_play
+from ai2048.engine.batch import batch_random_play, batch_random_play_serial
 from ai2048.engine.rng import rand_float
 from ai2048.engine.spawn import random_play
 from ai2048.envs.torch_env import EngineBatch, TorchEnv2048, from_boards, to_boards
 from ai2048.rules import P_TWO
+from ai2048.threads import ThreadPicker
 
 Evaluator = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 """[N, 1, 4, 4] states -> (policy logits [N, 4], value [N]); a network or a baseline."""
@@ -123,17 +125,27 @@ def choose_actions(
 
 
 class RandomRolloutEvaluator:
-    """Seed 001's random-rollout baseline: uniform policy, value log(1 + moves of a random playout)."""
+    """Seed 001's random-rollout baseline: uniform policy, value log(1 + moves of a random playout).
 
-    def __init__(self, seed: int | None = None, p_two: float = P_TWO) -> None:
+    ``parallel``: ``True`` / ``False`` play the playouts on numba's threads / on this thread;
+    ``None`` times both and plays on the faster (:class:`ai2048.threads.ThreadPicker`). The
+    playouts are the same either way."""
+
+    def __init__(
+        self, seed: int | None = None, p_two: float = P_TWO, *, parallel: bool | None = None
+    ) -> None:
         self._rng = np.random.SeedSequence(seed)
         self.p_two = p_two
+        self._picker = ThreadPicker(parallel)
 
     def __call__(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         n = states.shape[0]
         boards = to_boards(states)
         rng = self._rng.spawn(1)[0].generate_state(n, np.uint64)
-        _, _, moves = batch_random_play(boards, rng, self.p_two)
+        t = self._picker.threads(n)
+        start = time.perf_counter_ns()
+        _, _, moves = (batch_random_play if t else batch_random_play_serial)(boards, rng, self.p_two)
+        self._picker.took(t, time.perf_counter_ns() - start, n)
         value = torch.log1p(torch.from_numpy(moves).float()).to(states.device)
         return torch.zeros(n, 4, device=states.device), value
 
