@@ -132,26 +132,38 @@ def test_loop__a_stopped_run_resumed_at_its_total_is_saved_completed(stopped: st
     ``--resume --epochs 8``: nothing is left to train, and meta.json used to keep saying interrupted
     (or running) for ever, silently."""
     from ai2048.checkpoint import read_run_meta
-    from ai2048.train.run import Loop, write_meta
+    from ai2048.train import Trainer
+    from ai2048.train.config import RunConfig
+    from ai2048.train.run import Counters, Loop, write_meta
+
+    tiny = Trainer("tiny", "", RunConfig, run=print)
+
+    class Saved:  # the checkpoint file: step 9 of 8
+        def read(self, path):  # noqa: ANN001, ANN202
+            return {"counters": {"epoch": 9, "elapsed": 1.0}}
+
+        def write(self, path, state) -> None:  # noqa: ANN001
+            saves.append("checkpoint")
+
+    def loop_at_nine() -> Loop:
+        loop = Loop(tmp_path, RunConfig(progress=False), tiny, True, total=8,
+                    counters=Counters(epoch=0, elapsed=0.0), step="epoch", unit="epoch", checkpoint=Saved())
+        loop.track(counters=loop.counters)
+        return loop
 
     write_meta(tmp_path, "tiny", "tiny", stopped, {"step": 9, "games": 9, "time": 1.0})
-    loop = Loop(tmp_path, "tiny", total=8, done=9, elapsed=1.0, progress=False, unit="epoch", resumed=True)
     saves: list[str] = []
-
-    def save(status: str) -> None:
-        saves.append(status)
-        loop.write_meta(status, {"step": 9, "games": 9, "time": 1.0})
-
+    loop = loop_at_nine()
     with loop:
-        assert not loop.running(9)
-    loop.finish(save, 9)
-    assert saves == ["completed"] and read_run_meta(tmp_path)["status"] == "completed"
+        assert not loop.running()
+    loop.finish()
+    assert saves == ["checkpoint"] and read_run_meta(tmp_path)["status"] == "completed"
     assert "nothing to train: the run in" in capsys.readouterr().out
-    again = Loop(tmp_path, "tiny", total=8, done=9, progress=False, unit="epoch", resumed=True)
+    again = loop_at_nine()
     with again:
-        assert not again.running(9)
-    again.finish(saves.append, 9)
-    assert saves == ["completed"]  # a completed run resumed with nothing to do is not rewritten
+        assert not again.running()
+    again.finish()
+    assert saves == ["checkpoint"]  # a completed run resumed with nothing to do is not rewritten
     assert "already holds 9 epochs (its total is 8)" in capsys.readouterr().out
 
 

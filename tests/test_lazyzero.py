@@ -141,7 +141,7 @@ def test_game_replay__value_targets_are_log_moves_left():
     rep.add(np.arange(2, dtype=np.uint64), np.full((2, 4), 0.25))
     assert len(rep) == 2 and len(rep.games[0][0]) == 3
     copy = GameReplay(2)
-    copy.load_tensors(rep.to_tensors())
+    copy.load_state_dict(rep.state_dict())
     assert [len(g[0]) for g in copy.games] == [3, 2]
 
 

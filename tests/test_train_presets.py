@@ -101,7 +101,7 @@ def test_resume__the_creating_command_with_a_preset_and_overrides_is_taken(overr
 
     out = tmp_path / "run"
     argv = ["train", "ntuple", "--preset", "tc", *override, "--out", str(out)]
-    _, _, config, _ = cli_train.check(argparse.Namespace(trainer="ntuple", rest=argv[2:]))
+    _, _, config = cli_train.check(argparse.Namespace(trainer="ntuple", rest=argv[2:]))
     out.mkdir()
     (out / "config.json").write_text(json.dumps(dataclasses.asdict(config)))
     write_meta(out, "ntuple", "ntuple", "interrupted", {"step": 1, "games": 1, "time": 0.0})

@@ -227,19 +227,19 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(
                                      "epochs": 2, "rollouts": 3, "test_rollouts": 2, "test_games": 3,
                                      "replay_min_games": 1, "minibatch_size": 16, "device": "cpu",
                                      "seed": 3})
-    real = lazyzero._Trainer.play_test
+    real = lazyzero.play_test
     asked: list[int] = []
 
-    def signalled(self, fused, stop=None):  # noqa: ANN001, ANN202
+    def signalled(cfg, fused, epoch, device, stop=None):  # noqa: ANN001, ANN202
         os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` during the test games
 
         def counting() -> bool:
             asked.append(1)
             return stop() if stop else False
 
-        return real(self, fused, counting)
+        return real(cfg, fused, epoch, device, counting)
 
-    monkeypatch.setattr(lazyzero._Trainer, "play_test", signalled)
+    monkeypatch.setattr(lazyzero, "play_test", signalled)
     out = tmp_path / "lz"
     lazyzero.run(cfg, out)
     assert len(asked) == 1  # stopped before the first test move
@@ -247,7 +247,7 @@ def test_lazyzero__a_stop_during_the_test_games_acts_at_once(
     assert first["epoch"] == 1 and first["test_stopped"] and "test_moves_mean" not in first
     meta = json.loads((out / "meta.json").read_text())
     assert meta["progress"]["step"] == 1 and meta["status"] == "interrupted"
-    monkeypatch.setattr(lazyzero._Trainer, "play_test", real)
+    monkeypatch.setattr(lazyzero, "play_test", real)
     lazyzero.run(cfg, out, resume=True)
     second = read_jsonl(out / "metrics.jsonl")[-1]
     assert second["epoch"] == 2 and "test_moves_mean" in second

@@ -29,7 +29,9 @@ from ai2048.checkpoint import (
 )
 from ai2048.cli import main
 from ai2048.rules import RULES_VERSION
-from ai2048.train.run import BUDGET, Loop, check_fresh, saved_config, start, write_meta
+from ai2048.train import Trainer
+from ai2048.train.config import RunConfig, option
+from ai2048.train.run import BUDGET, Counters, Loop, open_run, saved_config, start, write_meta
 
 OLD = Path(__file__).parent / "data" / "runs_v1"
 
@@ -50,6 +52,14 @@ class TinyConfig:
     lr: float = field(default=0.1, metadata={"help": "a setting"})
     steps: int = field(default=3, metadata={"help": "total"})
     duration: float = field(default=0.0, metadata={"help": "budget"})
+
+
+def _no_run(*args: object) -> None:
+    raise AssertionError("the tests here open run directories and loops only")
+
+
+TINY = Trainer("tiny", "a trainer of one setting", TinyConfig, _no_run, resumable=("steps",))
+"""The trainer of :class:`TinyConfig`; ``steps`` may change on resume."""
 
 
 # ---------------------------------------------------------------- tolerant readers
@@ -118,92 +128,133 @@ def test_read_run_config__old_budget_names_become_duration(tmp_path: Path) -> No
 
 def test_start__new_run_writes_its_config_and_refuses_a_second(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    cfg, resumed = start(out, TinyConfig(lr=0.2), "tiny", False, ("steps",))
-    assert not resumed and cfg == TinyConfig(lr=0.2)
+    assert not start(out, TinyConfig(lr=0.2), TINY, False)
     assert json.loads((out / "config.json").read_text()) == {"lr": 0.2, "steps": 3, "duration": 0.0}
     with pytest.raises(ValueError, match="already holds a run; pass --resume"):
-        start(out, TinyConfig(), "tiny", False, ("steps",))
+        start(out, TinyConfig(), TINY, False)
 
 
 def test_start__resume_checks_name_the_problem(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with pytest.raises(FileNotFoundError, match="cannot resume: run directory .* does not exist"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
-    start(out, TinyConfig(), "tiny", False, ("steps",))
+        start(out, TinyConfig(), TINY, True)
+    start(out, TinyConfig(), TINY, False)
     with pytest.raises(FileNotFoundError, match="holds no checkpoint yet"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
+        start(out, TinyConfig(), TINY, True)
     write_meta(out, "tiny", "other", "running", {"step": 1, "games": 1, "time": 0.0})
     with pytest.raises(ValueError, match="is a run of trainer 'other', not 'tiny'"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
+        start(out, TinyConfig(), TINY, True)
     write_meta(out, "tiny", "tiny", "running", {"step": 1, "games": 1, "time": 0.0})
     with pytest.raises(FileNotFoundError, match=r"holds no checkpoint yet \(checkpoint.pt"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
+        start(out, TinyConfig(), TINY, True)
     (out / "checkpoint.pt").write_bytes(b"x")
     with pytest.raises(ValueError,
                        match=r"different settings: lr \(saved 0.1, now 0.5\); only steps may change"):
-        start(out, TinyConfig(lr=0.5), "tiny", True, ("steps",))
-    cfg, resumed = start(out, TinyConfig(steps=9), "tiny", True, ("steps",))
-    assert resumed and cfg.steps == 9 and json.loads((out / "config.json").read_text())["steps"] == 9
+        start(out, TinyConfig(lr=0.5), TINY, True)
+    assert start(out, TinyConfig(steps=9), TINY, True)
+    assert json.loads((out / "config.json").read_text())["steps"] == 9
     meta = json.loads((out / "meta.json").read_text())
     (out / "meta.json").write_text(json.dumps({**meta, "rules_version": RULES_VERSION + 1}))
     with pytest.raises(ValueError, match="rules version"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
+        start(out, TinyConfig(), TINY, True)
 
 
 def test_start__a_deleted_meta_json_does_not_stop_a_resume(tmp_path: Path, capsys) -> None:
     """Before: 'has no meta.json/config.json, so it is not a run directory', though the checkpoint
     holds the run's state (meta.json is written again at the next save)."""
     out = tmp_path / "run"
-    start(out, TinyConfig(), "tiny", False, ("steps",))
+    start(out, TinyConfig(), TINY, False)
     (out / "checkpoint.pt").write_bytes(b"x")
-    cfg, resumed = start(out, TinyConfig(steps=9), "tiny", True, ("steps",))
-    assert resumed and cfg.steps == 9
+    assert start(out, TinyConfig(steps=9), TINY, True)
     assert "meta.json is missing and is written again at the next checkpoint" in capsys.readouterr().err
     (out / "config.json").unlink()
     with pytest.raises(FileNotFoundError, match="has no config.json"):
-        start(out, TinyConfig(), "tiny", True, ("steps",))
+        start(out, TinyConfig(), TINY, True)
 
 
-def test_saved_config_and_check_fresh__the_cli_checks(tmp_path: Path) -> None:
+def test_open_run__the_one_check_of_the_cli_and_the_trainers(tmp_path: Path, capsys) -> None:
     out = tmp_path / "run"
-    assert not check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)
-    start(out, TinyConfig(), "tiny", False, ())
-    # killed before its first checkpoint: restartable
-    assert check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)
+    assert open_run(out, TINY, False) == open_run(out, TINY, False, clear=True)  # nothing there: a new run
+    assert not open_run(out, TINY, False).restart and not out.exists()
+    start(out, TinyConfig(), TINY, False)
+    (out / "metrics.jsonl").write_text('{"step": 1}\n')
+    # killed before its first checkpoint: reported, and cleared only when asked (the CLI, holding the run)
+    assert open_run(out, TINY, False).restart and (out / "config.json").is_file()
+    assert not open_run(out, TINY, False, clear=True).restart
+    assert "starting it afresh" in capsys.readouterr().err and sorted(p.name for p in out.iterdir()) == []
+    start(out, TinyConfig(), TINY, False)
     with pytest.raises(FileNotFoundError, match="holds no checkpoint yet"):
         saved_config(out, "tiny", "checkpoint.pt")
     (out / "checkpoint.pt").write_bytes(b"x")
     assert saved_config(out, "tiny", "checkpoint.pt") == {"lr": 0.1, "steps": 3, "duration": 0.0}
+    assert open_run(out, TINY, True).saved == {"lr": 0.1, "steps": 3, "duration": 0.0}
     with pytest.raises(ValueError, match="already holds a run"):
-        check_fresh(out, "tiny", "checkpoint.pt", TinyConfig)
+        open_run(out, TINY, False)
     write_meta(out, "tiny", "other", "running", {"step": 0, "games": 0, "time": 0.0})
     with pytest.raises(ValueError, match="continue it with `ai2048 train other"):
         saved_config(out, "tiny", "checkpoint.pt")
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    (lone / "metrics.jsonl").write_text('{"step": 1}\n')  # records without a config: not ours to clear
+    with pytest.raises(ValueError, match="already holds a run"):
+        open_run(lone, TINY, False, clear=True)
+    assert (lone / "metrics.jsonl").is_file()
 
 
 # ---------------------------------------------------------------- the loop
 
 
-def _loop(out: Path, **kw) -> tuple[Loop, list[str]]:
-    saves: list[str] = []
+@dataclass(frozen=True)
+class LoopConfig(RunConfig):
+    """The run fields a loop reads, with a checkpoint every 2 steps and no progress bar."""
+
+    checkpoint_every: int = option(2, "save every this many steps")
+    progress: bool = option(False, "no bar in tests")
+
+
+class FileInMemory:
+    """A checkpoint file kept in memory (the loop's :class:`~ai2048.train.run.CheckpointFile`)."""
+
+    def __init__(self, saved: dict | None = None) -> None:
+        self.saved = saved
+
+    def write(self, path: Path, state: dict) -> None:
+        self.saved = json.loads(json.dumps(state))
+
+    def read(self, path: Path) -> dict:
+        assert self.saved is not None
+        return self.saved
+
+
+def _loop(out: Path, saves: list[str], counters: Counters | None = None, file: FileInMemory | None = None,
+          duration: float = 0.0, **kw) -> tuple[Loop, Counters]:
+    """A loop over ``counters`` (default: steps ``n``, games ``g``) that records every save as
+    ``status@step`` in ``saves``."""
+
+    class Recording(Loop):
+        def save(self, status: str) -> None:
+            saves.append(f"{status}@{self.done}")
+            super().save(status)
+
     out.mkdir(exist_ok=True)
-    return Loop(out, "tiny", progress=False, **kw), saves
+    c = counters if counters is not None else Counters(n=0, g=0, elapsed=0.0)
+    kw.setdefault("resumed", False)
+    loop = Recording(out, LoopConfig(duration=duration), TINY, kw.pop("resumed"), counters=c, step="n",
+                     games="g", checkpoint=file or FileInMemory(), **kw)
+    return loop, c
 
 
 def test_loop__runs_to_its_total_logs_one_shape_and_saves_on_cadence(tmp_path: Path, capsys) -> None:
-    loop, saves = _loop(tmp_path, total=5)
-    done = 0
-
-    def save(status: str) -> None:
-        saves.append(f"{status}@{done}")
-        loop.write_meta(status, {"step": done, "games": 2 * done, "time": loop.elapsed})
-
+    saves: list[str] = []
+    loop, c = _loop(tmp_path, saves, total=5)
+    loop.track(counters=c)
     with loop:
-        while loop.running(done):
-            done += 1
-            loop.log({"score": done}, step=done, games=2 * done)
-            loop.checkpoint_every(done, 2, save)
-    loop.finish(save, done)
+        while loop.running():
+            c["n"] += 1
+            c["g"] += 2
+            loop.log({"score": c["n"]})
+            loop.checkpoint()
+    loop.finish()
     assert saves == ["running@2", "running@4", "completed@5"]
     recs = read_jsonl(tmp_path / "metrics.jsonl")
     assert [(r["step"], r["games"], r["score"]) for r in recs] == [(i, 2 * i, i) for i in range(1, 6)]
@@ -213,35 +264,72 @@ def test_loop__runs_to_its_total_logs_one_shape_and_saves_on_cadence(tmp_path: P
     assert capsys.readouterr().out == ""
 
 
-def test_loop__budget_ends_it_completed_with_a_message(tmp_path: Path, capsys) -> None:
-    loop, saves = _loop(tmp_path, total=0, duration=5.0, elapsed=4.0)
+def test_loop__saves_what_it_tracks_and_restores_it_on_resume(tmp_path: Path) -> None:
+    """Named states are entries of the checkpoint, a positional one's keys are entries themselves; a
+    resumed loop restores them all (an ``optional`` entry an older checkpoint lacks keeps its start)."""
+    saves: list[str] = []
+    file = FileInMemory()
+    loop, c = _loop(tmp_path / "a", saves, file=file, total=3)
+    extra = Counters(best=None)
+    flat = Counters(epoch=0)
+    loop.track(flat, counters=c, extra=extra)
     with loop:
-        assert loop.running(0, elapsed=4.5)
-        assert not loop.running(0, elapsed=5.0)
-    loop.finish(saves.append, 7)
-    assert saves == ["completed"] and loop.out_of_time
+        while loop.running():
+            c["n"] += 1
+            flat["epoch"] += 10
+            extra["best"] = c["n"] * 7
+    loop.finish()
+    assert file.saved is not None and list(file.saved) == ["counters", "extra", "epoch"]
+    assert file.saved["extra"] == {"best": 21} and file.saved["epoch"] == 30
+    again, c2 = _loop(tmp_path / "a", saves, file=file, total=5, resumed=True)
+    extra2, flat2 = Counters(best=None), Counters(epoch=0)
+    again.track(flat2, counters=c2, extra=extra2)
+    assert (c2["n"], extra2["best"], flat2["epoch"]) == (3, 21, 30)
+    del file.saved["extra"]
+    third, c3 = _loop(tmp_path / "a", saves, file=file, total=5, resumed=True)
+    with pytest.raises(ValueError, match="holds no 'extra'; it is not a checkpoint of trainer 'tiny'"):
+        third.track(counters=c3, extra=Counters(best=None))
+    fresh = Counters(best=None)
+    third.track(counters=c3, extra=fresh, optional=("extra",))
+    assert fresh["best"] is None and c3["n"] == 3
+
+
+def test_loop__budget_ends_it_completed_with_a_message(tmp_path: Path, capsys) -> None:
+    saves: list[str] = []
+    c = Counters(n=0, g=0, elapsed=4.5)
+    loop, _ = _loop(tmp_path, saves, c, total=0, duration=5.0, clock="counted")
+    with loop:
+        assert loop.running()
+        c["elapsed"] = 5.0
+        assert not loop.running()
+    c["n"] = 7
+    loop.finish()
+    assert saves == ["completed@7"] and loop.out_of_time
     assert "time budget of 5 s reached after 7 games" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_loop__a_signal_stops_it_interrupted_and_it_saves(tmp_path: Path, capsys, sig: int) -> None:
-    loop, saves = _loop(tmp_path, total=1000)
-    done = 0
+    saves: list[str] = []
+    loop, c = _loop(tmp_path, saves, total=1000)
     with loop:
-        while loop.running(done):
-            done += 1
-            if done == 3:
+        while loop.running():
+            c["n"] += 1
+            if c["n"] == 3:
                 os.kill(os.getpid(), sig)
-    loop.finish(saves.append, done)
-    assert done == 3 and saves == ["interrupted"]
+    loop.finish()
+    assert c["n"] == 3 and saves == ["interrupted@3"]
     assert "interrupted: saved after 3 games" in capsys.readouterr().out
     assert signal.getsignal(sig) is not loop.stop._handler  # the old handler is back
 
 
 def test_loop__resume_truncates_records_past_the_checkpoint_old_shapes_too(tmp_path: Path) -> None:
     shutil.copy(OLD / "ntuple" / "metrics.jsonl", tmp_path / "metrics.jsonl")
-    loop, _ = _loop(tmp_path, total=60, done=20)
-    loop.metrics.truncate(20)
+    file = FileInMemory({"counters": {"n": 20, "g": 20, "elapsed": 0.0}})
+    loop, c = _loop(tmp_path, [], file=file, total=60, resumed=True)
+    loop.track(counters=c)
+    with loop:
+        pass
     assert [r["step"] for r in read_run_metrics(tmp_path / "metrics.jsonl")] == [20]
 
 
@@ -347,10 +435,13 @@ def test_old_ntuple_run__resumed_with_the_new_code_still_packs(tmp_path: Path) -
 
 
 def test_loop__a_finished_run_resumed_with_nothing_to_do_is_not_rewritten(tmp_path: Path) -> None:
-    loop, saves = _loop(tmp_path, total=5, done=5)
+    saves: list[str] = []
+    file = FileInMemory({"counters": {"n": 5, "g": 5, "elapsed": 0.0}})
+    loop, c = _loop(tmp_path, saves, file=file, total=5, resumed=True)
+    loop.track(counters=c)
     with loop:
-        assert not loop.running(5)
-    loop.finish(saves.append, 5)
+        assert not loop.running()
+    loop.finish()
     assert saves == [] and loop.status == "completed"
 
 

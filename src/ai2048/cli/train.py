@@ -16,7 +16,7 @@ from typing import Any
 from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
-from ai2048.train.run import check_fresh, check_run_files, restart_without_checkpoint, saved_config
+from ai2048.train.run import check_resumed_config, open_run
 
 
 def _bool(text: str) -> bool:
@@ -143,29 +143,29 @@ def build_config(trainer: Trainer, args: argparse.Namespace, base: dict[str, Any
     return trainer.config_cls(**values)
 
 
-def check(args: argparse.Namespace) -> tuple[Trainer, argparse.Namespace, Any, bool]:
+def check(args: argparse.Namespace) -> tuple[Trainer, argparse.Namespace, Any]:
     """Every check ``_run`` makes before the run directory is made: the trainer, its options, --out
-    (with --resume: the run to continue) and the whole config; returns (trainer, its parsed options,
-    the config, whether --out holds a run killed before its first checkpoint, to restart)."""
+    (:func:`~ai2048.train.run.open_run`, as the trainer opens it; with --resume: the run to continue,
+    whose saved config the settings start from and must agree with) and the whole config; returns
+    (trainer, its parsed options, the config)."""
     trainer = get_trainer(args.trainer)
     targs = trainer_parser(trainer).parse_args(args.rest)
     check_out_dir(targs.out)
-    check_run_files(targs.out)
-    base = saved_config(targs.out, trainer.name, trainer.checkpoint) if targs.resume else None
-    restart = not targs.resume and check_fresh(
-        targs.out, trainer.name, trainer.checkpoint, trainer.config_cls
-    )
-    config = build_config(trainer, targs, base)  # every setting checked before the directory is made
-    return trainer, targs, config, restart
+    found = open_run(targs.out, trainer, targs.resume)
+    config = build_config(trainer, targs, found.saved)  # every setting checked before the directory is made
+    if targs.resume:
+        check_resumed_config(found, config, trainer)
+    return trainer, targs, config
 
 
 def _run(args: argparse.Namespace) -> int:
-    trainer, targs, config, restart = check(args)
+    trainer, targs, config = check(args)
     created = not targs.out.exists()
     try:
         with hold_run(targs.out):
-            if restart and check_fresh(targs.out, trainer.name, trainer.checkpoint, trainer.config_cls):
-                restart_without_checkpoint(targs.out)  # checked again now that no one else can write it
+            # opened again now that no one else can write it: a run killed before its first
+            # checkpoint is cleared here, so the trainer starts it afresh
+            open_run(targs.out, trainer, targs.resume, clear=True)
             out = trainer.run(config, targs.out, resume=targs.resume)
     except BaseException:
         if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:

@@ -28,6 +28,9 @@ class Trainer:
     no progress yet, so a plain rerun may start it afresh."""
     preset_help: dict[str, str] | None = None
     """One line per preset, shown by ``ai2048 train NAME --help``."""
+    resumable: tuple[str, ...] = ()
+    """The config fields a ``--resume`` may change (budgets, logging, device); every other field
+    must equal the saved config's."""
 
 
 def get_trainer(name: str) -> Trainer:

@@ -8,12 +8,35 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 
 def option(default: Any, help: str) -> Any:
     """A config field with its one-line ``--help`` text (``field(default=..., metadata={"help": ...})``)."""
     return dataclasses.field(default=default, metadata={"help": help})
+
+
+BUDGET = "duration"
+"""The one name of every trainer's wall-clock budget (a config field, in seconds; 0 = none)."""
+
+BUDGET_HELP = "wall-clock budget in seconds of training, counted across resumes (0 = none)"
+"""The help text of every trainer's :data:`BUDGET` field."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The run fields every trainer's config starts with (its own fields follow); the
+    :class:`~ai2048.train.run.Loop` reads them. A trainer redeclares one to give it its own default
+    or help (``checkpoint_every`` counts the trainer's steps: games, epochs)."""
+
+    seed: int = option(0, "seed of every random source of the run (games, moves, sampling, network init)")
+    duration: float = option(0.0, BUDGET_HELP + "; training stops at whichever budget ends first")
+    checkpoint_every: int = option(1, "save a checkpoint every this many steps")
+    progress: bool = option(True, "show a progress bar")
+
+    RESUMABLE: ClassVar[tuple[str, ...]] = ("duration", "checkpoint_every", "progress")
+    """The run fields a resumed run may change (a trainer's ``resumable`` adds its own)."""
 
 
 def config_help(cls: type) -> dict[str, str]:

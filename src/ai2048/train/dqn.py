@@ -30,21 +30,19 @@ from ai2048.agents.deeprl import entropy_probabilities
 from ai2048.engine.board import exponents, flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
-from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number, option
+from ai2048.train.config import RunConfig, check_choice, check_field_types, check_number, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
-from ai2048.train.run import BUDGET_HELP, Loop, start
+from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
+    RngState,
+    TorchCheckpoint,
+    Weights,
     flushed_denormals,
-    load_checkpoint,
-    rng_state,
     save_model,
-    set_rng_state,
     soft_update,
-    torch_save,
 )
 
 EXPLORATIONS = ("entropy", "lai_robbins", "torch_version", "greedy")
@@ -54,12 +52,11 @@ BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
 
 
 @dataclass(frozen=True)
-class DQNConfig:
+class DQNConfig(RunConfig):
     """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
 
+    checkpoint_every: int = option(100, "save a checkpoint every this many finished games")
     episodes: int = option(3000, "training games to finish")
-    duration: float = option(0.0, BUDGET_HELP + "; training stops at whichever budget ends first")
-    seed: int = option(0, "seed of games, exploration, replay sampling and network init")
     num_envs: int = option(16, "games played side by side on the numba kernels (seed 000: 1)")
     replay_ratio: float = option(0.125, "gradient steps per collected transition (seed 000: 1)")
     net: str = option(
@@ -134,9 +131,7 @@ class DQNConfig:
         "torch CPU threads (1 is fastest on a shared or busy "
         "machine; more only help large batches on idle cores)",
     )
-    checkpoint_every: int = option(100, "save a checkpoint every this many finished games")
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
-    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.tile_bonus, list):
@@ -443,15 +438,12 @@ def td_loss(
     return huber + 0.5 * cfg.l2_reg * l2, huber
 
 
-RESUMABLE = ("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads")
-"""Fields a resumed run may change; every other field must match the saved config."""
-
-
 def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
     out = Path(out)
     resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    cfg, resumed = start(out, config, "dqn", resume, RESUMABLE)
+    resumed = start(out, config, TRAINER, resume)
+    cfg = config
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -466,58 +458,31 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
         cfg.num_envs, cfg.seed, goal_tile=cfg.goal_tile or None, goal_terminal=cfg.goal_terminal
     )
     explorer = Explorer(cfg, gen)
-    ep_reward = np.zeros(cfg.num_envs)
-    ep_actions = np.zeros((cfg.num_envs, 4), dtype=np.int64)
-    ep_loss = np.zeros((cfg.num_envs, 2))  # sum, count
-    ep_eps = np.zeros((cfg.num_envs, 2))
-    c: dict[str, Any] = {"episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0}
-    if resumed:
-        ckpt = load_checkpoint(out / "checkpoint.pt", "dqn")
-        load_weights(policy, spec, ckpt["net"], ckpt["policy"], str(out / "checkpoint.pt"))
-        target.load_state_dict(ckpt["target"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        memory.load_state_dict(ckpt["replay"])
-        nstep.pending = ckpt["nstep"]
-        games.load_state_dict(ckpt["games"])
-        explorer.load_state_dict(ckpt["explorer"])
-        acc = ckpt["episode_acc"]
-        ep_reward, ep_actions, ep_loss, ep_eps = acc["reward"], acc["actions"], acc["loss"], acc["eps"]
-        c = ckpt["counters"]
-        set_rng_state(gen, ckpt["rng"])
-    loop = Loop(
-        out, "dqn", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-        tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed,
+    n = cfg.num_envs
+    acc = Counters(  # per game in flight: reward, moves per action, (loss sum, count), (ε sum, count)
+        reward=np.zeros(n), actions=np.zeros((n, 4), dtype=np.int64), loss=np.zeros((n, 2)),
+        eps=np.zeros((n, 2)),
     )
-    learn_start = max(cfg.learn_start, cfg.batch_size)
+    c = Counters(episodes=0, env_steps=0, grad_steps=0, credit=0.0, elapsed=0.0)
 
-    def save(status: str) -> None:
-        c["elapsed"] = loop.elapsed
-        torch_save(out / "checkpoint.pt", {
-            "format": CHECKPOINT_FORMAT,
-            "trainer": "dqn",
-            "net": spec,
-            "policy": policy.state_dict(),
-            "target": target.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "replay": memory.state_dict(),
-            "nstep": nstep.pending,
-            "games": games.state_dict(),
-            "explorer": explorer.state_dict(),
-            "counters": dict(c),
-            "rng": rng_state(gen),
-            "episode_acc": {"reward": ep_reward, "actions": ep_actions, "loss": ep_loss, "eps": ep_eps},
-        })
+    def model() -> None:  # model.pt: what the dqn agent loads
         extra = {"config": dataclasses.asdict(cfg), "explore_counts": explorer.counts.tolist()}
         save_model(out, "dqn", spec, policy, extra)
-        progress = {
-            "step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
-            "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
-        }
-        loop.write_meta(status, progress, {"net": spec})
 
+    loop = Loop(
+        out, cfg, TRAINER, resumed, total=cfg.episodes, counters=c, step="episodes",
+        progress=("env_steps", "grad_steps"), files=model, info=lambda: {"net": spec},
+        checkpoint=TorchCheckpoint({"format": CHECKPOINT_FORMAT, "trainer": "dqn", "net": spec}),
+    )
+    loop.track(
+        policy=Weights(policy, spec, str(out / "checkpoint.pt")), target=target, optimizer=optimizer,
+        replay=memory, nstep=nstep, games=games, explorer=explorer, counters=c, rng=RngState(gen),
+        episode_acc=acc,
+    )
+    learn_start = max(cfg.learn_start, cfg.batch_size)
     recent: list[int] = []
     with loop, flushed_denormals():
-        while loop.running(c["episodes"]):
+        while loop.running():
             prev = games.boards.copy()
             with torch.no_grad():
                 policy.eval()
@@ -527,20 +492,20 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
             after = exponents(st.boards)
             won = st.max_exp >= games.goal_exp
             r = shaped_rewards(cfg, st.rewards, st.log_rewards, after, won)
-            for i in range(cfg.num_envs):
+            for i in range(n):
                 ready = nstep.push(
                     i, int(prev[i]), int(actions[i]), float(r[i]), int(st.boards[i]),
                     bool(st.terminal[i]), bool(st.done[i]), st.masks[i],
                 )
                 for tr in ready:
                     memory.push(*tr)
-            ep_reward += r
-            ep_actions[np.arange(cfg.num_envs), actions] += 1
-            ep_eps += np.stack([eps, np.ones_like(eps)], axis=1)
-            c["env_steps"] += cfg.num_envs
+            acc["reward"] += r
+            acc["actions"][np.arange(n), actions] += 1
+            acc["eps"] += np.stack([eps, np.ones_like(eps)], axis=1)
+            c["env_steps"] += n
             # no gradient steps are owed before learning starts (seed 000: one a move)
             if len(memory) >= learn_start:
-                c["credit"] += cfg.num_envs * cfg.replay_ratio
+                c["credit"] += n * cfg.replay_ratio
             while len(memory) >= learn_start and c["credit"] >= 1.0:
                 c["credit"] -= 1.0
                 batch = memory.batch(memory.sample(gen, cfg.batch_size))
@@ -556,30 +521,28 @@ def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
                 optimizer.step()
                 soft_update(target, policy, cfg.tau)
                 c["grad_steps"] += 1
-                ep_loss += np.array([loss.item(), 1.0])
+                acc["loss"] += np.array([loss.item(), 1.0])
             for i, game in zip(np.flatnonzero(st.done).tolist(), games.restart(st.done), strict=True):
                 c["episodes"] += 1
                 recent = (recent + [game["score"]])[-100:]
+                ep_loss, ep_eps = acc["loss"][i], acc["eps"][i]
                 loop.log({
                     "episode": c["episodes"],
                     **game,
-                    "reward": float(ep_reward[i]),
-                    "loss": float(ep_loss[i, 0] / ep_loss[i, 1]) if ep_loss[i, 1] else None,
-                    "epsilon": float(ep_eps[i, 0] / max(ep_eps[i, 1], 1)),
-                    "actions": ep_actions[i].tolist(),
+                    "reward": float(acc["reward"][i]),
+                    "loss": float(ep_loss[0] / ep_loss[1]) if ep_loss[1] else None,
+                    "epsilon": float(ep_eps[0] / max(ep_eps[1], 1)),
+                    "actions": acc["actions"][i].tolist(),
                     "env_steps": c["env_steps"],
                     "grad_steps": c["grad_steps"],
-                }, step=c["episodes"], games=c["episodes"])
-                ep_reward[i] = 0
-                ep_actions[i] = 0
-                ep_loss[i] = 0
-                ep_eps[i] = 0
+                })
+                for k in ("reward", "actions", "loss", "eps"):
+                    acc[k][i] = 0
                 loop.bar.update(1)
             if recent:
                 loop.bar.set_postfix(mean100=f"{np.mean(recent):.0f}", steps=c["env_steps"], refresh=False)
-            loop.checkpoint_every(c["episodes"], cfg.checkpoint_every, save)
-    return loop.finish(save, c["episodes"])
-
+            loop.checkpoint()
+    return loop.finish()
 
 TRAINER = Trainer(
     "dqn",
@@ -588,4 +551,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
+    resumable=(*RunConfig.RESUMABLE, "episodes", "tensorboard", "device", "threads"),
 )

@@ -18,12 +18,12 @@ checkpoint; games in flight at that moment are replayed from fresh starts.
 
 from __future__ import annotations
 
-import io
+import contextlib
 import math
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -32,10 +32,8 @@ import numpy as np
 import torch
 
 from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
-from ai2048.checkpoint import atomic_write
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env
 from ai2048.nets.device import resolve_device
-from ai2048.nets.files import load_torch_file
 from ai2048.nets.resnet import (
     VALUE_ACTIVATIONS,
     FusedPolicyValue,
@@ -45,15 +43,16 @@ from ai2048.nets.resnet import (
 )
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
-from ai2048.train.config import check_field_types, option
-from ai2048.train.run import BUDGET_HELP, Loop, start
-
-CHECKPOINT = "checkpoint.pt"
+from ai2048.train.config import RunConfig, check_field_types, option
+from ai2048.train.run import Counters, Loop, start
+from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, torch_save
 
 
 @dataclass(frozen=True)
-class LazyZeroConfig:
+class LazyZeroConfig(RunConfig):
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
+
+    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)")
 
     channels: int = option(16, "residual trunk channels (seed: 16)")
     blocks: int = option(6, "residual blocks in the trunk (seed: 6)")
@@ -93,11 +92,7 @@ class LazyZeroConfig:
         "auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)"
     )
     threads: int = option(1, "CPU threads for torch and numba")
-    seed: int = option(0, "seed of the games, the network's initialisation and all sampling")
-    duration: float = option(0.0, BUDGET_HELP)
-    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)")
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
-    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -198,7 +193,8 @@ class GameReplay:
             vals.append(v[t])
         return np.array(boards, dtype=np.uint64), np.stack(pols), np.array(vals, dtype=np.float32)
 
-    def to_tensors(self) -> dict[str, torch.Tensor]:
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The games as three tensors: ``lengths`` [G], ``boards`` int64 [sum L], ``policies`` [sum L, 4]."""
         lengths = [len(g[0]) for g in self.games]
         if not lengths:
             return {"lengths": torch.zeros(0, dtype=torch.long)}
@@ -208,7 +204,7 @@ class GameReplay:
             "policies": torch.from_numpy(np.concatenate([g[1] for g in self.games])),
         }
 
-    def load_tensors(self, data: dict[str, torch.Tensor]) -> None:
+    def load_state_dict(self, data: dict[str, torch.Tensor]) -> None:
         self.games.clear()
         lengths = data["lengths"].tolist()
         if not lengths:
@@ -239,244 +235,187 @@ def _epoch_summary(games: list[dict[str, float]]) -> dict[str, float]:
     }
 
 
-RESUMABLE = tuple(f.name for f in fields(LazyZeroConfig) if f.name not in NETWORK_KEYS)
-"""Fields a resumed run may change: all but the network's sizes (the checkpoint holds its weights)."""
-
-
-class _Trainer:
-    """State of one training session (kept in one object so the loop reads top to bottom)."""
-
-    def __init__(self, config: LazyZeroConfig, out: Path, resumed: bool) -> None:
-        self.cfg = config
-        self.out = out
-        self.device = resolve_device(config.device)
-        torch.set_num_threads(config.threads)
-        import numba
-
-        numba.set_num_threads(max(1, min(config.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
-        torch.manual_seed(config.seed)
-        self.model = PolicyValueResNet(config.network()).to(self.device)
-        if config.optimizer == "adamw":
-            self.opt: torch.optim.Optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.lr,
-                                                                weight_decay=config.weight_decay)
-        else:
-            self.opt = torch.optim.SGD(self.model.parameters(), lr=config.lr, momentum=config.momentum,
-                                       weight_decay=config.weight_decay)
-        self.sched = torch.optim.lr_scheduler.ExponentialLR(self.opt, gamma=config.lr_decay_gamma)
-        self.replay = GameReplay(config.replay_max_games)
-        self.generator = torch.Generator(device=self.device).manual_seed(config.seed)
-        self.np_rng = np.random.default_rng(config.seed)
-        self.epoch = 0
-        self.episodes_in_epoch = 0
-        self.episodes_total = 0
-        self.elapsed = 0.0
-        self.games: list[dict[str, float]] = []
-        self.losses: list[tuple[float, float, float, float]] = []
-        if resumed:
-            self._load()
-        self.loop = Loop(out, "lazyzero", total=config.epochs, done=self.epoch, elapsed=self.elapsed,
-                         duration=config.duration, unit="epoch", tensorboard=config.tensorboard,
-                         progress=config.progress,
-                         bar=(config.epochs * config.episodes_per_epoch,
-                              self.epoch * config.episodes_per_epoch + self.episodes_in_epoch, "game"),
-                         resumed=resumed)
-        if not resumed:
-            self._write_meta("running")
-
-    def _load(self) -> None:
-        ckpt = load_torch_file(
-            self.out / CHECKPOINT, "LazyZero checkpoint (it may be truncated or corrupt)", self.device
-        )
-        self.model.load_state_dict(ckpt["model"])
-        self.opt.load_state_dict(ckpt["optimizer"])
-        self.sched.load_state_dict(ckpt["scheduler"])
-        self.replay.load_tensors(ckpt["replay"])
-        self.generator.set_state(ckpt["generator"].cpu())
-        self.epoch = int(ckpt["epoch"])
-        self.episodes_in_epoch = int(ckpt["episodes_in_epoch"])
-        self.episodes_total = int(ckpt["episodes_total"])
-        self.elapsed = float(ckpt.get("elapsed", 0.0))  # checkpoints before train/run.py did not count time
-        self.np_rng = np.random.default_rng([self.cfg.seed, self.episodes_total])
-
-    def _write_meta(self, status: str) -> None:
-        self.loop.write_meta(status, {"step": self.epoch, "games": self.episodes_total, "time": self.elapsed,
-                                      "episodes_in_epoch": self.episodes_in_epoch},
-                             {"parameters": count_parameters(self.model)})
-
-    def save(self, status: str) -> None:
-        """Atomically write the weights, the full checkpoint and meta.json."""
-        def dump(obj: Any) -> bytes:
-            buf = io.BytesIO()
-            torch.save(obj, buf)
-            return buf.getvalue()
-
-        self.elapsed = self.loop.elapsed
-        weights = dump(self.model.state_dict())
-        ckpt = dump({
-            "model": self.model.state_dict(),
-            "optimizer": self.opt.state_dict(),
-            "scheduler": self.sched.state_dict(),
-            "replay": self.replay.to_tensors(),
-            "generator": self.generator.get_state(),
-            "epoch": self.epoch,
-            "episodes_in_epoch": self.episodes_in_epoch,
-            "episodes_total": self.episodes_total,
-            "elapsed": self.elapsed,
-        })
-        atomic_write(self.out / WEIGHTS, lambda f: f.write(weights))
-        atomic_write(self.out / CHECKPOINT, lambda f: f.write(ckpt))
-        self._write_meta(status)
-
-    def train_step(self) -> None:
-        """One gradient step on a rotated minibatch from the replay of games."""
-        cfg = self.cfg
-        boards, pols, vals = self.replay.sample(cfg.minibatch_size, self.np_rng)
-        x = from_boards(boards, self.device)
-        k = torch.from_numpy(self.np_rng.integers(0, 4, len(boards))).to(self.device)
-        x, target = rotate_examples(x, torch.from_numpy(pols).to(self.device), k)
-        v_target = torch.from_numpy(vals).to(self.device)
-        self.model.train()
-        logits, v = self.model(x)
-        policy_loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
-        value_loss = torch.nn.functional.mse_loss(v, v_target)
-        loss = cfg.policy_factor * policy_loss + value_loss
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
-        acc = (logits.argmax(1) == target.argmax(1)).float().mean()
-        self.losses.append((loss.item(), policy_loss.item(), value_loss.item(), acc.item()))
-
-    def play_test(self, fused: FusedPolicyValue, stop: Callable[[], bool] | None = None) -> dict[str, float]:
-        """``test_games`` greedy games with ``test_rollouts`` (seed 001's test batch).
-
-        ``stop`` is asked before every move and every rollout: a test batch can take minutes, and
-        Ctrl-C or SIGTERM must act within seconds, so a stop raises :class:`StoppedInTestGames` (the
-        epoch is then recorded without its test).
-        """
-        cfg = self.cfg
-        env = make_batch_env(cfg.env_backend, cfg.test_games, self.device, seed=cfg.seed + 10**6 + self.epoch)
-        gen = torch.Generator(device=self.device).manual_seed(cfg.seed + self.epoch)
-        while not bool(env.terminated.all()):
-            if stop is not None and stop():
-                raise StoppedInTestGames
-            legal = env.legal_actions()
-            try:
-                visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
-                                        puct=cfg.puct, generator=gen, stop=stop)
-            except SearchStopped:
-                raise StoppedInTestGames from None
-            env.step(choose_actions(visits, legal, 0.0, gen))
-        finals = zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)
-        games = [
-            {"moves": float(m), "score": float(s), "high_tile": float(2 ** int(t))} for m, s, t in finals
-        ]
-        return {f"test_{k}": v for k, v in _epoch_summary(games).items()}
-
-    def end_epoch(self, fused: FusedPolicyValue, seconds: float, moves: int,
-                  stop: Callable[[], bool] | None = None) -> None:
-        cfg = self.cfg
-        record: dict[str, Any] = {"epoch": self.epoch + 1, "lr": self.opt.param_groups[0]["lr"]}
-        summary = _epoch_summary(self.games)
-        record.update(epoch_games=summary.pop("games"), **summary)
-        if self.losses:
-            arr = np.array(self.losses)
-            record.update(loss=float(arr[:, 0].mean()), policy_loss=float(arr[:, 1].mean()),
-                          value_loss=float(arr[:, 2].mean()), policy_accuracy=float(arr[:, 3].mean()),
-                          gradient_steps=len(self.losses))
-        record.update(epoch_seconds=seconds, moves_per_s=moves / max(seconds, 1e-9))
-        if cfg.test_games:
-            try:
-                record.update(self.play_test(fused, stop))
-            except StoppedInTestGames:  # Ctrl-C or SIGTERM in the test games: keep the epoch, skip its test
-                record["test_stopped"] = True
-        with warnings.catch_warnings():  # an epoch may end before the first gradient step
-            warnings.simplefilter("ignore", UserWarning)
-            self.sched.step()
-        self.epoch += 1
-        self.episodes_in_epoch = 0
-        self.games, self.losses = [], []
-        self.loop.log(record, step=self.epoch, games=self.episodes_total)
-        self.loop.checkpoint_every(self.epoch, cfg.checkpoint_every, self.save)
-
-    def run(self) -> Path:
-        cfg, loop = self.cfg, self.loop
-        env = make_batch_env(
-            cfg.env_backend, cfg.num_envs, self.device, seed=cfg.seed + 7919 * self.episodes_total
-        )
-        n = cfg.num_envs
-        ep_boards: list[list[int]] = [[] for _ in range(n)]
-        ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
-        fused = FusedPolicyValue(self.model)
-        epoch_start, epoch_moves = time.monotonic(), 0
-        with loop:  # Ctrl-C or SIGTERM: save at the next move and stop
-            try:
-                while loop.running(self.epoch):
-                    legal = env.legal_actions()
-                    before = self.generator.get_state()
-                    try:
-                        visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
-                                                puct=cfg.puct, generator=self.generator,
-                                                stop=lambda: loop.stopping)
-                    except SearchStopped:  # Ctrl-C or SIGTERM within a move: the move is not made
-                        self.generator.set_state(before)
-                        continue  # loop.running() sees the request: save and stop
-                    shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
-                    for i, b in enumerate(env.boards()):
-                        ep_boards[i].append(int(b))
-                        ep_pols[i].append(shares[i])
-                    env.step(choose_actions(visits, legal, cfg.temperature, self.generator))
-                    epoch_moves += n
-                    done = env.terminated.cpu().numpy()
-                    trained = False
-                    if done.any():
-                        moves, scores = env.moves.tolist(), env.scores.tolist()
-                        tiles = env.high_tiles().tolist()
-                        for i in np.flatnonzero(done).tolist():
-                            self.replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
-                            ep_boards[i], ep_pols[i] = [], []
-                            game = {"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]}
-                            self.games.append(game)
-                            self.episodes_in_epoch += 1
-                            self.episodes_total += 1
-                            loop.bar.update(1)
-                            if len(self.replay) >= cfg.replay_min_games:
-                                for _ in range(cfg.minibatches_per_update):
-                                    self.train_step()
-                                trained = True
-                        env.reset_terminated()
-                        last = self.games[-20:]
-                        loop.bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
-                                             tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
-                                             loss=f"{self.losses[-1][0]:.3f}" if self.losses else "-")
-                    if trained:
-                        fused = FusedPolicyValue(self.model)
-                    if self.episodes_in_epoch >= cfg.episodes_per_epoch:
-                        now = time.monotonic()
-                        self.end_epoch(fused, now - epoch_start, epoch_moves, stop=lambda: loop.stopping)
-                        epoch_start, epoch_moves = now, 0
-            except KeyboardInterrupt:  # a second Ctrl-C: save the last completed state all the same
-                loop.status = "interrupted"
-        return loop.finish(self.save, self.epoch)
-
-
 class StoppedInTestGames(Exception):
-    """A stop request arrived during an epoch's test games (see :meth:`_Trainer.play_test`)."""
+    """A stop request arrived during an epoch's test games (see :func:`play_test`)."""
+
+
+def train_step(
+    cfg: LazyZeroConfig, model: PolicyValueResNet, opt: torch.optim.Optimizer, replay: GameReplay,
+    rng: np.random.Generator, device: torch.device,
+) -> tuple[float, float, float, float]:
+    """One gradient step on a rotated minibatch from the replay of games; returns (loss, policy loss,
+    value loss, policy accuracy)."""
+    boards, pols, vals = replay.sample(cfg.minibatch_size, rng)
+    x = from_boards(boards, device)
+    k = torch.from_numpy(rng.integers(0, 4, len(boards))).to(device)
+    x, target = rotate_examples(x, torch.from_numpy(pols).to(device), k)
+    v_target = torch.from_numpy(vals).to(device)
+    model.train()
+    logits, v = model(x)
+    policy_loss = -(target * torch.log_softmax(logits, 1)).sum(1).mean()
+    value_loss = torch.nn.functional.mse_loss(v, v_target)
+    loss = cfg.policy_factor * policy_loss + value_loss
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    acc = (logits.argmax(1) == target.argmax(1)).float().mean()
+    return loss.item(), policy_loss.item(), value_loss.item(), acc.item()
+
+
+def play_test(cfg: LazyZeroConfig, fused: FusedPolicyValue, epoch: int, device: torch.device,
+              stop: Callable[[], bool] | None = None) -> dict[str, float]:
+    """``test_games`` greedy games with ``test_rollouts`` after epoch ``epoch`` (seed 001's test batch).
+
+    ``stop`` is asked before every move and every rollout: a test batch can take minutes, and
+    Ctrl-C or SIGTERM must act within seconds, so a stop raises :class:`StoppedInTestGames` (the
+    epoch is then recorded without its test).
+    """
+    env = make_batch_env(cfg.env_backend, cfg.test_games, device, seed=cfg.seed + 10**6 + epoch)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + epoch)
+    while not bool(env.terminated.all()):
+        if stop is not None and stop():
+            raise StoppedInTestGames
+        legal = env.legal_actions()
+        try:
+            visits, _ = lazy_search(env, fused, rollouts=cfg.test_rollouts, depth=cfg.rollout_depth,
+                                    puct=cfg.puct, generator=gen, stop=stop)
+        except SearchStopped:
+            raise StoppedInTestGames from None
+        env.step(choose_actions(visits, legal, 0.0, gen))
+    finals = zip(env.moves.tolist(), env.scores.tolist(), env.high_tiles().tolist(), strict=True)
+    games = [
+        {"moves": float(m), "score": float(s), "high_tile": float(2 ** int(t))} for m, s, t in finals
+    ]
+    return {f"test_{k}": v for k, v in _epoch_summary(games).items()}
+
+
+@contextlib.contextmanager
+def _out_of_memory_is_a_setting(cfg: LazyZeroConfig) -> Iterator[None]:
+    """Within ``with``: the device running out of memory is reported as the settings that caused it."""
+    try:
+        yield
+    except torch.OutOfMemoryError as e:
+        raise ValueError(
+            f"the batch does not fit in {cfg.device} memory (num_envs={cfg.num_envs}, "
+            f"minibatch_size={cfg.minibatch_size}); lower them with --set"
+        ) from e
 
 
 def run(config: LazyZeroConfig, out: Path, resume: bool = False) -> Path:
     """Train LazyZero into run directory ``out`` (``resume``: continue from its checkpoint)."""
     if not isinstance(config, LazyZeroConfig):
         raise TypeError(f"config must be a LazyZeroConfig, got {type(config).__name__}")
-    out = Path(out)
-    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    cfg, resumed = start(out, config, "lazyzero", resume, RESUMABLE)
-    try:
-        return _Trainer(cfg, out, resumed).run()
-    except torch.OutOfMemoryError as e:
-        raise ValueError(
-            f"the batch does not fit in {config.device} memory (num_envs={config.num_envs}, "
-            f"minibatch_size={config.minibatch_size}); lower them with --set"
-        ) from e
+    out, cfg = Path(out), config
+    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
+    resumed = start(out, cfg, TRAINER, resume)
+    device = resolve_device(cfg.device)
+    torch.set_num_threads(cfg.threads)
+    import numba
+
+    numba.set_num_threads(max(1, min(cfg.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
+    torch.manual_seed(cfg.seed)
+    model = PolicyValueResNet(cfg.network()).to(device)
+    opt: torch.optim.Optimizer
+    if cfg.optimizer == "adamw":
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    else:
+        opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum,
+                              weight_decay=cfg.weight_decay)
+    sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=cfg.lr_decay_gamma)
+    replay = GameReplay(cfg.replay_max_games)
+    generator = torch.Generator(device=device).manual_seed(cfg.seed)
+    c = Counters(epoch=0, episodes_in_epoch=0, episodes_total=0, elapsed=0.0)
+    loop = Loop(
+        out, cfg, TRAINER, resumed, total=cfg.epochs, counters=c, step="epoch", games="episodes_total",
+        progress=("episodes_in_epoch",), unit="epoch", bar_games=cfg.epochs * cfg.episodes_per_epoch,
+        first_save="meta", info=lambda: {"parameters": count_parameters(model)},
+        files=lambda: torch_save(out / WEIGHTS, model.state_dict()),  # what the lazyzero agent loads
+        checkpoint=TorchCheckpoint({}, "LazyZero checkpoint (it may be truncated or corrupt)", device),
+    )
+    loop.track(c, model=model, optimizer=opt, scheduler=sched, replay=replay,
+               generator=GeneratorState(generator))
+    # the minibatch sampler is not saved: a resumed run draws from a stream named by its games so far
+    rng = np.random.default_rng([cfg.seed, c["episodes_total"]] if resumed else cfg.seed)
+    # games in flight at the checkpoint are not saved: a resumed run starts fresh ones
+    env = make_batch_env(cfg.env_backend, cfg.num_envs, device, seed=cfg.seed + 7919 * c["episodes_total"])
+    n = cfg.num_envs
+    ep_boards: list[list[int]] = [[] for _ in range(n)]
+    ep_pols: list[list[np.ndarray]] = [[] for _ in range(n)]
+    games: list[dict[str, float]] = []  # the epoch's finished games
+    losses: list[tuple[float, float, float, float]] = []  # the epoch's gradient steps
+    fused = FusedPolicyValue(model)
+    epoch_start, epoch_moves = time.monotonic(), 0
+    with loop, _out_of_memory_is_a_setting(cfg):  # Ctrl-C or SIGTERM: save at the next move and stop
+        try:
+            while loop.running():
+                legal = env.legal_actions()
+                before = generator.get_state()
+                try:
+                    visits, _ = lazy_search(env, fused, rollouts=cfg.rollouts, depth=cfg.rollout_depth,
+                                            puct=cfg.puct, generator=generator, stop=lambda: loop.stopping)
+                except SearchStopped:  # Ctrl-C or SIGTERM within a move: the move is not made
+                    generator.set_state(before)
+                    continue  # loop.running() sees the request: save and stop
+                shares = (visits / visits.sum(1, keepdim=True).clamp(min=1)).cpu().numpy()
+                for i, b in enumerate(env.boards()):
+                    ep_boards[i].append(int(b))
+                    ep_pols[i].append(shares[i])
+                env.step(choose_actions(visits, legal, cfg.temperature, generator))
+                epoch_moves += n
+                done = env.terminated.cpu().numpy()
+                trained = False
+                if done.any():
+                    moves, scores = env.moves.tolist(), env.scores.tolist()
+                    tiles = env.high_tiles().tolist()
+                    for i in np.flatnonzero(done).tolist():
+                        replay.add(np.array(ep_boards[i], dtype=np.uint64), np.stack(ep_pols[i]))
+                        ep_boards[i], ep_pols[i] = [], []
+                        games.append({"moves": moves[i], "score": scores[i], "high_tile": 2 ** tiles[i]})
+                        c["episodes_in_epoch"] += 1
+                        c["episodes_total"] += 1
+                        loop.bar.update(1)
+                        if len(replay) >= cfg.replay_min_games:
+                            for _ in range(cfg.minibatches_per_update):
+                                losses.append(train_step(cfg, model, opt, replay, rng, device))
+                            trained = True
+                    env.reset_terminated()
+                    last = games[-20:]
+                    loop.bar.set_postfix(moves=f"{np.mean([g['moves'] for g in last]):.0f}",
+                                         tile=f"{np.mean([g['high_tile'] for g in last]):.0f}",
+                                         loss=f"{losses[-1][0]:.3f}" if losses else "-")
+                if trained:
+                    fused = FusedPolicyValue(model)
+                if c["episodes_in_epoch"] < cfg.episodes_per_epoch:
+                    continue
+                # the epoch ends: its record (and test games), the learning rate's decay, a checkpoint
+                now = time.monotonic()
+                seconds, epoch_start = now - epoch_start, now
+                record: dict[str, Any] = {"epoch": c["epoch"] + 1, "lr": opt.param_groups[0]["lr"]}
+                summary = _epoch_summary(games)
+                record.update(epoch_games=summary.pop("games"), **summary)
+                if losses:
+                    arr = np.array(losses)
+                    record.update(loss=float(arr[:, 0].mean()), policy_loss=float(arr[:, 1].mean()),
+                                  value_loss=float(arr[:, 2].mean()), policy_accuracy=float(arr[:, 3].mean()),
+                                  gradient_steps=len(losses))
+                record.update(epoch_seconds=seconds, moves_per_s=epoch_moves / max(seconds, 1e-9))
+                epoch_moves = 0
+                if cfg.test_games:
+                    try:
+                        record.update(play_test(cfg, fused, c["epoch"], device, stop=lambda: loop.stopping))
+                    except StoppedInTestGames:  # Ctrl-C or SIGTERM in the test games: keep the epoch
+                        record["test_stopped"] = True
+                with warnings.catch_warnings():  # an epoch may end before the first gradient step
+                    warnings.simplefilter("ignore", UserWarning)
+                    sched.step()
+                c["epoch"] += 1
+                c["episodes_in_epoch"] = 0
+                games, losses = [], []
+                loop.log(record)
+                loop.checkpoint()
+        except KeyboardInterrupt:  # a second Ctrl-C: save the last completed state all the same
+            loop.status = "interrupted"
+    return loop.finish()
 
 
 def config_from_dict(values: dict[str, Any]) -> LazyZeroConfig:
@@ -495,4 +434,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
+    resumable=tuple(f.name for f in fields(LazyZeroConfig) if f.name not in NETWORK_KEYS),
 )

@@ -19,7 +19,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -32,14 +31,14 @@ from ai2048.checkpoint import write_json
 from ai2048.ntuple import memory
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
-from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape
+from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape, save_streamed
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number, option
-from ai2048.train.run import BUDGET_HELP, GracefulStop, Loop, start
+from ai2048.train.config import BUDGET_HELP, RunConfig, check_choice, check_field_types, check_number, option
+from ai2048.train.run import Counters, Loop, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -52,13 +51,13 @@ STOP_GAMES = 200
 for at most this many games a worker (a few seconds late in training) whatever ``chunk`` is; a
 stopped chunk is logged and saved with the games it played."""
 
-RESUMABLE = ("games", "workers", "checkpoint_every", "eval_games", "duration", "progress")
-"""Fields a resumed run may change; every other field must match the saved config."""
-
 
 @dataclass(frozen=True)
-class NTupleConfig:
+class NTupleConfig(RunConfig):
     """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
+
+    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels")
+    checkpoint_every: int = option(10_000, "games between checkpoints")
 
     patterns: str = option("4x6", "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789")
     games: int = option(100_000, "training games in total")
@@ -66,7 +65,6 @@ class NTupleConfig:
         0.1,
         "learning rate of a state's value, spread over its features (alpha/F a weight)",
     )
-    seed: int = option(0, "seed of every game's tiles")
     workers: int = option(1, "threads playing games on shared weights (Hogwild); 1 is exactly reproducible")
     state: str = option("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)")
     update: str = option(
@@ -103,10 +101,8 @@ class NTupleConfig:
         "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
         "episode, in (0, 1) (0.5 in both references)",
     )
-    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels")
     p_two: float = option(P_TWO, "probability a spawned tile is a 2")
     chunk: int = option(1000, "games per metrics record (and per kernel call)")
-    checkpoint_every: int = option(10_000, "games between checkpoints")
     eval_games: int = option(0, "1-ply games to evaluate the final network on (eval.json)")
     end_on_full_board: bool = option(
         False,
@@ -128,7 +124,6 @@ class NTupleConfig:
         "start from trained weights: 'shipped' (the default shipped network), a shipped name "
         "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match",
     )
-    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.patterns, int):
@@ -226,53 +221,110 @@ PRESET_HELP: dict[str, str] = {
 }
 
 
-class _State:
-    """Everything a run carries between chunks, saved with the weights at each checkpoint."""
+class TrainState:
+    """Everything a run carries between chunks (a tracked state): ``weights.npz`` holds it whole.
 
-    def __init__(self, cfg: NTupleConfig, net: Network) -> None:
+    The file's arrays: ``w`` float32 [(stages + 1) * table] (the weights) and the network's header
+    (``format``, ``rules_version``, ``patterns``, ``stages``, ``kind``), then ``train_states`` uint64
+    [workers] (each worker's SplitMix64 state), ``train_pools`` uint64 [workers, POOL] and
+    ``train_pool_n`` int64 [workers] (late-game boards saved for restarts), ``train_ready`` int64
+    [stages + 1] (which stages have opened), ``train_e``, ``train_a`` float32 [(stages + 1) * table]
+    (TC accumulators; [1] without TC), ``train_done`` int64 [] (games) and ``train_elapsed`` float64
+    [] (seconds in the training kernels). :attr:`c` holds the last two as the loop's counters.
+
+    ``net`` is None for a resumed run: its network is read from the checkpoint (:class:`WeightsFile`).
+    """
+
+    def __init__(self, cfg: NTupleConfig, net: Network | None) -> None:
         w = cfg.workers
-        self.net = net
+        self.cfg = cfg
+        self.c = Counters(done=0, elapsed=0.0)
         self.states = np.array(
             [np.random.SeedSequence([cfg.seed, k]).generate_state(1, np.uint64)[0] for k in range(w)],
             dtype=np.uint64,
         )
         self.pools = np.zeros((w, POOL), dtype=np.uint64)
         self.pool_n = np.zeros(w, dtype=np.int64)
-        self.ready = np.zeros(len(net.stages) + 1, dtype=np.int64)
+        self.ready = np.zeros(len(cfg.stages) + 1, dtype=np.int64)
         self.ready[0] = 1
-        if cfg.tc:  # (w, E, A) records: one cache line per feature in a TC step (Network.tc_arrays)
-            self.e_acc, self.a_acc = net.tc_arrays()
-        else:
-            self.e_acc = self.a_acc = np.zeros(1, dtype=np.float32)
-        self.done = 0
-        self.elapsed = 0.0
+        self.e_acc = self.a_acc = np.zeros(1, dtype=np.float32)
+        self.net: Network
+        if net is None:
+            return
+        self._attach(net)
+        if cfg.init:  # a stage that already holds weights is not promoted over again
+            fill = np.float32(cfg.init_value / net.features)  # what Network fills an untouched weight with
+            self.ready[1:] = [
+                int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill))
+                for s in range(1, len(self.ready))
+            ]
 
-    def arrays(self) -> dict[str, np.ndarray]:
+    def _attach(self, net: Network) -> None:
+        self.net = net
+        if self.cfg.tc:  # (w, E, A) records: one cache line per feature in a TC step (Network.tc_arrays)
+            self.e_acc, self.a_acc = net.tc_arrays()
+
+    def state_dict(self) -> dict[str, np.ndarray]:
         return {
+            "w": self.net.w, **self.net.header(),
             "train_states": self.states, "train_pools": self.pools, "train_pool_n": self.pool_n,
             "train_ready": self.ready, "train_e": self.e_acc, "train_a": self.a_acc,
-            "train_done": np.array(self.done, dtype=np.int64), "train_elapsed": np.array(self.elapsed),
+            "train_done": np.array(self.c["done"], dtype=np.int64),
+            "train_elapsed": np.array(self.c["elapsed"]),
         }
 
-    def restore(self, arrays: dict[str, np.ndarray], path: Path) -> None:
-        if arrays["train_states"].shape != self.states.shape:
+    def load_state_dict(self, saved: dict[str, Any]) -> None:
+        """Take what :meth:`WeightsFile.read` gives: the network (TC accumulators filled) and the arrays."""
+        self._attach(saved["net"])
+        self.states[:] = saved["train_states"]
+        self.pools[:] = saved["train_pools"]
+        self.pool_n[:] = saved["train_pool_n"]
+        self.ready[:] = saved["train_ready"]
+        self.c.update(done=int(saved["train_done"]), elapsed=float(saved["train_elapsed"]))
+
+
+class WeightsFile:
+    """``weights.npz`` as the run's checkpoint (:class:`ai2048.train.run.CheckpointFile`): written
+    streamed and atomically; read with every check of a weights file, the table streamed into TC
+    records when the run uses them, so a resume never holds a second table."""
+
+    EXTRA = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_done", "train_elapsed")
+
+    def __init__(self, cfg: NTupleConfig) -> None:
+        self.cfg = cfg
+
+    def write(self, path: Path, state: dict[str, np.ndarray]) -> None:
+        save_streamed(path, state)
+
+    def read(self, path: Path) -> dict[str, Any]:
+        cfg = self.cfg
+        net, arrays = load_file(path, patterns=cfg.patterns, extra=self.EXTRA, tc=cfg.tc)
+        if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
             raise ValueError(
-                f"{path} was saved by {arrays['train_states'].size} worker(s); resume it with "
-                f"--workers {arrays['train_states'].size}"
+                f"{path} has stages {net.stages} / kind {net.kind}, "
+                f"config says {tuple(cfg.stages)} / {cfg.state}"
             )
-        if read_shape(path, "train_e") != self.e_acc.shape:  # (read below without a table copy)
-            raise ValueError(
-                f"{path} does not hold temporal-coherence state matching tc={self.e_acc.size > 1}"
-            )
-        self.states[:] = arrays["train_states"]
-        self.pools[:] = arrays["train_pools"]
-        self.pool_n[:] = arrays["train_pool_n"]
-        self.ready[:] = arrays["train_ready"]
-        if self.e_acc.size > 1:  # streamed into the records, 1 MiB at a time
-            read_into(path, "train_e", self.e_acc)
-            read_into(path, "train_a", self.a_acc)
-        self.done = int(arrays["train_done"])
-        self.elapsed = float(arrays["train_elapsed"])
+        workers = arrays["train_states"].size
+        if workers != cfg.workers:
+            raise ValueError(f"{path} was saved by {workers} worker(s); resume it with --workers {workers}")
+        if read_shape(path, "train_e") != ((net.w.size,) if cfg.tc else (1,)):  # (no table copy read)
+            raise ValueError(f"{path} does not hold temporal-coherence state matching tc={cfg.tc}")
+        if cfg.tc:  # streamed into the records, 1 MiB at a time
+            e_acc, a_acc = net.tc_arrays()
+            read_into(path, "train_e", e_acc)
+            read_into(path, "train_a", a_acc)
+        return {"net": net, **arrays}
+
+
+def new_network(cfg: NTupleConfig, src: Network | None) -> Network:
+    """A new run's network: fresh (every weight ``init_value / features``), or ``--init``'s ``src``
+    (trained itself when it fits the run as it is; else copied in, stages it lacks left fresh)."""
+    if src is not None and src.stages == tuple(cfg.stages) and not cfg.tc and src.w.flags.c_contiguous:
+        return Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w)
+    net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value, tc=cfg.tc)
+    if src is not None:  # the source's stages; stages it lacks are promoted when they open
+        np.copyto(net.w[: src.w.size], src.w)
+    return net
 
 
 def _init_network(cfg: NTupleConfig) -> Network:
@@ -416,71 +468,19 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
 
 def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
-    out = Path(out)
-    # a wrong --init fails before any write
-    src = _init_network(config) if config.init and not resume else None
-    cfg, resumed = start(out, config, "ntuple", resume, RESUMABLE, checkpoint="weights.npz")
+    out, cfg = Path(out), config
+    src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before any write
+    resumed = start(out, cfg, TRAINER, resume)
     k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
-    if resumed:
-        keys = ("train_states", "train_pools", "train_pool_n", "train_ready", "train_done", "train_elapsed")
-        net, arrays = load_file(out / "weights.npz", patterns=cfg.patterns, extra=keys, tc=cfg.tc)
-        if net.stages != tuple(cfg.stages) or net.kind != cfg.state:
-            raise ValueError(
-                f"{out / 'weights.npz'} has stages {net.stages} / kind {net.kind}, "
-                f"config says {tuple(cfg.stages)} / {cfg.state}"
-            )
-        st = _State(cfg, net)
-        st.restore(arrays, out / "weights.npz")
-        del arrays
-    else:
-        if (src is not None and src.stages == tuple(cfg.stages) and not cfg.tc
-                and src.w.flags.c_contiguous):  # train the loaded table itself
-            net, src = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=src.w), None
-        else:
-            net = Network(
-                cfg.patterns, stages=cfg.stages, kind=cfg.state, init_value=cfg.init_value, tc=cfg.tc
-            )
-        st = _State(cfg, net)
-        if src is not None:  # the source's stages; stages it lacks are promoted when they open
-            np.copyto(net.w[:src.w.size], src.w)
-            src = None
-        if cfg.init:  # a stage that already holds weights is not promoted over again
-            fill = np.float32(cfg.init_value / net.features)  # what Network fills an untouched weight with
-            st.ready[1:] = [
-                int(np.any(net.w[s * net.table : (s + 1) * net.table] != fill))
-                for s in range(1, len(st.ready))
-            ]
-    loop = Loop(out, "ntuple", total=cfg.games, done=st.done, elapsed=st.elapsed, duration=cfg.duration,
-                smoothing=0.1, progress=cfg.progress, resumed=resumed)
-
-    def save(status: str) -> None:
-        """Checkpoint: weights and run state in one file (atomic), then meta.json."""
-        st.net.save(out / "weights.npz", **st.arrays())
-        loop.write_meta(status, {"step": st.done, "games": st.done, "time": st.elapsed},
-                        {"patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages)})
-
-    if not resumed:
-        save("running")
-    _train(cfg, loop, st, save, k)
-    if cfg.eval_games and loop.status == "completed":  # under the run's rules, as seed 004's testAgent
-        with GracefulStop() as stop:  # Ctrl-C or SIGTERM: stop the evaluation, the network is saved
-            res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers,
-                                  p_two=cfg.p_two, kernels=k, stop=lambda: stop.requested)
-        if res is None:
-            print(f"final evaluation stopped; the trained network is saved in {out} (evaluate it with "
-                  f"`ai2048 eval {out} --games {cfg.eval_games}`)", flush=True)
-            return out
-        write_json(out / "eval.json", {k: v for k, v in res.items()})
-        print(format_table(res["tiles"]))
-        print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")
-    return out
-
-
-def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None], k: ModuleType) -> None:
-    """Chunks of ``chunk`` games until the run's games, its budget or a signal, with kernels ``k``;
-    one metrics record a chunk."""
-    net = st.net
-    w = cfg.workers
+    st = TrainState(cfg, None if resumed else new_network(cfg, src))  # resumed: read from the checkpoint
+    del src  # a table the size of the network's, not kept while training
+    loop = Loop(
+        out, cfg, TRAINER, resumed, total=cfg.games, counters=st.c, step="done", clock="counted",
+        smoothing=0.1, first_save="checkpoint", checkpoint=WeightsFile(cfg),
+        info=lambda: {"patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages)},
+    )
+    loop.track(st)
+    net, w = st.net, cfg.workers
     buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
     buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
     alpha_f = cfg.alpha / net.features
@@ -496,7 +496,7 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
         done = 0
         while done < g and not (done and loop.stopping):
             n = min(g - done, STOP_GAMES * w)
-            counts = np.array([n // w + (k < n % w) for k in range(w)], dtype=np.int64)
+            counts = np.array([n // w + (i < n % w) for i in range(w)], dtype=np.int64)
             part = slice(done, done + n)
             train_chunk(
                 k, counts, net.w, st.e_acc, st.a_acc, st.ready, net.runs, net.nruns, net.tbase, net.stage_arr,
@@ -510,11 +510,11 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
         return (score[:done], tile[:done], moves[:done], restarted[:done], chained[:done],
                 time.perf_counter() - t0, done)
 
-    with loop:
-        while loop.running(st.done, elapsed=st.elapsed):
-            score, tile, moves, restarted, chained, dt, g = play(min(cfg.chunk, cfg.games - st.done))
-            st.elapsed += dt
-            st.done += g
+    with loop:  # Ctrl-C or SIGTERM: stop within STOP_GAMES games a worker, save; or stop the evaluation
+        while loop.running():
+            score, tile, moves, restarted, chained, dt, g = play(min(cfg.chunk, cfg.games - st.c["done"]))
+            st.c["elapsed"] += dt
+            st.c["done"] += g
             fresh = ~restarted
             played = int(moves.sum() + chained.sum())  # every move learned, chained restarts' too
             extra = {"chain_moves": int(chained.sum())} if cfg.chain_restarts else {}
@@ -526,15 +526,26 @@ def _train(cfg: NTupleConfig, loop: Loop, st: _State, save: Callable[[str], None
                 "score_min": int(score[fresh].min()) if fresh.any() else None,
                 "moves_mean": float(moves[fresh].mean()) if fresh.any() else None,
                 "tiles": tile_table_percent(tile[fresh]) if fresh.any() else [],
-            }, step=st.done, games=st.done, time=st.elapsed)
+            })
             loop.bar.update(g)
             loop.bar.set_postfix_str(
                 f"{g / dt:.0f} games/s {played / dt / 1e6:.2f}M moves/s score "
                 f"{float(score[fresh].mean()) if fresh.any() else 0:.0f} "
                 + " ".join(f"{t}:{reach_rate(tile[fresh], t):.0f}%" for t in (2048, 4096, 8192, 16384))
             )
-            loop.checkpoint_every(st.done, cfg.checkpoint_every, save)
-    loop.finish(save, st.done)
+            loop.checkpoint()
+        loop.finish()
+        if cfg.eval_games and loop.status == "completed":  # under the run's rules, as seed 004's testAgent
+            res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers,
+                                  p_two=cfg.p_two, kernels=k, stop=lambda: loop.stopping)
+            if res is None:
+                print(f"final evaluation stopped; the trained network is saved in {out} (evaluate it with "
+                      f"`ai2048 eval {out} --games {cfg.eval_games}`)", flush=True)
+                return out
+            write_json(out / "eval.json", {k: v for k, v in res.items()})
+            print(format_table(res["tiles"]))
+            print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")
+    return out
 
 
 TRAINER = Trainer(
@@ -545,6 +556,7 @@ TRAINER = Trainer(
     presets=PRESETS,
     checkpoint="weights.npz",
     preset_help=PRESET_HELP,
+    resumable=(*RunConfig.RESUMABLE, "games", "workers", "eval_games"),
 )
 
 __all__ = ["NTupleConfig", "PRESETS", "TRAINER", "run"]

@@ -36,18 +36,16 @@ from ai2048.envs.options import EnvOptions
 from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
-from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number, option
-from ai2048.train.run import BUDGET_HELP, Loop, start
+from ai2048.train.config import RunConfig, check_choice, check_field_types, check_number, option
+from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
+    RngState,
+    TorchCheckpoint,
+    Weights,
     flushed_denormals,
-    load_checkpoint,
-    rng_state,
     save_model,
-    set_rng_state,
-    torch_save,
 )
 
 GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums", "binary")
@@ -62,9 +60,11 @@ CURRICULUM_LAST = 10
 
 
 @dataclass(frozen=True)
-class PolicyConfig:
+class PolicyConfig(RunConfig):
     """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
     ``forget_interval``)."""
+
+    checkpoint_every: int = option(50, "checkpoint every this many epochs")
 
     hidden_j: int = option(200, "first hidden layer width J (text: 200; the seed's code: 50)")
     hidden_k: int = option(100, "second hidden layer width K")
@@ -81,7 +81,6 @@ class PolicyConfig:
     random_games: int = option(0, "uniformly random games added to each epoch's batch")
     cutoff: int = option(0, "end every game after this many moves (0 = play to the end; PoC: 20)")
     epochs: int = option(1000, "epochs to run (0 = until duration or target_score)")
-    duration: float = option(0.0, BUDGET_HELP + " (the seed: 3 hours for the PoC)")
     target_score: float = option(
         0.0,
         "stop once the mean network score over the last target_window epochs reaches this "
@@ -135,16 +134,13 @@ class PolicyConfig:
         False,
         "seed 002's bug: the random games play to the end whatever cutoff says",
     )
-    seed: int = option(0, "seed of games, move sampling and network init")
     device: str = option("cpu", "cpu, cuda, cuda:N or auto")
     threads: int = option(
         1,
         "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on "
         "idle cores)",
     )
-    checkpoint_every: int = option(50, "checkpoint every this many epochs")
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
-    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         check_field_types(self)
@@ -501,16 +497,36 @@ def play_epoch(cfg: PolicyConfig, net: SeedNet, epoch: int, cur: dict[str, Any],
     return batch, info, nxt, played
 
 
-RESUMABLE = ("epochs", "duration", "target_score", "progress", "checkpoint_every", "tensorboard", "device",
-             "threads")
-"""Fields a resumed run may change; every other field must match the saved config."""
+class Window(deque[dict[str, np.ndarray]]):
+    """The last ``forget_interval`` epochs' games, the rolling training set (a tracked state)."""
+
+    def state_dict(self) -> list[dict[str, np.ndarray]]:
+        return list(self)
+
+    def load_state_dict(self, state: list[dict[str, np.ndarray]]) -> None:
+        self.clear()
+        self.extend(state)
+
+
+class Memory:
+    """With ``cfg.memory``: the kept training moves ``(x, y, w)``, None before the first epoch (a
+    tracked state)."""
+
+    def __init__(self) -> None:
+        self.moves: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def state_dict(self) -> list[np.ndarray] | None:
+        return None if self.moves is None else list(self.moves)
+
+    def load_state_dict(self, state: list[np.ndarray] | None) -> None:
+        self.moves = None if state is None else (state[0], state[1], state[2])
 
 
 def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
-    out = Path(out)
-    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    cfg, resumed = start(out, config, "policy", resume, RESUMABLE)
+    out, cfg = Path(out), config
+    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
+    resumed = start(out, cfg, TRAINER, resume)
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -518,38 +534,24 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     spec = cfg.net_spec()
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)
-    window: deque[dict[str, np.ndarray]] = deque(maxlen=cfg.forget_interval)
-    # (x, y, w) of the training moves, with cfg.memory
-    memory: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    c: dict[str, Any] = {"epoch": 0, "games": 0, "moves": 0, "elapsed": 0.0, "recent": [],
-                         "curriculum": {"top": CURRICULUM_FIRST, "start": None}}
-    if resumed:
-        ckpt = load_checkpoint(out / "checkpoint.pt", "policy")
-        load_weights(net, spec, ckpt["net"], ckpt["net_state"], str(out / "checkpoint.pt"))
-        optimizer.load_state_dict(ckpt["optimizer"])
-        window.extend(ckpt["window"])
-        memory = tuple(ckpt["memory"]) if ckpt.get("memory") is not None else None
-        # runs saved before the curriculum existed have no state for it
-        c = {"curriculum": {"top": CURRICULUM_FIRST, "start": None}, **ckpt["counters"]}
-        set_rng_state(gen, ckpt["rng"])
-    loop = Loop(out, "policy", total=cfg.epochs, done=c["epoch"], elapsed=c["elapsed"], duration=cfg.duration,
-                unit="epoch", tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed)
-
-    def save(status: str) -> None:
-        c["elapsed"] = loop.elapsed
-        torch_save(out / "checkpoint.pt", {
-            "format": CHECKPOINT_FORMAT, "trainer": "policy", "net": spec, "net_state": net.state_dict(),
-            "optimizer": optimizer.state_dict(), "window": list(window),
-            "memory": None if memory is None else list(memory), "counters": dict(c), "rng": rng_state(gen),
-        })
-        save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)})
-        loop.write_meta(status, {"step": c["epoch"], "games": c["games"], "time": c["elapsed"],
-                                 "moves": c["moves"]}, {"net": spec})
-
+    window = Window(maxlen=cfg.forget_interval)
+    memory = Memory()
+    c = Counters(epoch=0, games=0, moves=0, elapsed=0.0, recent=[],
+                 curriculum={"top": CURRICULUM_FIRST, "start": None})
+    loop = Loop(
+        out, cfg, TRAINER, resumed, total=cfg.epochs, counters=c, step="epoch", games="games",
+        progress=("moves",), unit="epoch", info=lambda: {"net": spec},
+        files=lambda: save_model(out, "policy", spec, net, {"config": dataclasses.asdict(cfg)}),
+        checkpoint=TorchCheckpoint({"format": CHECKPOINT_FORMAT, "trainer": "policy", "net": spec}),
+    )
+    loop.track(
+        net_state=Weights(net, spec, str(out / "checkpoint.pt")), optimizer=optimizer, window=window,
+        memory=memory, counters=c, rng=RngState(gen), optional=("memory",),
+    )
     # compile (or load) the batch kernels now: a stop asked for during a first compile would wait for it
     play_games(None, 1, cfg.seed, cfg.cutoff, 0.0, np.random.default_rng(0), device)
     with loop, flushed_denormals():
-        while loop.running(c["epoch"]):
+        while loop.running():
             net.eval()
             gen_state = gen.bit_generator.state
             try:
@@ -565,11 +567,12 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
             if cfg.memory:
                 # the seed's history: a random `memory` share of the old moves, weights as computed then
                 x, y, w = training_set(cfg, [batch], first=c["epoch"] == 0)
-                if memory is not None:
-                    keep = gen.permutation(len(memory[0]))[: int(len(memory[0]) * cfg.memory)]
+                if memory.moves is not None:
+                    old_moves = memory.moves
+                    keep = gen.permutation(len(old_moves[0]))[: int(len(old_moves[0]) * cfg.memory)]
                     x, y, w = (np.concatenate([old[keep], new])
-                               for old, new in zip(memory, (x, y, w), strict=True))
-                memory = (x, y, w)
+                               for old, new in zip(old_moves, (x, y, w), strict=True))
+                memory.moves = (x, y, w)
             else:
                 window.append(batch)
                 x, y, w = training_set(cfg, list(window), first=c["epoch"] == 0)
@@ -591,15 +594,21 @@ def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
                 "max_tile": int(2 ** batch["max_exp"][:nb].max()), "loss": loss.item(),
                 "epsilon": cfg.random_frac, "actions": np.bincount(batch["moves"], minlength=4).tolist(),
                 "train_moves": len(x), **stage,
-            }, step=c["epoch"], games=c["games"])
+            })
             loop.bar.update(1)
             loop.bar.set_postfix(score=f"{mean_score:.1f}", avg=f"{rolling:.2f}", loss=f"{loss.item():.4f}",
                                  refresh=False)
-            loop.checkpoint_every(c["epoch"], cfg.checkpoint_every, save)
+            loop.checkpoint()
             if cfg.target_score and len(c["recent"]) == cfg.target_window and rolling >= cfg.target_score:
                 break
-    return loop.finish(save, c["epoch"])
+    return loop.finish()
 
-
-TRAINER = Trainer("policy", "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)",
-                  PolicyConfig, run, PRESETS, preset_help=PRESET_HELP)
+TRAINER = Trainer(
+    "policy",
+    "Seed 002's softmax policy MLP trained on good/bad games with L1 (torch)",
+    PolicyConfig,
+    run,
+    PRESETS,
+    preset_help=PRESET_HELP,
+    resumable=(*RunConfig.RESUMABLE, "epochs", "target_score", "tensorboard", "device", "threads"),
+)

@@ -25,41 +25,39 @@ import numpy as np
 import torch
 
 from ai2048.agents.deeprl import centred_rewards
-from ai2048.checkpoint import append_jsonl, truncate_jsonl
+from ai2048.checkpoint import append_jsonl
 from ai2048.engine.board import exponents
 from ai2048.engine.moves import all_moves
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
-from ai2048.nets.files import load_weights
 from ai2048.train import Trainer
-from ai2048.train.config import check_choice, check_field_types, check_number, option
+from ai2048.train.config import RunConfig, check_choice, check_field_types, check_number, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
-from ai2048.train.run import BUDGET_HELP, Loop, start
+from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     VALIDATION_SEED,
+    RngState,
+    TorchCheckpoint,
+    Weights,
     flushed_denormals,
     greedy_mean_score,
-    load_checkpoint,
-    rng_state,
     save_model,
-    set_rng_state,
-    torch_save,
 )
 
 
 @dataclass(frozen=True)
-class QNetConfig:
+class QNetConfig(RunConfig):
     """Every setting of a seed 003 Q-network run."""
+
+    checkpoint_every: int = option(100, "checkpoint every this many finished games")
 
     mode: str = option(
         "q",
         "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)",
     )
     episodes: int = option(2000, "training games to finish")
-    duration: float = option(0.0, BUDGET_HELP)
-    seed: int = option(0, "seed of games, exploration, replay and network init")
     num_envs: int = option(16, "games played side by side on the numba kernels")
     replay_ratio: float = option(0.25, "gradient steps per collected transition")
     hidden: tuple[int, ...] = option((128, 32, 8), "hidden layer widths (seed: 128, 32, 8)")
@@ -90,7 +88,6 @@ class QNetConfig:
         "torch CPU threads (1 is fastest on a shared or busy "
         "machine; more only help large batches on idle cores)",
     )
-    checkpoint_every: int = option(100, "checkpoint every this many finished games")
     validate_every: int = option(
         0,
         "every this many training games, play validate_games greedy games on held-out "
@@ -98,7 +95,6 @@ class QNetConfig:
     )
     validate_games: int = option(200, "games per validation (the same fixed held-out set each time)")
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
-    progress: bool = option(True, "show a progress bar")
 
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
@@ -232,15 +228,11 @@ def validate(
     return score
 
 
-RESUMABLE = ("episodes", "duration", "progress", "checkpoint_every", "tensorboard", "device", "threads")
-"""Fields a resumed run may change; every other field must match the saved config."""
-
-
 def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
-    out = Path(out)
-    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    cfg, resumed = start(out, config, "qnet", resume, RESUMABLE)
+    out, cfg = Path(out), config
+    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
+    resumed = start(out, cfg, TRAINER, resume)
     device = resolve_device(cfg.device)
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
@@ -256,60 +248,34 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
         memory = ReplayMemory(cfg.replay_size)
     games = BoardBatch(cfg.num_envs, cfg.seed)
     n = cfg.num_envs
-    acc = {"actions": np.zeros((n, 4), dtype=np.int64), "loss": np.zeros((n, 2)), "eps": np.zeros(n)}
-    c: dict[str, Any] = {
-        "episodes": 0, "env_steps": 0, "grad_steps": 0, "credit": 0.0, "elapsed": 0.0, "validated": 0
-    }
-    best: dict[str, Any] = {"score": None, "episode": 0, "state": None}
-    if resumed:
-        ckpt = load_checkpoint(out / "checkpoint.pt", "qnet")
-        load_weights(online, spec, ckpt["net"], ckpt["online"], str(out / "checkpoint.pt"))
-        best = ckpt.get("best", best)
-        target.load_state_dict(ckpt["target"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        memory.load_state_dict(ckpt["replay"])
-        games.load_state_dict(ckpt["games"])
-        acc, c = ckpt["episode_acc"], {"validated": 0, **ckpt["counters"]}
-        set_rng_state(gen, ckpt["rng"])
-    loop = Loop(
-        out, "qnet", total=cfg.episodes, done=c["episodes"], elapsed=c["elapsed"], duration=cfg.duration,
-        tensorboard=cfg.tensorboard, progress=cfg.progress, resumed=resumed,
-    )
-    if resumed:
-        truncate_jsonl(out / "validation.jsonl", lambda r: r["episode"] <= c["episodes"])
-    learn_start = max(cfg.learn_start, cfg.batch_size)
+    acc = Counters(actions=np.zeros((n, 4), dtype=np.int64), loss=np.zeros((n, 2)), eps=np.zeros(n))
+    c = Counters(episodes=0, env_steps=0, grad_steps=0, credit=0.0, elapsed=0.0, validated=0)
+    best = Counters(score=None, episode=0, state=None)  # the network best on the validation games
 
-    def save(status: str) -> None:
-        c["elapsed"] = loop.elapsed
-        torch_save(out / "checkpoint.pt", {
-            "format": CHECKPOINT_FORMAT,
-            "trainer": "qnet",
-            "net": spec,
-            "online": online.state_dict(),
-            "target": target.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "replay": memory.state_dict(),
-            "games": games.state_dict(),
-            "episode_acc": acc,
-            "counters": dict(c),
-            "rng": rng_state(gen),
-            "best": best,
-        })
+    def model() -> None:  # model.pt: the best validated network, or the last one
         played = online
         if best["state"] is not None:
             played = build_net(spec)
             played.load_state_dict(best["state"])
         validation = {k: best[k] for k in ("score", "episode")}
         save_model(out, "qnet", spec, played, {"config": dataclasses.asdict(cfg), "validation": validation})
-        progress = {
-            "step": c["episodes"], "games": c["episodes"], "time": c["elapsed"],
-            "env_steps": c["env_steps"], "grad_steps": c["grad_steps"],
-        }
-        loop.write_meta(status, progress, {"net": spec, "validation": validation})
 
+    loop = Loop(
+        out, cfg, TRAINER, resumed, total=cfg.episodes, counters=c, step="episodes",
+        progress=("env_steps", "grad_steps"), files=model,
+        info=lambda: {"net": spec, "validation": {k: best[k] for k in ("score", "episode")}},
+        checkpoint=TorchCheckpoint({"format": CHECKPOINT_FORMAT, "trainer": "qnet", "net": spec}),
+        logs={"validation.jsonl": "episode"},
+    )
+    loop.track(
+        online=Weights(online, spec, str(out / "checkpoint.pt")), target=target, optimizer=optimizer,
+        replay=memory, games=games, episode_acc=acc, counters=c, rng=RngState(gen), best=best,
+        optional=("best",),  # checkpoints written before validation existed
+    )
+    learn_start = max(cfg.learn_start, cfg.batch_size)
     recent: list[int] = []
     with loop, flushed_denormals():
-        while loop.running(c["episodes"]):
+        while loop.running():
             boards = games.boards.copy()
             after, rew, legal = all_moves(boards)
             r = centred_rewards(rew, legal, cfg.reward_scale)
@@ -367,7 +333,7 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                     "actions": acc["actions"][i].tolist(),
                     "env_steps": c["env_steps"],
                     "grad_steps": c["grad_steps"],
-                }, step=c["episodes"], games=c["episodes"])
+                })
                 acc["actions"][i], acc["loss"][i], acc["eps"][i] = 0, 0, 0
                 loop.bar.update(1)
             if cfg.validate_every and c["episodes"] - c["validated"] >= cfg.validate_every:
@@ -375,9 +341,8 @@ def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
                 validate(cfg, online, device, best, int(c["episodes"]), out)
             if recent:
                 loop.bar.set_postfix(mean100=f"{np.mean(recent):.0f}", eps=f"{eps:.2f}", refresh=False)
-            loop.checkpoint_every(c["episodes"], cfg.checkpoint_every, save)
-    return loop.finish(save, c["episodes"])
-
+            loop.checkpoint()
+    return loop.finish()
 
 TRAINER = Trainer(
     "qnet",
@@ -386,4 +351,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
+    resumable=(*RunConfig.RESUMABLE, "episodes", "tensorboard", "device", "threads"),
 )

@@ -122,6 +122,13 @@ class NStep:
         self.n, self.gamma = n, gamma
         self.pending: list[list[tuple[int, int, float]]] = [[] for _ in range(n_envs)]
 
+    def state_dict(self) -> list[list[tuple[int, int, float]]]:
+        """The transitions waiting in each game's queue."""
+        return self.pending
+
+    def load_state_dict(self, state: list[list[tuple[int, int, float]]]) -> None:
+        self.pending = [list(q) for q in state]
+
     def push(
         self, i: int, s: int, a: int, r: float, s2: int, term: bool, done: bool, m2: np.ndarray
     ) -> list[tuple[Any, ...]]:

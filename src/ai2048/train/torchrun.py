@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ai2048.checkpoint import atomic_write
-from ai2048.nets.files import MODEL_FORMAT, load_torch_file, torch_bytes
+from ai2048.nets.files import MODEL_FORMAT, load_torch_file, load_weights, torch_bytes
 from ai2048.train.games import BoardBatch
 
 CHECKPOINT_FORMAT = 1
@@ -58,6 +58,78 @@ def load_checkpoint(path: Path, trainer: str) -> dict[str, Any]:
     if ckpt.get("trainer") != trainer:
         raise ValueError(f"{path} was written by trainer {ckpt.get('trainer')!r}, not {trainer!r}")
     return ckpt
+
+
+class TorchCheckpoint:
+    """``checkpoint.pt``: ``torch.save`` of ``{**header, **state}`` written atomically, read with
+    ``weights_only=True`` (:class:`ai2048.train.run.CheckpointFile`).
+
+    ``header`` is what the file says about itself (``format``, ``trainer``, ``net``: the network
+    spec); reading checks it against the run's, so a checkpoint of another trainer or network is
+    refused with what differs. Without a header (LazyZero's layout) the file is read as ``what``.
+    """
+
+    def __init__(self, header: dict[str, Any], what: str = "ai2048 checkpoint", map_location: Any = "cpu"):
+        self.header, self.what, self.map_location = header, what, map_location
+
+    def write(self, path: Path, state: dict[str, Any]) -> None:
+        torch_save(path, {**self.header, **state})
+
+    def read(self, path: Path) -> dict[str, Any]:
+        if "trainer" not in self.header:
+            ckpt = load_torch_file(path, self.what, self.map_location)
+            if not isinstance(ckpt, dict):
+                raise ValueError(f"{path} is not a {self.what}")
+            return ckpt
+        ckpt = load_checkpoint(path, self.header["trainer"])
+        spec, saved = self.header.get("net"), ckpt.get("net")
+        if spec is not None and saved != spec:
+            keys = sorted(set(spec) | set(saved or {}))
+            diff = ", ".join(f"{k}: checkpoint {(saved or {}).get(k)!r} vs config {spec.get(k)!r}"
+                             for k in keys if (saved or {}).get(k) != spec.get(k))
+            raise ValueError(f"{path} holds a different network ({diff})")
+        return ckpt
+
+
+class Weights:
+    """A network as a tracked state whose restore checks the saved tensors' names and shapes first
+    (:func:`ai2048.nets.files.check_state`), so a damaged checkpoint names what is wrong."""
+
+    def __init__(self, net: nn.Module, spec: dict[str, Any], where: str) -> None:
+        self.net, self.spec, self.where = net, spec, where
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.net.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        load_weights(self.net, self.spec, self.spec, state, self.where)
+
+
+class RngState:
+    """The trainer's numpy generator and torch's global generator as one tracked state
+    (``{"numpy", "torch"}``): restored, the random streams continue exactly."""
+
+    def __init__(self, gen: np.random.Generator) -> None:
+        self.gen = gen
+
+    def state_dict(self) -> dict[str, Any]:
+        return rng_state(self.gen)
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        set_rng_state(self.gen, state)
+
+
+class GeneratorState:
+    """A ``torch.Generator`` as a tracked state (its ``get_state()`` tensor, restored from the CPU copy)."""
+
+    def __init__(self, gen: torch.Generator) -> None:
+        self.gen = gen
+
+    def state_dict(self) -> torch.Tensor:
+        return self.gen.get_state()
+
+    def load_state_dict(self, state: torch.Tensor) -> None:
+        self.gen.set_state(state.cpu())
 
 
 def save_model(
