@@ -34,7 +34,8 @@ pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip in
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn comes with the 'ui' extra: pip install 'ai2048[ui]'")
 
 from _ui_server_helpers import free_port  # noqa: E402
-from ai2048.ui.server import AgentCache, Limits, _host_name, create_app  # noqa: E402
+from ai2048.ui.guard import _host_name  # noqa: E402
+from ai2048.ui.server import AgentCache, Limits, create_app  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TIMEOUT = 1.0  # the subprocess server's --request-timeout
