@@ -257,7 +257,7 @@ def test_hold__a_cancelled_agent_request_keeps_its_game_until_its_work_ends() ->
     import threading
 
     from ai2048.ui.session import PlaySession
-    from ai2048.ui.state import Game, Limits, WebState
+    from ai2048.ui.state import Limits, StoredGame, WebState
 
     web = WebState(Limits(workers=1, max_queue=2), {}, ("random", {}))
     ran: list[str] = []
@@ -268,12 +268,12 @@ def test_hold__a_cancelled_agent_request_keeps_its_game_until_its_work_ends() ->
         release.wait(10)
         ran.append("slow")
 
-    async def request(game: Game, work) -> None:
+    async def request(game: StoredGame, work) -> None:
         with game.hold():
             await web.off_loop(work)
 
     async def main() -> None:
-        first, second = (Game(PlaySession(seed=i), threading.Lock()) for i in (1, 2))
+        first, second = (StoredGame(PlaySession(seed=i), threading.Lock()) for i in (1, 2))
         running = asyncio.create_task(request(first, slow))
         while not started.is_set():
             await asyncio.sleep(0.01)

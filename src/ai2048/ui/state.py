@@ -1,10 +1,11 @@
 """What the web app's routes share: its caps, its games, its built agents and its agent pool.
 
-One :class:`WebState` per app (``app.state.web``; the routes reach it through a dependency). Each
-game is held by one request at a time (:meth:`Game.hold`: a busy game is a 409, never a wait), each
-built agent makes one decision at a time (its lock), and agent work runs on a small thread pool
-whose queue is bounded (:meth:`WebState.off_loop`: 503 when full). Every setting a request names is
-checked once, by :func:`ai2048.ui.limits.check_settings` (:meth:`WebState.check`), before any work.
+One :class:`WebState` per app (``app.state.web``; the routes reach it through a dependency).
+Each game is held by one request at a time (:meth:`StoredGame.hold`: a busy game is a 409, never
+a wait), each built agent makes one decision at a time (its lock), and agent work runs on a small
+thread pool whose queue is bounded (:meth:`WebState.off_loop`: 503 when full). Every setting a
+request names is checked once, by :func:`ai2048.ui.limits.check_settings` (:meth:`WebState.check`),
+before any work.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class ApiError(Exception):
         self.message = message
 
 
-class Game(NamedTuple):
+class StoredGame(NamedTuple):
     """A stored game and its lock (``session, lock = store.get(gid)`` unpacks it)."""
 
     session: PlaySession
@@ -88,7 +89,7 @@ class GameStore:
         self.max_games = max_games
         self.ttl = ttl
         self.clock = clock
-        self._games: OrderedDict[str, tuple[Game, float]] = OrderedDict()
+        self._games: OrderedDict[str, tuple[StoredGame, float]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -106,12 +107,12 @@ class GameStore:
         gid = secrets.token_hex(8)
         with self._lock:
             self._expire()
-            self._games[gid] = (Game(session, threading.Lock()), self.clock())
+            self._games[gid] = (StoredGame(session, threading.Lock()), self.clock())
             while len(self._games) > self.max_games:
                 self._games.popitem(last=False)
         return gid
 
-    def get(self, gid: str) -> Game:
+    def get(self, gid: str) -> StoredGame:
         """The game ``gid`` (now the most recently used), or 404."""
         with self._lock:
             self._expire()
@@ -251,4 +252,4 @@ class WebState:
         self._slots.release()
 
 
-__all__ = ["AgentCache", "ApiError", "Game", "GameStore", "Limits", "WebState", "default_choice"]
+__all__ = ["AgentCache", "ApiError", "GameStore", "Limits", "StoredGame", "WebState", "default_choice"]
