@@ -34,7 +34,8 @@ pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip in
 uvicorn = pytest.importorskip("uvicorn", reason="uvicorn comes with the 'ui' extra: pip install 'ai2048[ui]'")
 
 from _ui_server_helpers import free_port  # noqa: E402
-from ai2048.ui.server import AgentCache, Limits, _host_name, create_app  # noqa: E402
+from ai2048.ui.guard import _host_name  # noqa: E402
+from ai2048.ui.server import AgentCache, Limits, create_app  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TIMEOUT = 1.0  # the subprocess server's --request-timeout
@@ -379,9 +380,9 @@ def test_models__agents_of_one_ntuple_run_share_its_network(tmp_path: Path) -> N
     Network("01,23").save(run / "weights.npz")
     (run / "meta.json").write_text(json.dumps({"agent": "ntuple"}))
     app = create_app(default_agent="random", models_dir=tmp_path / "models", limits=Limits(max_agents=8))
-    agents = [app.state.cache.get("model:tiny-nt", {"p_two": p, "depth": d})[0]
+    agents = [app.state.web.cache.get("model:tiny-nt", {"p_two": p, "depth": d})[0]
               for p in (0.5, 0.7, 0.9) for d in (1, 2)]
-    assert len(app.state.cache) == 6 and all(a.net is agents[0].net for a in agents)
+    assert len(app.state.web.cache) == 6 and all(a.net is agents[0].net for a in agents)
     assert agents[0].net.patterns == "01,23"
 
 
@@ -407,7 +408,7 @@ def test_undo_history__bounded_on_the_web_and_the_record_stays_a_replay() -> Non
     app = create_app(default_agent="random")
     client = TestClient(app, base_url="http://127.0.0.1")
     gid = client.post("/api/games", json={"seed": 1}).json()["id"]
-    s, _ = app.state.store.get(gid)
+    s, _ = app.state.web.store.get(gid)
     assert s.recorder._history.maxlen == MAX_UNDO == 200
     s.new_game(seed=2)  # a new game in the session keeps the bound
     assert s.recorder._history.maxlen == MAX_UNDO and PlaySession(seed=1).recorder._history.maxlen is None

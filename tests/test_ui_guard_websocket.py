@@ -1,4 +1,4 @@
-"""``ui.server.Guard`` in front of a WebSocket route (as ``ai2048 serve-env`` uses it): a handshake
+"""``ui.guard.Guard`` in front of a WebSocket route (as ``ai2048 serve-env`` uses it): a handshake
 for another Host (DNS rebinding) or from another site (a browser page opening a socket to loopback)
 is refused with the status and reason a request would get; a same-site handshake is served. The
 guard's body limit and JSON-path settings apply to plain requests."""
@@ -13,7 +13,7 @@ from fastapi import FastAPI, WebSocket  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 from starlette.testclient import WebSocketDenialResponse  # noqa: E402
 
-from ai2048.ui.server import Guard, allowed_hosts  # noqa: E402
+from ai2048.ui.guard import Guard, allowed_hosts  # noqa: E402
 
 
 def _client(**guard) -> TestClient:

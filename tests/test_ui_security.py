@@ -281,7 +281,7 @@ def test_busy__a_full_queue_gets_503_and_a_busy_game_409(client: httpx.Client, s
     for t in threads:
         t.start()
     deadline = time.monotonic() + 20
-    while app.state.inflight() < 4 and time.monotonic() < deadline:
+    while app.state.web.inflight < 4 and time.monotonic() < deadline:
         time.sleep(0.01)
     message = error(
         client.post(f"/api/games/{gids[4]}/hint", json={"agent": "ui-test-slow", "config": {"delay": 0.6}}),
@@ -318,7 +318,7 @@ def test_agents__the_shared_cache_is_bounded(client: httpx.Client, server) -> No
             f"/api/games/{gid}/hint", json={"agent": "montecarlo", "config": {"playouts": playouts}}
         )
         assert r.status_code == 200, r.text
-    assert len(app.state.cache) == 4
+    assert len(app.state.web.cache) == 4
 
 
 def test_hints__a_shared_agent_gives_each_game_its_own_reproducible_hint(client: httpx.Client) -> None:
@@ -467,7 +467,7 @@ def test_load__memory_stays_bounded_and_plain_requests_stay_fast(client: httpx.C
             client.post(f"/api/games/{gid}/move", content=pad + b" " * 100, headers=JSON).status_code == 413
         )
     grown = rss_bytes() - before
-    assert len(app.state.store) <= 64 and len(app.state.cache) <= 4
+    assert len(app.state.web.store) <= 64 and len(app.state.web.cache) <= 4
     assert grown < 300 * 2**20, f"RSS grew by {grown / 2**20:.0f} MiB"
 
     heavy_done = threading.Event()
@@ -584,12 +584,12 @@ def test_busy__clients_that_hang_up_do_not_free_slots_or_leave_games_locked(
         with httpx.Client(base_url=url, timeout=0.05) as c, pytest.raises(httpx.TimeoutException):
             c.post(f"/api/games/{gid}/hint", json=slow)
     assert (
-        app.state.inflight() <= 4
+        app.state.web.inflight <= 4
     )  # work still running or waiting keeps its slot; work never started is dropped
     deadline = time.monotonic() + 20
-    while app.state.inflight() and time.monotonic() < deadline:
+    while app.state.web.inflight and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert app.state.inflight() == 0
+    assert app.state.web.inflight == 0
     for gid in gids:
         assert client.post(f"/api/games/{gid}/move", json={"action": "left"}).status_code == 200
     assert client.post(f"/api/games/{gids[0]}/hint", json=slow).status_code == 200

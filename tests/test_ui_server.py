@@ -118,8 +118,11 @@ def test_ai__plays_steps_until_over_and_record_replays(client: TestClient) -> No
         ("move", json.dumps({"action": 7}).encode(), 400, "out of range"),
         ("move", json.dumps({"action": True}).encode(), 400, "action must be"),
         ("move", json.dumps({}).encode(), 400, "missing 'action'"),
-        ("move", json.dumps({"action": "left", "x": 1}).encode(), 400, "unknown field(s) x"),
+        ("move", json.dumps({"action": "left", "x": 1}).encode(), 400, "unknown field(s) x; allowed: action"),
+        ("move", json.dumps({"action": 0}).encode(), 409, "up does not move any tile"),
         ("undo", b"", 409, "nothing to undo"),
+        ("undo", json.dumps({"steps": 1}).encode(), 400, "unknown field(s) steps; allowed: none"),
+        ("hint", json.dumps({"steps": 1}).encode(), 400, "unknown field(s) steps; allowed: agent, config"),
         (
             "hint",
             json.dumps({"agent": "alphago"}).encode(),
@@ -136,6 +139,9 @@ def test_ai__plays_steps_until_over_and_record_replays(client: TestClient) -> No
         ("hint", json.dumps({"config": [1]}).encode(), 400, "'config' must be an object"),
         ("ai", json.dumps({"steps": 0}).encode(), 400, "'steps' must be a whole number in 1..100"),
         ("ai", json.dumps({"steps": 1000}).encode(), 400, "'steps' must be"),
+        ("ai", b'{"steps": true}', 400, "'steps' must be a whole number in 1..100, got true"),
+        ("ai", b'{"steps": 2.0}', 400, "'steps' must be a whole number in 1..100, got 2.0"),
+        ("ai", b'{"steps": "3"}', 400, "'steps' must be a whole number in 1..100, got \"3\""),
         ("ai", b"x" * (MAX_BODY_BYTES + 1), 413, "too large"),
     ],
 )
@@ -157,6 +163,9 @@ def test_bad_requests__new_game_and_unknown_game(client: TestClient) -> None:
         ({"seed": -1}, "'seed' must be a whole number"),
         ({"seed": "abc"}, "'seed' must be a whole number"),
         ({"seed": 1.5}, "'seed' must be"),
+        ({"seed": True}, "'seed' must be a whole number in 0..2**64-1, got true"),
+        ({"seed": 2**64}, "'seed' must be a whole number in 0..2**64-1, got 18446744073709551616"),
+        ({"seed": "7" * 31}, "'seed' must be a whole number in 0..2**64-1, got \"7777"),
         ({"sed": 1}, "unknown field(s) sed"),
         ({"agent": "nope"}, "unknown agent 'nope'"),
     ]:
@@ -238,3 +247,49 @@ def test_montecarlo_playouts_total__out_of_range_is_400_before_any_work(
     assert r.status_code == 400, r.text
     assert message in r.json()["error"]
     assert client.get(f"/api/games/{s['id']}").json()["moves"] == 0
+
+
+def test_hold__a_cancelled_agent_request_keeps_its_game_until_its_work_ends() -> None:
+    """The one lock idiom (``with game.hold()``) spans the agent work on the pool: a request cancelled
+    while its work runs does not let go of the game (or its queue slot) before the work ends, and
+    work cancelled before it started never runs and frees both at once."""
+    import asyncio
+    import threading
+
+    from ai2048.ui.session import PlaySession
+    from ai2048.ui.state import Limits, StoredGame, WebState
+
+    web = WebState(Limits(workers=1, max_queue=2), {}, ("random", {}))
+    ran: list[str] = []
+    started, release = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        started.set()
+        release.wait(10)
+        ran.append("slow")
+
+    async def request(game: StoredGame, work) -> None:
+        with game.hold():
+            await web.off_loop(work)
+
+    async def main() -> None:
+        first, second = (StoredGame(PlaySession(seed=i), threading.Lock()) for i in (1, 2))
+        running = asyncio.create_task(request(first, slow))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        waiting = asyncio.create_task(request(second, lambda: ran.append("never")))
+        await asyncio.sleep(0.05)
+        assert web.inflight == 2 and first.lock.locked() and second.lock.locked()
+        waiting.cancel()
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting  # not started: dropped at once
+        assert not second.lock.locked() and web.inflight == 1
+        await asyncio.sleep(0.1)
+        assert not running.done() and first.lock.locked()  # its work runs: the game stays held
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert not first.lock.locked() and web.inflight == 0 and ran == ["slow"]
+
+    asyncio.run(main())

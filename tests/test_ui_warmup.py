@@ -42,8 +42,8 @@ def test_warm_up_table__covers_every_web_agent_and_model_agent_with_legal_settin
 
 def test_agents_listing__computed_once_and_served_as_computed() -> None:
     app = create_app(default_agent="random")
-    first = app.state.listing()
-    assert app.state.listing() is first
+    first = app.state.web.listing()
+    assert app.state.web.listing() is first
     c = TestClient(app, base_url="http://127.0.0.1")
     body = c.get("/api/agents").json()
     assert body["default"] == "random"
@@ -73,7 +73,7 @@ def test_warm_up__names_a_broken_model_and_goes_on(tmp_path: Path, monkeypatch) 
     said: list[str] = []
     assert warm_up(app, said.append) > 0
     assert len(said) == 1 and said[0].startswith("model model:broken cannot be loaded")
-    assert len(app.state.cache) == 1  # the default agent
+    assert len(app.state.web.cache) == 1  # the default agent
     c = TestClient(app, base_url="http://127.0.0.1")
     game = c.post("/api/games", json={"seed": 1}).json()["id"]
     assert c.post(f"/api/games/{game}/hint", json={"agent": "model:good"}).status_code == 200
@@ -112,7 +112,7 @@ NO_COMPILE_SCRIPT = textwrap.dedent('''
     import json, sys
     from fastapi.testclient import TestClient
     from numba.core import dispatcher, sigutils
-    from ai2048.ui.limits import SEED_MAX, WARM_UP, default_agent
+    from ai2048.ui.limits import SEED_MAX, WARM_UP, WEB_AGENTS, default_agent
     from ai2048.ui.server import create_app
     from ai2048.ui.warmup import warm_up
 
@@ -149,12 +149,12 @@ NO_COMPILE_SCRIPT = textwrap.dedent('''
     c.get(f"/api/games/{game}/record")
     c.post(f"/api/games/{game}/ai", json={"steps": 2})
     listed = {a["name"]: a for a in c.get("/api/agents").json()["agents"]}
-    rules = {name: app.state.agent_rules.get(name) for name in listed}
-    for name, model in app.state.models.items():
+    rules = {name: WEB_AGENTS.get(name) for name in listed}
+    for name, model in app.state.web.models.items():
         rules["model:" + name] = model.settings
     asked = 0
     for name, settings in rules.items():
-        kind = app.state.models[name[6:]].agent if name.startswith("model:") else name
+        kind = app.state.web.models[name[6:]].agent if name.startswith("model:") else name
         for base in WARM_UP.get(kind, ({},)):
             for key, setting in settings.items():
                 for value in probes(setting):

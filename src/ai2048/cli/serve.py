@@ -61,8 +61,8 @@ def check(args: argparse.Namespace) -> Any:
     from ai2048.ui.deps import require
 
     require("fastapi")
-    from ai2048.ui.limits import check_settings, default_agent, scan_models
-    from ai2048.ui.server import Limits
+    from ai2048.ui.limits import default_agent, scan_models
+    from ai2048.ui.state import Limits, default_choice
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port (1..65535)")
@@ -71,11 +71,7 @@ def check(args: argparse.Namespace) -> Any:
     limits = Limits(max_games=args.max_games, game_ttl=args.game_ttl, max_agents=args.max_agents,
                     workers=args.workers, budget=args.budget, max_connections=args.max_connections,
                     request_timeout=args.request_timeout)
-    models = scan_models(args.models)
-    try:
-        check_settings(args.agent or default_agent(), parse_sets(args.sets), models)
-    except ValueError as e:  # worded as create_app words it
-        raise ValueError(f"default agent: {e}") from None
+    default_choice(args.agent or default_agent(), parse_sets(args.sets), scan_models(args.models))
     return limits
 
 
@@ -117,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                      host=args.host, allow_hosts=tuple(args.allow_host), limits=limits)
     sock = bind(host, args.port)
     try:
-        models = sorted(app.state.models)
+        models = sorted(app.state.web.models)
         if models:
             print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
         from ai2048.ui.warmup import warm_up

@@ -6,7 +6,7 @@ timer is cancelled by any byte received. Enough such clients use up the process'
 descriptors and nobody else is served. :func:`protocol_class` gives each connection
 ``request_timeout`` seconds to send a complete request head (from the connection's start or the
 end of the previous response), and closes at once a connection beyond ``max_connections``
-(WebSocket connections count too). The body's time is bounded by :class:`ai2048.ui.server.Guard`;
+(WebSocket connections count too). The body's time is bounded by :class:`ai2048.ui.guard.Guard`;
 a WebSocket's by uvicorn's pings (``ai2048 serve-env`` sets them).
 """
 

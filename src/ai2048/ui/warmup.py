@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ai2048.ui.limits import MODEL_PREFIX, WARM_UP, build, check_settings
+from ai2048.ui.limits import MODEL_PREFIX, WARM_UP, build
 from ai2048.ui.session import PlaySession
 
 WARM_SEED = 0
@@ -48,27 +48,27 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
     """Load and compile everything the requests of ``app`` (:func:`ai2048.ui.server.create_app`) can
     need; returns the seconds it took. ``say`` gets a line per model that cannot be built."""
     t0 = time.monotonic()
-    state = app.state
-    state.listing()  # GET /api/agents: every agent module imported, the answer kept
+    web = app.state.web  # ai2048.ui.state.WebState
+    web.listing()  # GET /api/agents: every agent module imported, the answer kept
     _session_paths(PlaySession(seed=WARM_SEED))
-    default, default_config = state.default
-    agent, _ = state.cache.get(default, default_config)  # kept: the first request uses it
+    default, default_config = web.default
+    agent, _ = web.cache.get(default, default_config)  # kept: the first request uses it
     _decide(agent, default, default_config)
-    for name in state.agent_rules:
+    for name in web.agent_names:
         for config in WARM_UP.get(name, ({},)):
-            _, checked = check_settings(name, config, state.models, state.extra_agents)
+            _, checked = web.check(name, config)
             try:
-                built = build(name, checked, state.models)
+                built = build(name, checked, web.models)
             except ImportError:  # an optional dependency missing (torch): its requests say so
                 break
             _decide(built, name, checked)
-    for model_name, model in sorted(state.models.items()):
+    for model_name, model in sorted(web.models.items()):
         name = MODEL_PREFIX + model_name
         held = []  # this model's agents share its network (loaded once) until the next model's turn
         for k, config in enumerate(WARM_UP.get(model.agent, ({},))):
-            _, checked = check_settings(name, config, state.models, state.extra_agents)
+            _, checked = web.check(name, config)
             try:
-                built = build(name, checked, state.models)
+                built = build(name, checked, web.models)
             except (ValueError, TypeError, OSError, ImportError) as e:
                 if k == 0:  # the model itself is broken; a later entry may only not apply (downgrade)
                     say(f"model {name} cannot be loaded, requests for it will say so: {e}")
