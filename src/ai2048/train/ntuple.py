@@ -401,7 +401,7 @@ def _eval_args(cfg: NTupleConfig) -> tuple[Any, ...]:
     u64, i64 = np.zeros(0, np.uint64), np.zeros(0, np.int64)
     return (
         u64, np.zeros(1, np.float32), runs, nruns, tbase, np.array(cfg.stages, np.int64),
-        KINDS.index(cfg.state), cfg.p_two, False, i64, i64.copy(), i64.copy(), u64.copy(),
+        KINDS.index(cfg.state), cfg.p_two, np.int64(0), i64, i64.copy(), i64.copy(), u64.copy(),
     )
 
 
