@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -125,13 +126,21 @@ def probability(name: str, value: Any, *, zero: bool = True, why: str = "") -> f
     return number(name, value, 0.0, 1.0, lo_open=not zero, why=why)
 
 
+def _seed_top(hi: int) -> str:
+    """A seed's largest value as messages write it: ``2**64-1``, ``2**63-1`` or the number."""
+    return {SEED_MAX: "2**64-1", (1 << 63) - 1: "2**63-1"}.get(hi, _bound(hi))
+
+
+@overload
+def seed(name: str, value: Any, *, optional: Literal[False], hi: int | None = SEED_MAX) -> int: ...
+@overload
+def seed(name: str, value: Any, *, optional: bool = True, hi: int | None = SEED_MAX) -> int | None: ...
 def seed(name: str, value: Any, *, optional: bool = True, hi: int | None = SEED_MAX) -> int | None:
     """``value`` as an int in ``0..hi`` (``0..2**64-1`` by default; ``hi=None``: any size), or None
     when ``optional`` (a fresh seed from OS entropy)."""
     if value is None and optional:
         return None
-    top = {SEED_MAX: "2**64-1", (1 << 63) - 1: "2**63-1"}.get(hi, _bound(hi)) if hi is not None else ""
-    what = f"a whole number in 0..{top}" if top else "a whole number >= 0"
+    what = f"a whole number in 0..{_seed_top(hi)}" if hi is not None else "a whole number >= 0"
     if optional:
         what += " or None"
     if not is_whole(value):
@@ -152,7 +161,8 @@ def choice(name: str, value: Any, choices: Iterable[Any], *, why: str = "") -> A
                 return c
         except (TypeError, ValueError):  # an array compared element-wise
             break
-    raise _fail(name, value, "one of " + ", ".join(map(repr, options)), why)
+    listed = ", ".join(map(repr, options))
+    raise ValueError(f"{name}={shown(value)} is not one of {listed}" + (f" ({why})" if why else ""))
 
 
 def _same(value: Any, c: Any) -> bool:
@@ -172,5 +182,125 @@ def flag(name: str, value: Any) -> bool:
     return bool(value)
 
 
-__all__ = ["SEED_MAX", "CheckTypeError", "choice", "describe_range", "flag", "is_number", "is_whole",
-           "number", "probability", "seed", "shown", "whole"]
+KINDS = ("whole", "number", "seed", "choice", "flag", "text", "any")
+"""What an :class:`Option` holds; ``any`` is checked by its owner (a path, a dict of weights, ...)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option, declared once beside the factory or config that takes it: its one line of help,
+    where it comes from, the values it takes (checked here, with the vocabulary above) and the
+    narrower range the web app allows. The default is the factory's (its signature) or the config
+    field's.
+
+    Attributes:
+        help: what the option does, one line (``--help``, ``ai2048 agents NAME``, the web page).
+        kind: one of :data:`KINDS`.
+        lo, hi, lo_open, hi_open: the range of a ``whole``/``number`` (``hi`` of a ``seed``).
+        choices: a ``choice``'s values; for a ``whole``/``number``, words taken as well (``"adaptive"``).
+        none: None is taken, meaning this (``""``: no words); None (the default) refuses None.
+        source: the seed or paper it comes from.
+        allowed: the values in words, for a ``kind="any"`` option (its owner checks it).
+        web: the web app's range, ``(lo, hi)`` (``None`` in either place: the declared bound);
+            ``None`` here keeps the option off the web.
+        web_none: whether the web takes None (default: as declared).
+        web_default: the web's value where a request gives none (default: the factory's).
+    """
+
+    help: str
+    kind: str = "any"
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple[Any, ...] = ()
+    none: str | None = None
+    source: str = ""
+    allowed: str = ""
+    web: tuple[float | None, float | None] | None = None
+    web_none: bool | None = None
+    web_default: Any = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Option kind={self.kind!r} is not one of {', '.join(KINDS)}")
+        if self.kind == "any" and not self.allowed:
+            raise ValueError("an Option of kind 'any' says its values in words: give allowed=...")
+
+    def describe(self) -> str:
+        """The values it takes, in words: ``"a whole number >= 1 or 'adaptive'"``."""
+        whole = self.kind == "whole"
+        rng = describe_range(self.lo, self.hi, whole=whole, lo_open=self.lo_open, hi_open=self.hi_open)
+        if self.kind in ("whole", "number"):
+            text = " ".join(filter(None, ("a whole number" if whole else "a finite number", rng)))
+            text += "".join(f" or {w!r}" for w in self.choices)
+        elif self.kind == "seed":
+            text = f"a whole number in 0..{_seed_top(SEED_MAX if self.hi is None else int(self.hi))}"
+        elif self.kind == "choice":
+            text = "one of " + ", ".join(map(repr, self.choices))
+        elif self.kind == "flag":
+            text = "True or False"
+        elif self.kind == "text":
+            text = "text"
+        else:
+            return self.allowed
+        if self.none is not None:
+            text += ", or None" + (f" ({self.none})" if self.none else "")
+        return text
+
+    def check(self, name: str, value: Any) -> Any:
+        """``value`` checked (in its Python type), else an error naming ``name``, the value and
+        :meth:`describe`."""
+        if value is None and self.none is not None:
+            return None
+        if self.kind in ("whole", "number") and isinstance(value, str) and value in self.choices:
+            return value
+        try:
+            return self._check(name, value)
+        except ValueError as e:
+            if self.none is None and not (self.choices and self.kind != "choice"):
+                raise
+            raise type(e)(f"{name}={shown(value)} must be {self.describe()}") from None
+
+    def _check(self, name: str, value: Any) -> Any:
+        if self.kind == "whole":
+            lo, hi = (None if b is None else int(b) for b in (self.lo, self.hi))
+            return whole(name, value, lo, hi)
+        if self.kind == "number":
+            return number(name, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
+        if self.kind == "seed":
+            return seed(name, value, optional=False, hi=SEED_MAX if self.hi is None else int(self.hi))
+        if self.kind == "choice":
+            return choice(name, value, self.choices)
+        if self.kind == "flag":
+            return flag(name, value)
+        if self.kind == "text" and not isinstance(value, str):
+            raise _fail(name, value, "text", "", CheckTypeError)
+        return value
+
+    def web_option(self) -> Option | None:
+        """This option as the web app takes it (its narrower range), or None when the web does not."""
+        if self.web is None:
+            return None
+        lo = self.lo if self.web[0] is None else self.web[0]
+        hi = self.hi if self.web[1] is None else self.web[1]
+        none = self.none if self.web_none is None else ("" if self.web_none else None)
+        return Option(self.help, self.kind, lo, hi, self.lo_open, self.hi_open, self.choices, none,
+                      self.source, self.allowed)
+
+    def contains(self, other: Option) -> bool:
+        """Whether every value ``other`` takes is one this option takes (the web's range inside the
+        declared one)."""
+        if other.kind != self.kind or (other.none is not None and self.none is None):
+            return False
+        if not set(other.choices) <= set(self.choices):
+            return False
+        if self.lo is not None and (other.lo is None or other.lo < self.lo
+                                    or (self.lo_open and other.lo == self.lo and not other.lo_open)):
+            return False
+        return not (self.hi is not None and (other.hi is None or other.hi > self.hi
+                                             or (self.hi_open and other.hi == self.hi and not other.hi_open)))
+
+
+__all__ = ["KINDS", "SEED_MAX", "CheckTypeError", "Option", "choice", "describe_range", "flag", "is_number",
+           "is_whole", "number", "probability", "seed", "shown", "whole"]
