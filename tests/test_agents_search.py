@@ -126,8 +126,8 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("montecarlo", {"playouts": 0}, "playouts"),
         ("montecarlo", {"p_two": -0.1}, "p_two"),
         ("ntuple", {"downgrade": "no"}, "downgrade='no': use true/false or one of none, lowest"),  # was: on
-        ("minimax", {"prune": "no"}, "prune must be True or False"),
-        ("minimax", {"fours": 1}, "fours must be True or False"),
+        ("minimax", {"prune": "no"}, "prune='no' must be True or False"),
+        ("minimax", {"fours": 1}, "fours=1 must be True or False"),
         ("nonexistent", {}, "available agents"),
     ],
 )

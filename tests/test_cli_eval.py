@@ -38,7 +38,7 @@ def test_cli_eval__set_values_reach_the_agent(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["eval", "greedy", "--games", "0"], "--games must be >= 1"),
+    (["eval", "greedy", "--games", "0"], "--games=0 must be a whole number >= 1"),
     (["eval", "nope", "--games", "1"], "unknown agent"),
     (["eval", "greedy", "--set", "depth=2", "--games", "1"], "valid keys"),
     (["eval", "expectimax", "--set", "depth=-1", "--games", "1"], "depth"),

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["ai2048.board_io", "ai2048.game"]
+MODULES = ["ai2048.board_io", "ai2048.checks", "ai2048.game"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -70,7 +70,7 @@ def test_move__reads_answers_like_the_text_env_and_refuses_with_reasons():
     assert board["board"] == up["board"] and up["score"] == left["score"] + up["gained"]
     assert jump.startswith("error: ") and "no move found in 'jump'" in jump
     assert "no game 'nope'" in unknown and "start a new game" in unknown
-    assert "outside 0..2**64-1" in bad_seed
+    assert "must be a whole number in 0..2**64-1" in bad_seed
 
 
 def test_move__an_illegal_move_names_the_legal_ones():

@@ -105,7 +105,8 @@ def test_errors__bad_seeds_and_early_steps_are_answered_and_the_session_goes_on(
     with Game2048Client(base_url=url).sync() as env:
         with pytest.raises(RuntimeError, match="reset the game before the first step"):
             env.step(Game2048Action(message="up"))
-        for seed, says in ((-1, "seed=-1 must be >= 0"), ("3", "seed must be an int"), (1.5, "seed must be")):
+        for seed, says in ((-1, "seed=-1 must be a whole number >= 0"),
+                           ("3", "seed='3' must be a whole number"), (1.5, "seed=1.5 must be")):
             with pytest.raises(RuntimeError, match=says):
                 env.reset(seed=seed)
         assert env.reset(seed=2).observation.moves == 0

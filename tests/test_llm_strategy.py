@@ -246,9 +246,10 @@ def test_cli__scores_a_file_and_writes_the_verdict(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("argv", "match"), [
-    (["--games", "0"], "--games must be >= 1"), (["--move-seconds", "0"], "--move-seconds=0.0 must be"),
+    (["--games", "0"], "--games=0 must be a whole number >= 1"),
+    (["--move-seconds", "0"], "--move-seconds=0.0 must be"),
     (["--memory-mb", "0"], "--memory-mb=0 must be"),
-    (["--total-seconds", "0"], "--total-seconds must be > 0"),
+    (["--total-seconds", "0"], "--total-seconds=0.0 must be a finite number > 0"),
 ])
 def test_cli__bad_options_are_named_before_any_game(tmp_path, argv, match):
     from ai2048.cli import check

@@ -155,11 +155,11 @@ def test_run__counts_fresh_games_logs_chain_moves_and_resumes_exactly(tmp_path: 
 @pytest.mark.parametrize(
     ("bad", "match"),
     [
-        ({"chain_at": 0.0}, r"chain_at=0.0 must be in \(0, 1\)"),
-        ({"chain_at": 1.0}, r"chain_at=1.0 must be in \(0, 1\)"),
+        ({"chain_at": 0.0}, r"chain_at=0.0 must be a finite number in \(0, 1\)"),
+        ({"chain_at": 1.0}, r"chain_at=1.0 must be a finite number in \(0, 1\)"),
         ({"chain_at": float("nan")}, "chain_at=nan must be a finite number"),
-        ({"chain_restarts": -1}, "chain_restarts=-1 must be >= 0"),
-        ({"chain_restarts": 1.5}, "chain_restarts=1.5 must be an integer"),
+        ({"chain_restarts": -1}, "chain_restarts=-1 must be a whole number >= 0"),
+        ({"chain_restarts": 1.5}, "chain_restarts=1.5 must be a whole number"),
         ({"chain_restarts": 10, "restart_prob": 0.1}, "two restart schemes"),
         ({"chain_restarts": 10, "state": "before"}, "set state=after"),
     ],
@@ -172,10 +172,10 @@ def test_config__bad_chain_values_raise(bad: dict, match: str) -> None:
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--chain-at", "1"], "chain_at=1.0 must be in (0, 1)"),
+        (["--chain-at", "1"], "chain_at=1.0 must be a finite number in (0, 1)"),
         (["--chain-at", "nan"], "chain_at=nan must be a finite number"),
-        (["--chain-restarts", "-1"], "chain_restarts=-1 must be >= 0"),
-        (["--set", "chain_restarts=1.5"], "chain_restarts=1.5 must be an integer"),
+        (["--chain-restarts", "-1"], "chain_restarts=-1 must be a whole number >= 0"),
+        (["--set", "chain_restarts=1.5"], "chain_restarts=1.5 must be a whole number"),
         (["--chain-restarts", "10", "--restart-prob", "0.1"], "two restart schemes"),
     ],
 )

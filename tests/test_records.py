@@ -189,7 +189,7 @@ def test_load__foreign_json(tmp_path) -> None:
     [
         ("actions", "uuxz", "position 2"),
         ("spawns", "a1 b", "spawn token"),
-        ("seed", "seven", "seed must be an int"),
+        ("seed", "seven", "seed='seven' must be a whole number"),
         ("start_board", "0xzz", "corrupt"),
         ("version", 7, "record version 7"),
     ],

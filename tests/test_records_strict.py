@@ -32,7 +32,7 @@ def record() -> dict:
     ("start_board", 1.5, "field 'start_board' must be a hex string"),
     ("final_board", [1], "field 'final_board' must be a hex string"),
     ("rules_version", 0.0, "rules_version must be a whole number"),
-    ("seed", 3.0, "seed must be an int"),
+    ("seed", 3.0, "seed=3.0 must be a whole number"),
     ("actions", ["u"], "action string must be a str"),
 ])
 def test_record__wrong_types_are_clear_errors(record: dict, field: str, value: object, message: str) -> None:

@@ -258,15 +258,15 @@ BEFORE_OPTIONS = {
 @pytest.mark.parametrize(
     "bad,match",
     [
-        ({"gamma": 0.0}, r"gamma=0.0 must be in \(0, 1\]"),
-        ({"gamma": 1.5}, r"gamma=1.5 must be in \(0, 1\]"),
+        ({"gamma": 0.0}, r"gamma=0.0 must be a finite number in \(0, 1\]"),
+        ({"gamma": 1.5}, r"gamma=1.5 must be a finite number in \(0, 1\]"),
         ({"gamma": float("nan")}, "gamma=nan must be a finite number"),
         ({"tie_order": "005"}, "tie_order='005' is not one of '000', '001', '002', '003', '004', "
                                "'clockwise'"),
-        ({"tie_order": 4}, "tie_order=4 must be a string"),
+        ({"tie_order": 4}, "tie_order=4 is not one of '000'"),
         ({"illegal_action": "noop"}, "illegal_action='noop' is not one of 'mask', 'penalty'"),
         ({"illegal_action": "penalty"}, "needs end_on_full_board=true"),
-        ({"end_on_full_board": "yes"}, "end_on_full_board='yes' must be true or false"),
+        ({"end_on_full_board": "yes"}, "end_on_full_board='yes' must be True or False"),
     ],
 )
 def test_config__bad_values_name_the_problem(bad: dict, match: str) -> None:

@@ -192,7 +192,7 @@ def test_seeds__same_seed_same_text_episode():
     ({"max_invalid": -1}, "max_invalid=-1 must be"), ({"max_invalid": 1.5}, "max_invalid=1.5 must be"),
     ({"invalid_penalty": float("nan")}, "invalid_penalty=nan must be a finite number >= 0"),
     ({"invalid_penalty": -1}, "invalid_penalty=-1 must be"), ({"max_chars": 0}, "max_chars=0 must be"),
-    ({"p_two": 2.0}, "not a probability"),
+    ({"p_two": 2.0}, r"p_two=2.0 must be a finite number in \[0, 1\]"),
 ])
 def test_options__bad_values_are_named(kw, match):
     with pytest.raises(ValueError, match=match):

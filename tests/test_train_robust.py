@@ -45,7 +45,7 @@ def test_config__every_float_refuses_nan_and_infinity(trainer: str, field: str, 
 @pytest.mark.parametrize("value", ["no", "false", 0, 1, None])
 @pytest.mark.parametrize(("trainer", "field"), BOOLS)
 def test_config__bool_settings_take_only_bools(trainer: str, field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=f"{field}=.* must be true or false"):
+    with pytest.raises(ValueError, match=f"{field}=.* must be True or False"):
         get_trainer(trainer).config_cls(**{field: value})
 
 

@@ -56,24 +56,6 @@ _CELL_LIMIT = 1 << 62
 """Cell values beyond this are rejected before the int64 conversion could wrap them."""
 
 
-def check_flag(name: str, value: Any) -> bool:
-    """``value`` if it is a bool: a string such as ``"no"`` is truthy and would switch the option on."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-    return bool(value)
-
-
-def check_seed(seed: Any) -> int | None:
-    """Return ``seed`` as an int in 0..2**64-1 (or ``None`` for a fresh seed from OS entropy)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int in 0..2**64-1 or None, got {type(seed).__name__} {seed!r}")
-    if not 0 <= int(seed) < 1 << 64:
-        raise ValueError(f"seed {int(seed)} is outside 0..2**64-1")
-    return int(seed)
-
-
 def _has_bool(values: Any) -> bool:
     """True if a nested list/tuple (or an array) holds a bool: ``[True, 0, ...]`` would pass as 1, 0, ..."""
     if isinstance(values, (bool, np.bool_)):

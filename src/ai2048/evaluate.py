@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.base import make_agent
 from ai2048.checkpoint import read_json, write_json
 from ai2048.engine.board import count_empty, max_exponent
@@ -394,29 +395,17 @@ MAX_MOVES = 10**9
 cannot pass 16 x 32768), so a larger cap means nothing (and 10**30 overflowed the numba kernels)."""
 
 
-def check_count(name: str, v: Any, minimum: int, maximum: int | None = None, why: str = "") -> int:
-    """``v`` as an int in ``minimum..maximum``, else a TypeError/ValueError naming ``name`` (and ``why``
-    past the maximum)."""
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {v!r}")
-    if int(v) < minimum:
-        raise ValueError(f"{name}={v} must be >= {minimum}")
-    if maximum is not None and int(v) > maximum:
-        raise ValueError(f"{name}={v} must be <= {maximum:,}{why}")
-    return int(v)
-
-
 def check_workers(workers: Any) -> int:
     """``workers`` checked: a whole number in 1..:data:`MAX_WORKERS`."""
-    return check_count("workers", workers, 1, MAX_WORKERS, " (a thread or process each)")
+    return checks.whole("workers", workers, 1, MAX_WORKERS, why="a thread or process each")
 
 
 def check_max_moves(max_moves: Any) -> int | None:
     """``max_moves`` checked: None (play to the end) or a whole number in 1..:data:`MAX_MOVES`."""
     if max_moves is None:
         return None
-    return check_count("max_moves", max_moves, 1, MAX_MOVES,
-                       " (no game lasts past 262,144 moves; leave it out to play every game to the end)")
+    return checks.whole("max_moves", max_moves, 1, MAX_MOVES,
+                        why="no game lasts past 262,144 moves; leave it out to play every game to the end")
 
 
 def evaluate(
@@ -462,9 +451,9 @@ def evaluate(
         on_game: called with each newly finished game's record as it arrives (``eval --out`` streams
             them to disk, :mod:`ai2048.eval_stream`).
     """
-    games = check_count("games", games, 1)
+    games = checks.whole("games", games, 1)
     workers = check_workers(workers)
-    seed = check_count("seed", seed, 0)
+    seed = checks.whole("seed", seed, 0)
     max_moves = check_max_moves(max_moves)
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")

@@ -6,22 +6,14 @@ from typing import Any
 
 import numpy as np
 
-from ai2048 import engine
-from ai2048.board_io import check_action, check_board, check_seed, render_text
+from ai2048 import checks, engine
+from ai2048.board_io import check_action, check_board, render_text
 from ai2048.engine.board import count_empty, max_exponent
 from ai2048.rules import P_TWO, Action
 
 
 class IllegalMoveError(ValueError):
     """Raised when a move that does not change the board is played on a ``Game``."""
-
-
-def _check_p_two(p_two: float) -> float:
-    if not isinstance(p_two, (int, float, np.integer, np.floating)) or isinstance(p_two, (bool, np.bool_)):
-        raise TypeError(f"p_two must be a float in [0, 1], got {type(p_two).__name__}")
-    if not 0.0 <= float(p_two) <= 1.0:
-        raise ValueError(f"p_two={p_two} is not a probability: use a value in [0, 1] (default {P_TWO})")
-    return float(p_two)
 
 
 def move(board: Any, action: Any) -> tuple[int, int]:
@@ -50,7 +42,7 @@ def is_over(board: Any) -> bool:
 
 def spawn_outcomes(board: Any, p_two: float = P_TWO) -> list[tuple[int, float]]:
     """Every (board after spawn, probability): each empty cell, the 2 then the 4 (seed 004's allpopup)."""
-    boards, probs = engine.spawn_outcomes(check_board(board), _check_p_two(p_two))
+    boards, probs = engine.spawn_outcomes(check_board(board), checks.probability("p_two", p_two))
     return [(int(b), float(p)) for b, p in zip(boards, probs, strict=True)]
 
 
@@ -64,8 +56,8 @@ class Game:
     """
 
     def __init__(self, seed: int | None = None, p_two: float = P_TWO, board: Any = None) -> None:
-        self.p_two = _check_p_two(p_two)
-        self._rng = engine.seed_state(check_seed(seed))
+        self.p_two = checks.probability("p_two", p_two)
+        self._rng = engine.seed_state(checks.seed("seed", seed))
         self._board = (
             int(engine.new_board(self._rng, self.p_two)) if board is None else int(check_board(board))
         )

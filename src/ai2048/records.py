@@ -30,12 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from ai2048 import engine
+from ai2048 import checks, engine
 from ai2048.board_io import check_action, check_board
 from ai2048.checkpoint import atomic_write, read_json
 from ai2048.engine.board import max_exponent
 from ai2048.engine.replay import replay_boards
-from ai2048.game import Game, _check_p_two
+from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION, Action
 
 RECORD_FORMAT = "ai2048.game-record"
@@ -172,9 +172,9 @@ def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: 
         if isinstance(actions, str)
         else np.array([check_action(a) for a in actions], np.uint8)
     )
-    seed = _check_seed(seed)
-    boards, after, scores, bad = replay_boards(engine.seed_state(seed), np.float64(_check_p_two(p_two)), acts,
-                                               bool(penalty))
+    seed = checks.seed("seed", seed, optional=False)
+    p = np.float64(checks.probability("p_two", p_two))
+    boards, after, scores, bad = replay_boards(engine.seed_state(seed), p, acts, bool(penalty))
     if bad >= 0:
         board = int(boards[bad])
         raise ValueError(
@@ -211,14 +211,6 @@ def replay_differences(game: dict[str, Any], t: Trajectory) -> list[str]:
         if not same:
             out.append(f"{key} {shown}, but the file says {str(said)[:40]}")
     return out
-
-
-def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-    if not 0 <= int(seed) < 1 << 64:
-        raise ValueError(f"seed {seed} is outside 0..2**64-1")
-    return int(seed)
 
 
 def new_seed() -> int:
@@ -395,12 +387,12 @@ class GameRecord:
                 if name in d and (isinstance(d[name], bool) or not isinstance(d[name], (str, int))):
                     raise TypeError(f"field {name!r} must be a hex string such as '0x0000000000000011'")
             rec = cls(
-                seed=_check_seed(d["seed"]),
+                seed=checks.seed("seed", d["seed"], optional=False),
                 actions=[int(a) for a in str_to_actions(d["actions"])],
                 spawns=spawns,
                 scores=[json_int(s, f"score {i + 1}") for i, s in enumerate(scores)],
                 start_board=_parse_board(d["start_board"]),
-                p_two=_check_p_two(d.get("p_two", P_TWO)),
+                p_two=checks.probability("p_two", d.get("p_two", P_TWO)),
                 agent=_json_field(d, "agent", (str,), None),
                 agent_config=dict(_json_field(d, "agent_config", (dict,), {})),
                 meta=dict(_json_field(d, "meta", (dict,), {})),
@@ -480,7 +472,7 @@ class GameRecorder:
                                      or max_undo < 0):
             raise ValueError(f"max_undo must be a whole number >= 0 or None, got {max_undo!r}")
         self._keep_history = undo and max_undo != 0
-        self.seed = new_seed() if seed is None else _check_seed(seed)
+        self.seed = new_seed() if seed is None else checks.seed("seed", seed, optional=False)
         self.game = Game(seed=self.seed, p_two=p_two)
         self.start_board = self.game.board
         self.actions: list[int] = []

@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import read_json, write_json
-from ai2048.evaluate import check_count, check_workers, evaluate, sigterm_as_interrupt
+from ai2048.evaluate import check_workers, evaluate, sigterm_as_interrupt
 from ai2048.search.heuristics import NneonneoWeights, nneonneo_table
 
 TUNE_FORMAT = "ai2048.tune-result"
@@ -95,16 +96,14 @@ def check_tune_settings(
 ) -> tuple[int, int, int, int, int, int, dict[str, float]]:
     """The checks :func:`tune_weights` makes before its first game; returns (depth, games, generations,
     population, validate, workers, the full start weights). ``ai2048 tune`` makes them up front."""
-    depth = check_count("depth", depth, 1)
-    games = check_count("games", games, 1)
-    generations = check_count("generations", generations, 1)
-    population = check_count("population", population, 1)
-    validate = check_count("validate", validate, 0)
+    depth = checks.whole("depth", depth, 1)
+    games = checks.whole("games", games, 1)
+    generations = checks.whole("generations", generations, 1)
+    population = checks.whole("population", population, 1)
+    validate = checks.whole("validate", validate, 0)
     workers = check_workers(workers)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed={seed!r} must be a whole number >= 0")
-    if not (isinstance(sigma, (int, float)) and 0.0 < float(sigma) <= 2.0):
-        raise ValueError(f"sigma={sigma!r} must be a number in (0, 2] (the log-space step size)")
+    checks.whole("seed", seed, 0)
+    checks.number("sigma", sigma, 0.0, 2.0, lo_open=True, why="the log-space step size")
     try:
         weights = NneonneoWeights(**(start or {}))
         nneonneo_table(weights)  # finite row scores (1e308 tuned on infinite tables before)

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ai2048.board_io import check_seed
+from ai2048 import checks
 from ai2048.checkpoint import check_regular_file, read_json
 from ai2048.rules import Action
 
@@ -109,7 +109,7 @@ def check_agent_config(name: str, config: dict[str, Any]) -> None:
     if missing:
         raise ValueError(_missing_message(name, missing))
     if "seed" in config:
-        check_seed(config["seed"])
+        checks.seed("seed", config["seed"])
 
 
 def make_agent(name: str, **config: Any) -> Any:

@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.ntuple import NTupleAgent
 from ai2048.agents.simple import named, playable
 from ai2048.rules import P_TWO, Action
-from ai2048.search.expectimax import check_probability
 from ai2048.tables import formations, store
 from ai2048.tables.lookup import match, move_values
 
@@ -97,7 +97,7 @@ class EndgameAgent(BaseAgent):
                 or not 0.0 <= float(min_value) < 1.0:
             raise ValueError(f"min_value must be a number in [0, 1), got {min_value!r}")
         self.min_value = float(min_value)
-        self.p_two = check_probability("p_two", p_two)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         for n in names:
             if formations.spec(n).p_two != self.p_two:
                 solved = formations.spec(n).p_two

@@ -20,17 +20,17 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
-from ai2048.board_io import check_flag
 from ai2048.checkpoint import read_json
 from ai2048.models import compact, store
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.rules import P_TWO, Action
-from ai2048.search.expectimax import Expectimax, check_depth, check_probability
+from ai2048.search.expectimax import Expectimax, check_depth
 
 
 def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Network:
@@ -67,7 +67,7 @@ def check_downgrade(value: Any) -> int:
         return DOWNGRADES.index(value)
     if isinstance(value, str):
         raise ValueError(f"downgrade={value!r}: use true/false or one of {', '.join(DOWNGRADES)}")
-    return int(check_flag("downgrade", value))  # bool("no") was True
+    return int(checks.flag("downgrade", value))  # bool("no") was True
 
 
 class NTupleAgent(BaseAgent):
@@ -117,7 +117,7 @@ class NTupleAgent(BaseAgent):
                 f"illegal_action='penalty' plays seed 004's 1-ply player; depth={depth} searches legal moves "
                 "only: use depth=1, or illegal_action='mask'"
             )
-        self.p_two = check_probability("p_two", p_two)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         self.downgrade = check_downgrade(downgrade)
         if weights is not None and model is not None:
             raise ValueError(

@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
-from ai2048.board_io import check_seed
 from ai2048.engine.rng import seed_state
 from ai2048.rules import P_TWO, Action
-from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth, check_probability
+from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth
 from ai2048.search.heuristics import (
     NNEONNEO_PUBLISHED,
     SEED003_UTILITY_WEIGHTS,
@@ -138,7 +138,7 @@ class ExpectimaxAgent(BaseAgent):
             rw = 1.0 if reward_weight is None else reward_weight
         self.order = check_order(order)
         self.search = Expectimax(
-            evaluator, data, p_two=check_probability("p_two", p_two), prob_cutoff=prob_cutoff,
+            evaluator, data, p_two=checks.probability("p_two", p_two, zero=False), prob_cutoff=prob_cutoff,
             reward_weight=float(rw), tt_bits=tt_bits,
         )
         self.last_depth = 0
@@ -286,12 +286,12 @@ class MonteCarloAgent(BaseAgent):
                                  "decision: more would take minutes a move)")
         self.playouts = playouts
         self.playouts_total = playouts_total
-        self.p_two = check_probability("p_two", p_two)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         self.order = check_order(order)
-        self._state = seed_state(check_seed(seed))  # seed_state masks a negative seed to 64 bits
+        self._state = seed_state(checks.seed("seed", seed))  # seed_state masks a negative seed to 64 bits
 
     def reset(self, seed: int | None = None) -> None:
-        self._state = seed_state(check_seed(seed))
+        self._state = seed_state(checks.seed("seed", seed))
 
     def values(self, board: int) -> np.ndarray:
         if self.playouts_total is not None:

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from ai2048 import engine
+from ai2048 import checks, engine
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.seed_actions import best_in_order, check_order
-from ai2048.board_io import check_board, check_seed
+from ai2048.board_io import check_board
 from ai2048.rules import ACTION_NAMES, Action
 
 
@@ -42,10 +42,10 @@ class RandomAgent(BaseAgent):
     """Uniform over the legal moves; ``seed`` (or ``reset(seed)``) fixes its choices."""
 
     def __init__(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(check_seed(seed))
+        self._rng = np.random.default_rng(checks.seed("seed", seed))
 
     def reset(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(check_seed(seed))
+        self._rng = np.random.default_rng(checks.seed("seed", seed))
 
     def game_kernel(self) -> Any:
         """Whole games in numba, each drawing from ``default_rng(game seed)`` as ``reset`` makes it."""

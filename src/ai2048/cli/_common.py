@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -124,16 +123,3 @@ def check_out_dir(path: Path | None, flag: str = "--out") -> Path | None:
         raise ValueError(f"{flag} {path}: cannot write in {base} (permission denied); choose another path")
     return path
 
-
-def check_range(flag: str, value: float | int | None, low: float | None = None, high: float | None = None,
-                low_open: bool = False) -> None:
-    """Raise ValueError unless ``value`` (when given) is finite and within [low, high] (``(low, high]`` if
-    ``low_open``)."""
-    if value is None:
-        return
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{flag} must be a finite number, got {value}")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{flag} must be {'>' if low_open else '>='} {low}, got {value}")
-    if high is not None and value > high:
-        raise ValueError(f"{flag} must be <= {high}, got {value}")

@@ -43,10 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before measuring."""
-    from ai2048.cli._common import check_out_file, check_range
+    from ai2048 import checks
+    from ai2048.cli._common import check_out_file
 
     check_out_file(args.json, "--json")
-    check_range("--seconds", args.seconds)  # finite; bench.run checks that every budget is positive
+    checks.number("--seconds", args.seconds)  # finite; bench.run checks that every budget is positive
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ai2048 import checks
 from ai2048.checkpoint import check_output_file
 from ai2048.cli._agents import agent_keys, build_agent, check_agent
 from ai2048.cli._common import (
     add_set_argument,
     check_out_dir,
     check_out_file,
-    check_range,
     parse_sets,
     printable,
 )
@@ -121,11 +121,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check_eval_arguments(args: argparse.Namespace) -> None:
     """Reject bad shared options before an agent is built or a game played."""
-    check_range("--games", args.games, 1)
-    check_range("--workers", args.workers, 1, MAX_WORKERS)
-    check_range("--seed", args.seed, 0)
-    check_range("--max-moves", args.max_moves, 1, MAX_MOVES)
-    check_range("--p-two", args.p_two, 0.0, 1.0)
+    checks.whole("--games", args.games, 1)
+    checks.whole("--workers", args.workers, 1, MAX_WORKERS)
+    checks.whole("--seed", args.seed, 0)
+    if args.max_moves is not None:
+        checks.whole("--max-moves", args.max_moves, 1, MAX_MOVES)
+    checks.probability("--p-two", args.p_two)
     if args.goal_tile is not None:  # parsed by goal_tile_value; checked again for namespaces built in code
         try:
             check_end_rules(args.goal_tile, False)

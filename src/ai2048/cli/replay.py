@@ -6,7 +6,8 @@ import argparse
 import time
 from pathlib import Path
 
-from ai2048.cli._common import check_out_file, check_range, printable
+from ai2048 import checks
+from ai2048.cli._common import check_out_file, printable
 from ai2048.records import GameRecord, RecordError, json_int, read_record_json, replay_differences
 from ai2048.rules import P_TWO
 
@@ -83,15 +84,15 @@ def load_any(path: Path, game: int | None) -> GameRecord:
 
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the record is read."""
-    check_range("--delay", args.delay, 0.0)
+    checks.number("--delay", args.delay, 0.0)
     from ai2048.ui import render
 
-    check_range("--fps", args.fps, 0.0, render.MAX_FPS, low_open=True)
+    checks.number("--fps", args.fps, 0.0, render.MAX_FPS, lo_open=True)
     if args.fps < render.MIN_FPS:  # Pillow's OverflowError before
         raise ValueError(f"--fps {args.fps:g} is too slow: a GIF frame shows at most 655 s, so --fps must "
                          f"be >= {render.MIN_FPS:.4f}")
-    check_range("--every", args.every, 1)
-    check_range("--cell", args.cell, *CELL_RANGE)
+    checks.whole("--every", args.every, 1)
+    checks.whole("--cell", args.cell, *CELL_RANGE)
     for flag, path, suffix in (("--gif", args.gif, ".gif"), ("--mp4", args.mp4, ".mp4")):
         if path is not None:
             check_out_file(path, flag)

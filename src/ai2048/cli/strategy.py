@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ai2048.cli._common import check_out_file, check_range
+from ai2048 import checks
+from ai2048.cli._common import check_out_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,10 +44,11 @@ def check(args: argparse.Namespace) -> Any:
     the file (text of a sane size); returns (code, limits)."""
     from ai2048.llm.sandbox import MAX_CODE_CHARS, SandboxLimits, check_code, check_host
 
-    check_range("--games", args.games, 1)
-    check_range("--seed", args.seed, 0)
-    check_range("--max-moves", args.max_moves, 1)
-    check_range("--total-seconds", args.total_seconds, 0, low_open=True)
+    checks.whole("--games", args.games, 1)
+    checks.whole("--seed", args.seed, 0)
+    if args.max_moves is not None:
+        checks.whole("--max-moves", args.max_moves, 1)
+    checks.number("--total-seconds", args.total_seconds, 0, lo_open=True)
     try:
         limits = SandboxLimits(move_seconds=args.move_seconds, start_seconds=args.start_seconds,
                                cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb, numpy=args.numpy)

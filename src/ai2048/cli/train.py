@@ -16,6 +16,7 @@ from typing import Any
 from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
+from ai2048.train.config import config_options
 from ai2048.train.run import check_resumed_config, open_run
 
 
@@ -87,16 +88,19 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
                 help=f"old name of --{new.replace('_', '-')}"
                 + (f" (in units of {factor:g} s)" if factor != 1 else ""),
             )
+    options = config_options(trainer.config_cls)
     for f in dataclasses.fields(trainer.config_cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
+        opt = options[f.name]
+        allowed = f"; {opt.describe()}" if opt.lo is not None or opt.hi is not None or opt.choices else ""
         p.add_argument(
             flag,
             dest=f"field_{f.name}",
             type=_converter(hints.get(f.name)),
             default=None,
             metavar=f.name.upper(),
-            help=f"{f.metadata.get('help', '')} (default: {default!r})",
+            help=f"{opt.help} (default: {default!r}{allowed})",
         )
     return p
 

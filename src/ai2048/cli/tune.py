@@ -12,7 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ai2048.cli._common import check_out_file, check_range
+from ai2048 import checks
+from ai2048.cli._common import check_out_file
 from ai2048.tune import TuneResult, check_done, check_tune_settings, load_tune_file, tune_weights
 
 
@@ -60,7 +61,7 @@ def check(args: argparse.Namespace) -> list[dict[str, Any]] | None:
     """Every check ``run`` makes before the first game (``tune_weights`` makes its own again); with
     ``--resume``, the saved candidates (checked against the settings)."""
     check_out_file(args.out)
-    check_range("--sigma", args.sigma, 0.0, low_open=True)
+    checks.number("--sigma", args.sigma, 0.0, lo_open=True)
     *_, start = check_tune_settings(depth=args.depth, games=args.games, generations=args.generations,
                                     population=args.population, sigma=args.sigma, validate=args.validate,
                                     workers=args.workers, start=args.start, seed=args.seed)

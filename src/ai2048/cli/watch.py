@@ -11,9 +11,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from ai2048 import checks
 from ai2048.board_io import decode
 from ai2048.cli._agents import build_agent, check_agent
-from ai2048.cli._common import add_set_argument, check_out_file, check_range, parse_sets
+from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
 
@@ -59,8 +60,8 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
 
 def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the agent is built."""
-    check_range("--delay", args.delay, 0.0)
-    check_range("--p-two", args.p_two, 0.0, 1.0)
+    checks.number("--delay", args.delay, 0.0)
+    checks.probability("--p-two", args.p_two)
     check_out_file(args.record, "--record")
     if args.max_moves is not None and args.max_moves < 1:
         raise ValueError(f"--max-moves {args.max_moves} must be >= 1")

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.board_io import check_flag
+from ai2048 import checks
 from ai2048.engine.batch import (
     HOLD,
     ILLEGAL_NOOP,
@@ -186,12 +186,12 @@ class GameBatch:
         self.n = n
         self.options = options if options is not None else EnvOptions()
         self.p_two = np.float64(self.options.p_two)
-        self.goal_terminal = check_flag("goal_terminal", goal_terminal)
+        self.goal_terminal = checks.flag("goal_terminal", goal_terminal)
         self.cutoff = None if cutoff is None else int(cutoff)
         self._picker = ThreadPicker(parallel, PARALLEL_MIN_GAMES)  # checks parallel
         self.parallel = parallel
-        self.autoreset = check_flag("autoreset", autoreset)
-        self.copies = check_flag("copies", copies)
+        self.autoreset = checks.flag("autoreset", autoreset)
+        self.copies = checks.flag("copies", copies)
         self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff, self.autoreset)
         self._raise = self.options.illegal_action == "raise"
         self.boards = np.zeros(n, dtype=np.uint64)

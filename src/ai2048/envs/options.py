@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.board_io import check_flag
+from ai2048 import checks
 from ai2048.envs.encoders import check_obs_mode
-from ai2048.game import _check_p_two
 from ai2048.rules import MAX_EXPONENT, P_TWO
 
 REWARD_MODES = ("score", "log2", "moves")
@@ -20,25 +19,13 @@ MAX_NUM_ENVS = 1 << 24
 
 def check_num_envs(num_envs: Any) -> int:
     """``num_envs`` as an int in 1..MAX_NUM_ENVS, else an error saying the bound (not a MemoryError later)."""
-    if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)):
-        raise TypeError(f"num_envs must be a positive int, got {type(num_envs).__name__} {num_envs!r}")
-    if not 1 <= num_envs <= MAX_NUM_ENVS:
-        raise ValueError(
-            f"num_envs={num_envs} must be in 1..{MAX_NUM_ENVS:,} (one batched env's memory bound)"
-        )
-    return int(num_envs)
+    return checks.whole("num_envs", num_envs, 1, MAX_NUM_ENVS, why="one batched env's memory bound")
 
 
 def check_env_seed(seed: Any) -> int | None:
     """A ``reset`` seed as a Python int >= 0 (numpy integers too, as from ``np.arange``), or None; a bool,
     a float or a negative number raises here, naming the seed (Gymnasium's seeding takes Python ints only)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed must be an int >= 0 or None, got {type(seed).__name__} {seed!r}")
-    if seed < 0:
-        raise ValueError(f"seed={int(seed)} must be >= 0")
-    return int(seed)
+    return checks.seed("seed", seed, hi=None)
 
 
 @dataclass(frozen=True)
@@ -72,27 +59,19 @@ class EnvOptions:
 
     def __post_init__(self) -> None:
         check_obs_mode(self.obs_mode, self.planes)
-        if self.reward_mode not in REWARD_MODES:
-            raise ValueError(f"reward_mode={self.reward_mode!r} is not one of {', '.join(REWARD_MODES)}")
-        if self.illegal_action not in ILLEGAL_MODES:
-            raise ValueError(
-                f"illegal_action={self.illegal_action!r} is not one of {', '.join(ILLEGAL_MODES)}"
-            )
+        checks.choice("reward_mode", self.reward_mode, REWARD_MODES)
+        checks.choice("illegal_action", self.illegal_action, ILLEGAL_MODES)
         for name in ("illegal_penalty", "goal_reward"):  # numpy numbers too (np.float32(1.0) was refused)
-            v = getattr(self, name)
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not np.isfinite(v):
-                raise ValueError(f"{name}={v!r} must be a finite number")
-            object.__setattr__(self, name, float(v))
+            object.__setattr__(self, name, checks.number(name, getattr(self, name)))
         if self.goal_tile is not None:
             g = self.goal_tile
-            is_int = not isinstance(g, bool) and isinstance(g, (int, np.integer))
-            if not is_int or g < 4 or g & (g - 1) or g > 2**MAX_EXPONENT:
+            if not checks.is_whole(g) or g < 4 or g & (g - 1) or g > 2**MAX_EXPONENT:
                 raise ValueError(
                     f"goal_tile={g!r} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), or None"
                 )
-        object.__setattr__(self, "end_on_full_board", check_flag("end_on_full_board", self.end_on_full_board))
-        object.__setattr__(self, "p_two", _check_p_two(self.p_two))
+        object.__setattr__(self, "end_on_full_board", checks.flag("end_on_full_board",
+                                                                    self.end_on_full_board))
+        object.__setattr__(self, "p_two", checks.probability("p_two", self.p_two))
 
     @property
     def goal_exponent(self) -> int:

@@ -32,10 +32,10 @@ from typing import IO, Any
 import numpy as np
 import torch
 
-from ai2048.board_io import check_boards, check_seed, render_text
+from ai2048 import checks
+from ai2048.board_io import check_boards, render_text
 from ai2048.envs.batch import GameBatch, seed_states
 from ai2048.envs.options import EnvOptions, check_env_seed, check_num_envs
-from ai2048.game import _check_p_two
 from ai2048.nets.device import resolve_device
 from ai2048.rules import MAX_EXPONENT, P_TWO, SEED_ORDERS, START_TILES, Action
 
@@ -295,11 +295,9 @@ class TorchEnv2048(SeedEnvHelpers):
         self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
     ) -> None:
         check_num_envs(num_envs)
-        if not 0.0 < _check_p_two(p_two) <= 1.0:  # a string or None is named, not float()-ed
-            raise ValueError(f"p_two must be in (0, 1], got {p_two}")
+        self.p_two = checks.probability("p_two", p_two, zero=False)  # a string or None is named
         self.num_envs = num_envs
         self.device = resolve_device(device)
-        self.p_two = float(p_two)
         self.generator = torch.Generator(device=self.device)
         self.action_generator = torch.Generator(device=self.device)
         self.states = torch.zeros(num_envs, 1, 4, 4, device=self.device)
@@ -310,7 +308,7 @@ class TorchEnv2048(SeedEnvHelpers):
 
     def seed(self, seed: int | None) -> None:
         """Reseed the spawn and random-action generators (``None``: from OS entropy)."""
-        seed = check_seed(seed)  # an int in 0..2**64-1: int() truncated 1.5 and took "1", True and -1
+        seed = checks.seed("seed", seed)  # int() truncated 1.5 and took "1", True and -1
         seed_generator(self.generator, seed)
         seed_generator(self.action_generator, action_seed(seed))
 
@@ -409,11 +407,9 @@ class EngineBatch(SeedEnvHelpers):
         p_two: float = P_TWO, *, parallel: bool | None = None,
     ) -> None:
         check_num_envs(num_envs)
-        if not 0.0 < _check_p_two(p_two) <= 1.0:  # a string or None is named, not float()-ed
-            raise ValueError(f"p_two must be in (0, 1], got {p_two}")
+        self.p_two = checks.probability("p_two", p_two, zero=False)  # a string or None is named
         self.num_envs = num_envs
         self.device = resolve_device(device)
-        self.p_two = float(p_two)
         self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two), parallel=parallel)
         self.action_generator = torch.Generator(device=self.device)
         self.reset(seed)

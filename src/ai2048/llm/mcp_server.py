@@ -22,7 +22,7 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from ai2048.board_io import check_seed
+from ai2048 import checks
 from ai2048.envs.text import INSTRUCTIONS, describe_board
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES
@@ -78,7 +78,7 @@ def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None)
     def new_game(seed: int | None = None) -> dict[str, Any]:
         """Start a new 2048 game (the same seed gives the same game); returns its game_id and board."""
         try:
-            seed = check_seed(seed)
+            seed = checks.seed("seed", seed)
         except (TypeError, ValueError) as e:
             raise ToolError(str(e)) from None
         s = PlaySession(seed=seed, agent=default[0], agent_config=default[1], max_undo=0)

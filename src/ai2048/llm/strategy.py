@@ -14,13 +14,13 @@ Wilson intervals, score mean and standard error) of the games finished, plus the
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from ai2048 import checks
 from ai2048.envs.text_actions import AnswerError, move_index
-from ai2048.evaluate import EvalResult, check_count, game_seeds
+from ai2048.evaluate import EvalResult, game_seeds
 from ai2048.game import Game, IllegalMoveError
 from ai2048.llm.sandbox import SandboxLimits, Stop, StrategyProcess, Verdict
 from ai2048.rules import ACTION_CHARS
@@ -99,13 +99,11 @@ def score_strategy(code: str, games: int = 100, seed: int = 0, limits: SandboxLi
     ``total_seconds`` bounds the whole run (start-up included): games not finished by then are not
     scored and the verdict is "timeout".
     """
-    games = check_count("games", games, 1)
-    seed = check_count("seed", seed, 0)
+    games = checks.whole("games", games, 1)
+    seed = checks.whole("seed", seed, 0)
     if max_moves is not None:
-        max_moves = check_count("max_moves", max_moves, 1)
-    if isinstance(total_seconds, bool) or not isinstance(total_seconds, (int, float)) \
-            or not math.isfinite(total_seconds) or total_seconds <= 0:
-        raise ValueError(f"total_seconds={total_seconds!r} must be a positive number of seconds")
+        max_moves = checks.whole("max_moves", max_moves, 1)
+    checks.number("total_seconds", total_seconds, 0, lo_open=True)
     limits = limits or SandboxLimits()
     result = EvalResult(agent="strategy", config={}, seed=seed, games_requested=games, max_moves=max_moves)
     t0 = time.monotonic()

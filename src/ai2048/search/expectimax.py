@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ai2048 import checks
 from ai2048.engine.board import NIBBLE, count_empty
 from ai2048.engine.intrinsics import prefetch
 from ai2048.engine.moves import four_moves, move_reward
@@ -178,24 +179,9 @@ def kernels(evaluate: Callable[..., float]) -> Any:
     return specialise("expectimax", {"_chance": _chance, "root_values": root_values}, evaluate)["root_values"]
 
 
-def check_probability(name: str, p: float) -> float:
-    """``p`` as a float in (0, 1], else a ValueError naming ``name``."""
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating)):
-        raise TypeError(f"{name} must be a number in (0, 1], got {type(p).__name__}")
-    if not 0.0 < float(p) <= 1.0:
-        raise ValueError(f"{name}={p} is outside (0, 1]: use e.g. 0.9 (2s and 4s) or 1.0 (2s only)")
-    return float(p)
-
-
 def check_depth(depth: Any, name: str = "depth") -> int:
-    """``depth`` as an int >= 1, else a clear error."""
-    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer >= 1, got {depth!r}")
-    if int(depth) < 1:
-        raise ValueError(f"{name}={depth} must be >= 1 (depth 1 = one move layer, greedy on the evaluator)")
-    if int(depth) > 60:
-        raise ValueError(f"{name}={depth} is too deep (at most 60)")
-    return int(depth)
+    """``depth`` as an int in 1..60 (1 = one move layer, greedy on the evaluator), else a clear error."""
+    return checks.whole(name, depth, 1, 60, why="1 = one move layer, greedy on the evaluator")
 
 
 @dataclass
@@ -240,7 +226,7 @@ class Expectimax:
             raise ValueError(f"tt_bits={tt_bits} must be an integer in 0..28 (0 = no transposition table)")
         self.evaluate = evaluate
         self.data = data
-        self.p_two = check_probability("p_two", p_two)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         self.prob_cutoff = float(prob_cutoff)
         self.reward_weight = float(reward_weight)
         self.tt_bits = int(tt_bits)
@@ -358,7 +344,6 @@ __all__ = [
     "adaptive_depth",
     "build_search",
     "check_depth",
-    "check_probability",
     "distinct_tiles",
     "kernels",
 ]

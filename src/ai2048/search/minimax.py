@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.board_io import check_flag
+from ai2048 import checks
 from ai2048.engine.moves import four_moves
 from ai2048.engine.spawn import empty_cells, next_spawn
 from ai2048.search.specialise import is_jitted, specialise, unbound_evaluator
@@ -162,8 +162,8 @@ class Minimax:
         self.evaluate = evaluate
         self._root = kernels(evaluate)
         self.data = data
-        self.prune = check_flag("prune", prune)  # bool("no") was True
-        self.fours = check_flag("fours", fours)
+        self.prune = checks.flag("prune", prune)  # bool("no") was True
+        self.fours = checks.flag("fours", fours)
         self.order = np.array([int(a) for a in order], dtype=np.int64)
         """The tie order the root searches its moves in (pass the same order to the move choice)."""
         self.stats = np.zeros(4, dtype=np.int64)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ai2048.board_io import check_seed
+from ai2048 import checks
 
 MAX_THREADS = 64
 
@@ -38,7 +38,7 @@ class GameStreams:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        seed = check_seed(seed)
+        seed = checks.seed("seed", seed)
         if seed is None:
             seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0])
         self.seed = int(seed)

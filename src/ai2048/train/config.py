@@ -6,15 +6,24 @@ No torch here: the CLI and tests use it without loading a network library.
 from __future__ import annotations
 
 import dataclasses
-import math
 import typing
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ai2048 import checks
+from ai2048.checks import CheckTypeError, Option
 
-def option(default: Any, help: str) -> Any:
-    """A config field with its one-line ``--help`` text (``field(default=..., metadata={"help": ...})``)."""
-    return dataclasses.field(default=default, metadata={"help": help})
+
+def option(default: Any, help: str, *, lo: float | None = None, hi: float | None = None,
+           lo_open: bool = False, hi_open: bool = False, choices: tuple[Any, ...] = ()) -> Any:
+    """A config field declared in one place: its default, its one-line ``--help`` text and the values it
+    takes (``lo``..``hi``, ``choices``), which :func:`check_options` checks with :mod:`ai2048.checks`.
+
+    A ``dataclasses.field`` with ``metadata["help"]`` and ``metadata["range"]``; the field's type says
+    the kind (``int``: a whole number, ``float``: a finite number, ``bool``: true or false, ``str``: text,
+    or one of ``choices``)."""
+    rng = {"lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open, "choices": tuple(choices)}
+    return dataclasses.field(default=default, metadata={"help": help, "range": rng})
 
 
 BUDGET = "duration"
@@ -30,9 +39,10 @@ class RunConfig:
     :class:`~ai2048.train.run.Loop` reads them. A trainer redeclares one to give it its own default
     or help (``checkpoint_every`` counts the trainer's steps: games, epochs)."""
 
-    seed: int = option(0, "seed of every random source of the run (games, moves, sampling, network init)")
-    duration: float = option(0.0, BUDGET_HELP + "; training stops at whichever budget ends first")
-    checkpoint_every: int = option(1, "save a checkpoint every this many steps")
+    seed: int = option(0, "seed of every random source of the run (games, moves, sampling, network init)",
+                       lo=0)
+    duration: float = option(0.0, BUDGET_HELP + "; training stops at whichever budget ends first", lo=0)
+    checkpoint_every: int = option(1, "save a checkpoint every this many steps", lo=1)
     progress: bool = option(True, "show a progress bar")
 
     RESUMABLE: ClassVar[tuple[str, ...]] = ("duration", "checkpoint_every", "progress")
@@ -73,71 +83,52 @@ def make_config(
     return cls(**values)
 
 
-def check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
-    """Raise ValueError unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, choices))}")
+_KIND = {int: "whole", float: "number", bool: "flag", str: "text"}
+
+_OPTIONS: dict[type, dict[str, Option]] = {}
 
 
-def check_number(
-    name: str,
-    value: Any,
-    low: float | None = None,
-    high: float | None = None,
-    integer: bool = False,
-    low_open: bool = False,
-) -> None:
-    """Raise ValueError unless ``value`` is a number (an int if ``integer``) within [low, high] (or
-    (low, high] if ``low_open``)."""
-    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok_type:
-        raise ValueError(f"{name}={value!r} must be {'an integer' if integer else 'a number'}")
-    if not math.isfinite(value):
-        raise ValueError(f"{name}={value!r} must be a finite number (NaN and infinity are not settings)")
-    if low is not None and (value < low or (low_open and value == low)):
-        raise ValueError(f"{name}={value!r} must be {'>' if low_open else '>='} {low}")
-    if high is not None and value > high:
-        raise ValueError(f"{name}={value!r} must be <= {high}")
+def config_options(cls: type) -> dict[str, Option]:
+    """Each field of a config class as an :class:`~ai2048.checks.Option` (its help, kind and range),
+    from its type and :func:`option`'s declaration; computed once per class."""
+    if cls not in _OPTIONS:
+        hints = typing.get_type_hints(cls)
+        out = {}
+        for f in dataclasses.fields(cls):
+            tp, rng = hints.get(f.name), dict(f.metadata.get("range", {}))
+            args = typing.get_args(tp)
+            none = "" if type(None) in args else None
+            if none is not None:
+                tp = next(a for a in args if a is not type(None))
+            kind = "choice" if rng.get("choices") and tp is str else _KIND.get(tp, "any")  # type: ignore[arg-type]
+            out[f.name] = Option(f.metadata.get("help", f.name), kind, none=none, allowed="a list", **rng)
+        _OPTIONS[cls] = out
+    return _OPTIONS[cls]
 
 
-_FIELD_TYPES: dict[type, dict[str, Any]] = {}
-
-
-def _field_types(cls: type) -> dict[str, Any]:
-    """The resolved type hints of a config class (computed once per class)."""
-    if cls not in _FIELD_TYPES:
-        _FIELD_TYPES[cls] = typing.get_type_hints(cls)
-    return _FIELD_TYPES[cls]
-
-
-def check_field_types(config: Any) -> None:
-    """Raise ValueError for a field whose value does not have its declared scalar type.
+def check_options(config: Any) -> None:
+    """Raise ValueError for a field whose value is not one its declaration takes.
 
     ``bool`` fields take only ``True``/``False`` (``"no"`` is truthy and would switch an option on),
-    ``int`` fields only integers, ``float`` fields only finite numbers (NaN fails every range
-    comparison, so it would pass ``x < low`` checks silently), ``str`` fields only strings. Called
-    first in every trainer config's ``__post_init__``; the range checks follow there.
+    ``int`` fields only whole numbers, ``float`` fields only finite numbers (NaN fails every range
+    comparison, so it would pass ``x < low`` checks silently), ``str`` fields only text (or one of their
+    ``choices``), each within the range :func:`option` declares; a list's items are numbers of its item
+    type. Called first in every trainer config's ``__post_init__``; the rules between fields follow there.
     """
-    hints = _field_types(type(config))
-    for f in dataclasses.fields(config):
-        tp, v = hints.get(f.name), getattr(config, f.name)
-        if tp is bool and not isinstance(v, bool):
-            raise ValueError(f"{f.name}={v!r} must be true or false")
-        if tp is int:
-            check_number(f.name, v, integer=True)
-        elif tp is float:
-            check_number(f.name, v)
-        elif tp is str and not isinstance(v, str):
-            raise ValueError(f"{f.name}={v!r} must be a string")
-        elif typing.get_origin(tp) is tuple and not isinstance(v, tuple):
-            raise ValueError(f"{f.name}={v!r} must be a list")
-        elif typing.get_origin(tp) is tuple:
+    hints = typing.get_type_hints(type(config))
+    for name, opt in config_options(type(config)).items():
+        v = getattr(config, name)
+        opt.check(name, v)
+        tp = hints.get(name)
+        if typing.get_origin(tp) is tuple:
+            if not isinstance(v, tuple):
+                raise CheckTypeError(f"{name}={checks.shown(v)} must be a list")
             args = typing.get_args(tp)
             for x in v:
                 if float in args:
-                    check_number(f.name, x)
+                    checks.number(name, x)
                 elif int in args:
-                    check_number(f.name, x, integer=True)
+                    checks.whole(name, x)
 
 
 def diff_configs(a: Any, b: Any, ignore: tuple[str, ...] = ()) -> list[str]:

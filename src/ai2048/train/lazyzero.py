@@ -19,7 +19,6 @@ checkpoint; games in flight at that moment are replayed from fresh starts.
 from __future__ import annotations
 
 import contextlib
-import math
 import time
 import warnings
 from collections import deque
@@ -43,7 +42,7 @@ from ai2048.nets.resnet import (
 )
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_field_types, option
+from ai2048.train.config import RunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, torch_save
 
@@ -52,7 +51,7 @@ from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, torch_save
 class LazyZeroConfig(RunConfig):
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
 
-    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)")
+    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)", lo=1)
 
     channels: int = option(16, "residual trunk channels (seed: 16)")
     blocks: int = option(6, "residual blocks in the trunk (seed: 6)")
@@ -66,60 +65,38 @@ class LazyZeroConfig(RunConfig):
         f"value output activation, one of {VALUE_ACTIVATIONS} "
         "(seed mini/tiny: tanh0to1, which cannot fit log(moves) > 1)",
     )
-    rollouts: int = option(500, "LazyZero rollouts per move while training")
+    rollouts: int = option(500, "LazyZero rollouts per move while training", lo=1)
     rollout_depth: int = option(
         3, "moves per rollout including the root move; the leaf is scored by the value head"
-    )
-    puct: float = option(1.0, "PUCT exploration constant c")
-    temperature: float = option(1.0, "training move choice: sample visits^(1/T); 0 = argmax")
-    test_rollouts: int = option(500, "rollouts per move in test games and in the trained agent")
-    num_envs: int = option(8192, "games played in parallel")
-    episodes_per_epoch: int = option(20000, "finished self-play games per epoch")
-    epochs: int = option(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)")
-    test_games: int = option(1000, "greedy (T=0) test games after each epoch; 0 = none")
-    optimizer: str = option("adamw", "'adamw' or 'sgd' (SGD uses momentum)")
-    lr: float = option(3e-4, "learning rate")
-    momentum: float = option(0.8, "SGD momentum")
-    weight_decay: float = option(1e-4, "weight decay (seed c_reg)")
-    lr_decay_gamma: float = option(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant")
-    minibatch_size: int = option(4096, "positions per gradient step")
-    minibatches_per_update: int = option(1, "gradient steps per finished game")
-    policy_factor: float = option(1.0, "weight of the policy cross-entropy in the loss")
-    replay_max_games: int = option(20000, "whole games kept in the replay memory")
-    replay_min_games: int = option(20000, "games in memory before training starts")
+    , lo=1)
+    puct: float = option(1.0, "PUCT exploration constant c", lo=0)
+    temperature: float = option(1.0, "training move choice: sample visits^(1/T); 0 = argmax", lo=0)
+    test_rollouts: int = option(500, "rollouts per move in test games and in the trained agent", lo=1)
+    num_envs: int = option(8192, "games played in parallel", lo=1)
+    episodes_per_epoch: int = option(20000, "finished self-play games per epoch", lo=1)
+    epochs: int = option(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)", lo=1)
+    test_games: int = option(1000, "greedy (T=0) test games after each epoch; 0 = none", lo=0)
+    optimizer: str = option("adamw", "'adamw' or 'sgd' (SGD uses momentum)", choices=("adamw", "sgd"))
+    lr: float = option(3e-4, "learning rate", lo=0, lo_open=True)
+    momentum: float = option(0.8, "SGD momentum", lo=0)
+    weight_decay: float = option(1e-4, "weight decay (seed c_reg)", lo=0)
+    lr_decay_gamma: float = option(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant", lo=0,
+                                   hi=1, lo_open=True)
+    minibatch_size: int = option(4096, "positions per gradient step", lo=1)
+    minibatches_per_update: int = option(1, "gradient steps per finished game", lo=1)
+    policy_factor: float = option(1.0, "weight of the policy cross-entropy in the loss", lo=0)
+    replay_max_games: int = option(20000, "whole games kept in the replay memory", lo=1)
+    replay_min_games: int = option(20000, "games in memory before training starts", lo=1)
     device: str = option("auto", "'cpu', 'cuda', 'cuda:N' or 'auto'")
     env_backend: str = option(
         "auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)"
-    )
-    threads: int = option(1, "CPU threads for torch and numba")
+    , choices=("auto", "torch", "engine"))
+    threads: int = option(1, "CPU threads for torch and numba", lo=1)
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
-        check_field_types(self)
+        check_options(self)
         self.network()
-        positive = (
-            "rollouts", "rollout_depth", "test_rollouts", "num_envs", "episodes_per_epoch", "epochs",
-            "minibatch_size", "minibatches_per_update", "replay_max_games", "replay_min_games", "threads",
-            "checkpoint_every",
-        )
-        for name in positive:
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be a positive int, got {v!r}")
-        if isinstance(self.test_games, bool) or not isinstance(self.test_games, int) or self.test_games < 0:
-            raise ValueError(f"test_games must be an int >= 0, got {self.test_games!r}")
-        for name in ("puct", "temperature", "lr", "momentum", "weight_decay", "policy_factor", "duration"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a number >= 0, got {v!r}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if not 0 < self.lr_decay_gamma <= 1:
-            raise ValueError(f"lr_decay_gamma must be in (0, 1], got {self.lr_decay_gamma}")
-        if self.optimizer not in ("adamw", "sgd"):
-            raise ValueError(f"optimizer must be 'adamw' or 'sgd', got {self.optimizer!r}")
-        if self.env_backend not in ("auto", "torch", "engine"):
-            raise ValueError(f"env_backend must be 'auto', 'torch' or 'engine', got {self.env_backend!r}")
         if self.replay_min_games > self.replay_max_games:
             raise ValueError(
                 f"replay_min_games ({self.replay_min_games}) exceeds replay_max_games "

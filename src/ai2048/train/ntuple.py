@@ -37,7 +37,7 @@ from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import format_table, reach_rate, tile_table_percent
 from ai2048.train import Trainer
-from ai2048.train.config import BUDGET_HELP, RunConfig, check_choice, check_field_types, check_number, option
+from ai2048.train.config import BUDGET_HELP, RunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
 
 MAX_MOVES = 1 << 18
@@ -56,22 +56,29 @@ stopped chunk is logged and saved with the games it played."""
 class NTupleConfig(RunConfig):
     """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
 
-    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels")
-    checkpoint_every: int = option(10_000, "games between checkpoints")
+    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels",
+                             lo=0)
+    checkpoint_every: int = option(10_000, "games between checkpoints", lo=1)
 
     patterns: str = option("4x6", "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789")
-    games: int = option(100_000, "training games in total")
+    games: int = option(100_000, "training games in total", lo=1)
     alpha: float = option(
         0.1,
         "learning rate of a state's value, spread over its features (alpha/F a weight)",
+        lo=0, lo_open=True,
     )
-    workers: int = option(1, "threads playing games on shared weights (Hogwild); 1 is exactly reproducible")
-    state: str = option("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)")
+    workers: int = option(
+        1, "threads playing games on shared weights (Hogwild); 1 is exactly reproducible", lo=1,
+        hi=64,
+    )
+    state: str = option("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)",
+                        choices=KINDS)
     update: str = option(
         "backward",
         "backward: sweep each finished game from its end (seed 004); online: after every move",
+        choices=("backward", "online"),
     )
-    lam: float = option(0.0, "TD(λ) λ, with backward updates (0 = TD(0))")
+    lam: float = option(0.0, "TD(λ) λ, with backward updates (0 = TD(0))", lo=0, hi=1)
     seed004_double_reward: bool = option(
         False,
         "seed 004's before-state bug: target r_t + r_t+1 + V(s_t+1) (backward only)",
@@ -88,22 +95,26 @@ class NTupleConfig(RunConfig):
     restart_prob: float = option(
         0.0,
         "chance a game starts from a saved late-game board (Jaśkowski 2018's restarts)",
+        lo=0, hi=1,
     )
-    restart_tile: int = option(13, "exponent whose first appearance saves the board for restarts")
+    restart_tile: int = option(13, "exponent whose first appearance saves the board for restarts", lo=1,
+                               hi=15)
     chain_restarts: int = option(
         0,
         "chained midpoint restarts, L (ziap/2048-tdl and TDL2048+'s restart mode; 10 in "
         "both): an episode of more than L moves is followed by one from its after-state at "
         "chain_at of its moves plus a spawn, restarted in turn; not counted as games; 0 = off",
+        lo=0,
     )
     chain_at: float = option(
         0.5,
         "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
         "episode, in (0, 1) (0.5 in both references)",
+        lo=0, hi=1, lo_open=True, hi_open=True,
     )
-    p_two: float = option(P_TWO, "probability a spawned tile is a 2")
-    chunk: int = option(1000, "games per metrics record (and per kernel call)")
-    eval_games: int = option(0, "1-ply games to evaluate the final network on (eval.json)")
+    p_two: float = option(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
+    chunk: int = option(1000, "games per metrics record (and per kernel call)", lo=1)
+    eval_games: int = option(0, "1-ply games to evaluate the final network on (eval.json)", lo=0)
     end_on_full_board: bool = option(
         False,
         "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain",
@@ -112,12 +123,15 @@ class NTupleConfig(RunConfig):
         "clockwise",
         "action order that breaks ties of equal value: clockwise (up, right, down, left) "
         "or a seed's, e.g. 004 (up, down, left, right)",
+        choices=tuple(SEED_ORDERS),
     )
-    gamma: float = option(1.0, "discount γ of the TD targets, in (0, 1] (seed 004: 1)")
+    gamma: float = option(1.0, "discount γ of the TD targets, in (0, 1] (seed 004: 1)", lo=0,
+                          hi=1, lo_open=True)
     illegal_action: str = option(
         "mask",
         "mask: only board-changing moves; penalty: seed 004's unmasked moves, an unchanged "
         "board scores -1 and spawns (needs end_on_full_board)",
+        choices=ILLEGAL_ACTIONS,
     )
     init: str = option(
         "",
@@ -130,24 +144,8 @@ class NTupleConfig(RunConfig):
             object.__setattr__(self, "patterns", str(self.patterns))
         if isinstance(self.stages, (list, int)):
             object.__setattr__(self, "stages", tuple(np.atleast_1d(self.stages).tolist()))
-        check_field_types(self)
+        check_options(self)
         parse_patterns(self.patterns)
-        check_number("games", self.games, 1, integer=True)
-        check_number("alpha", self.alpha, 0.0, low_open=True)
-        check_number("seed", self.seed, 0, integer=True)
-        check_number("workers", self.workers, 1, 64, integer=True)
-        check_choice("state", self.state, KINDS)
-        check_choice("update", self.update, ("backward", "online"))
-        check_number("lam", self.lam, 0.0, 1.0)
-        check_number("init_value", self.init_value)
-        check_number("restart_prob", self.restart_prob, 0.0, 1.0)
-        check_number("restart_tile", self.restart_tile, 1, 15, integer=True)
-        check_number("chain_restarts", self.chain_restarts, 0, integer=True)
-        if not 0.0 < self.chain_at < 1.0:
-            raise ValueError(
-                f"chain_at={self.chain_at!r} must be in (0, 1): the fraction of an episode's moves where "
-                "its chained restart begins (0.5 in ziap/2048-tdl and TDL2048+)"
-            )
         if self.chain_restarts and self.restart_prob > 0:
             raise ValueError(
                 f"chain_restarts={self.chain_restarts} and restart_prob={self.restart_prob} are two restart "
@@ -158,15 +156,6 @@ class NTupleConfig(RunConfig):
                 "chain_restarts restart from an episode's after-states (as ziap/2048-tdl and TDL2048+ do); "
                 "set state=after or chain_restarts=0"
             )
-        check_number("duration", self.duration, 0.0)
-        check_number("p_two", self.p_two, 0.0, 1.0, low_open=True)
-        check_number("chunk", self.chunk, 1, integer=True)
-        check_number("checkpoint_every", self.checkpoint_every, 1, integer=True)
-        check_number("eval_games", self.eval_games, 0, integer=True)
-        if not 0.0 < self.gamma <= 1.0:
-            raise ValueError(f"gamma={self.gamma!r} must be in (0, 1]: a discount, 1 for none (seed 004)")
-        check_choice("tie_order", self.tie_order, tuple(SEED_ORDERS))
-        check_choice("illegal_action", self.illegal_action, ILLEGAL_ACTIONS)
         if self.illegal_action == "penalty" and not self.end_on_full_board:
             raise ValueError(
                 "illegal_action='penalty' needs end_on_full_board=true, as in seed 004 (on a full board an "

@@ -37,7 +37,7 @@ from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_choice, check_field_types, check_number, option
+from ai2048.train.config import RunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
@@ -64,43 +64,49 @@ class PolicyConfig(RunConfig):
     """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
     ``forget_interval``)."""
 
-    checkpoint_every: int = option(50, "checkpoint every this many epochs")
+    checkpoint_every: int = option(50, "checkpoint every this many epochs", lo=1)
 
-    hidden_j: int = option(200, "first hidden layer width J (text: 200; the seed's code: 50)")
-    hidden_k: int = option(100, "second hidden layer width K")
-    lr: float = option(1e-3, "Adam learning rate")
-    batch_size: int = option(10, "games the network plays per epoch")
-    forget_interval: int = option(30, "epochs of games kept in the rolling training set")
+    hidden_j: int = option(200, "first hidden layer width J (text: 200; the seed's code: 50)", lo=1)
+    hidden_k: int = option(100, "second hidden layer width K", lo=1)
+    lr: float = option(1e-3, "Adam learning rate", lo=0, lo_open=True)
+    batch_size: int = option(10, "games the network plays per epoch", lo=1)
+    forget_interval: int = option(30, "epochs of games kept in the rolling training set", lo=1)
     game_weight: str = option(
         "scores",
         "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score "
         "around the median (the seed's early default)",
+        choices=GAME_WEIGHTS,
     )
-    move_weight: str = option("none", "move weight k: none, nonzero, linear_move_num, exponential_move_num")
-    random_frac: float = option(0.0, "fraction of the network's moves played uniformly at random")
-    random_games: int = option(0, "uniformly random games added to each epoch's batch")
-    cutoff: int = option(0, "end every game after this many moves (0 = play to the end; PoC: 20)")
-    epochs: int = option(1000, "epochs to run (0 = until duration or target_score)")
+    move_weight: str = option("none", "move weight k: none, nonzero, linear_move_num, exponential_move_num",
+                              choices=MOVE_WEIGHTS)
+    random_frac: float = option(0.0, "fraction of the network's moves played uniformly at random", lo=0, hi=1)
+    random_games: int = option(0, "uniformly random games added to each epoch's batch", lo=0)
+    cutoff: int = option(0, "end every game after this many moves (0 = play to the end; PoC: 20)", lo=0)
+    epochs: int = option(1000, "epochs to run (0 = until duration or target_score)", lo=0)
     target_score: float = option(
         0.0,
         "stop once the mean network score over the last target_window epochs reaches this "
         "(0 = never; PoC: 87)",
+        lo=0,
     )
     target_window: int = option(
         1,
         "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about "
         "±1.4 points)",
+        lo=1,
     )
     win_tile: int = option(
         0,
         "seed 002's history win split: when a game in the set reached this tile, won games get j in "
         "[0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as "
         "the seed); 0 = off",
+        lo=0,
     )
     memory: float = option(
         0.0,
         "seed 002's history: train on this random fraction of the previous training moves plus the new "
         "batch (its memory=0.9) instead of the forget_interval window; 0 = the window",
+        lo=0, hi=1,
     )
     curriculum: str = option(
         "none",
@@ -111,16 +117,19 @@ class PolicyConfig(RunConfig):
         "tile, goal its double; the top rises (up to 1024) when it was drawn and more than "
         "curriculum_win_rate of the games won. Games end at the goal; won games get j in [0.5, 1] (the win "
         "split); each epoch's games are ranked among themselves",
+        choices=CURRICULA,
     )
     curriculum_attempts: int = option(
         10,
         "mini_iterative: batches played from one stage's start before the stage fails and a new round "
         "starts (seed: 10); only the last batch is trained on",
+        lo=1,
     )
     curriculum_win_rate: float = option(
         0.6,
         "mini_random: win fraction above which drawing the top start tile raises it (seed: 0.6; 0.8 in its "
         "first version)",
+        lo=0, hi=1,
     )
     seed002_raw_inputs: bool = option(
         False,
@@ -139,31 +148,17 @@ class PolicyConfig(RunConfig):
         1,
         "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on "
         "idle cores)",
+        lo=1,
     )
     tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
-        check_field_types(self)
-        for name in ("hidden_j", "hidden_k", "threads", "batch_size", "forget_interval", "checkpoint_every",
-                     "target_window", "curriculum_attempts"):
-            check_number(name, getattr(self, name), low=1, integer=True)
-        for name in ("random_games", "cutoff", "epochs", "seed"):
-            check_number(name, getattr(self, name), low=0, integer=True)
-        check_number("lr", self.lr, low=0, low_open=True)
-        check_number("random_frac", self.random_frac, low=0, high=1)
-        check_number("duration", self.duration, low=0)
-        check_number("target_score", self.target_score, low=0)
-        check_choice("game_weight", self.game_weight, GAME_WEIGHTS)
-        check_choice("move_weight", self.move_weight, MOVE_WEIGHTS)
-        check_number("memory", self.memory, low=0, high=1)
-        check_number("win_tile", self.win_tile, low=0, integer=True)
+        check_options(self)
         if self.win_tile and (self.win_tile < 4 or self.win_tile & (self.win_tile - 1)):
             raise ValueError(f"win_tile={self.win_tile} must be a power of two >= 4, or 0 for no win split")
         if self.win_tile and self.game_weight == "binary":
             raise ValueError("win_tile splits a graded game weight; game_weight='binary' has none "
                              "(the seed ignored it too)")
-        check_choice("curriculum", self.curriculum, CURRICULA)
-        check_number("curriculum_win_rate", self.curriculum_win_rate, low=0, high=1)
         if self.curriculum != "none" and self.win_tile:
             raise ValueError(f"win_tile={self.win_tile} is for full games: curriculum={self.curriculum!r} "
                              "games are won at their goal tile and split by it (as the seed's); "

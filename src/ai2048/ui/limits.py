@@ -12,7 +12,6 @@ machine (measured figures in docs/ui.md).
 from __future__ import annotations
 
 import json
-import math
 import re
 import threading
 import weakref
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai2048 import checks
 from ai2048.agents import available, make_agent
 from ai2048.agents.seed_actions import SEED_ORDERS
 
@@ -64,27 +64,22 @@ class Setting:
             if self.optional or self.kind == "seed":
                 return None
             raise bad()
-        if self.kind == "bool":
-            if not isinstance(value, bool):
-                raise bad()
+        if isinstance(value, str) and value in self.choices:  # a choice, or an int's "adaptive"
             return value
-        if self.kind == "choice" or (self.kind in ("int", "float") and isinstance(value, str)):
-            if isinstance(value, str) and value in self.choices:
-                return value
-            raise bad()
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise bad()
-        if self.kind in ("int", "seed") and not isinstance(value, int):
-            if not (isinstance(value, float) and value.is_integer()):
-                raise bad()
-            value = int(value)
-        if self.kind == "seed":
-            if not 0 <= value <= SEED_MAX:
-                raise bad()
-            return value
-        if not math.isfinite(value) or not self.lo <= value <= self.hi:
-            raise bad()
-        return float(value) if self.kind == "float" else int(value)
+        if self.kind in ("int", "seed") and isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON's 3.0
+        try:
+            if self.kind == "bool":
+                return checks.flag(key, value)
+            if self.kind == "seed":
+                return checks.seed(key, value, optional=False, hi=SEED_MAX)
+            if self.kind == "int":
+                return checks.whole(key, value, int(self.lo), int(self.hi))
+            if self.kind == "float":
+                return checks.number(key, value, self.lo, self.hi)
+        except ValueError:
+            pass
+        raise bad()
 
 
 def _short(v: Any) -> str:
