@@ -27,7 +27,7 @@ import numpy as np
 
 from ai2048 import load_agent, make_agent
 from ai2048.evaluate import game_seeds, play_game
-from ai2048.evaluate_fast import kernel_of
+from ai2048.evaluate.kernel import kernel_of
 from ai2048.rules import P_TWO
 from ai2048.search.games import RUNNING, end_rule_args
 

@@ -17,8 +17,9 @@ from ai2048.agents import make_agent
 from ai2048.board_io import from_tiles
 from ai2048.cli import main
 from ai2048.engine.board import count_empty
-from ai2048.eval_stream import GameStream
 from ai2048.evaluate import EvalResult, check_end_rules, ends_early, evaluate, game_seeds, play_game
+from ai2048.evaluate import local as evaluate_local
+from ai2048.evaluate.stream import GameStream
 
 
 def _strip(rec: dict[str, Any]) -> dict[str, Any]:
@@ -209,11 +210,11 @@ def test_cli_eval__bad_end_rules_exit_2_before_any_work(extra: list[str], proble
 
 def test_cli_eval__goal_tile_accepts_spaces_and_keeps_the_kernel(tmp_path, monkeypatch) -> None:
     """A valid value in any spacing is the tile; the greedy agent still plays in numba with it."""
-    monkeypatch.setattr(sys.modules["ai2048.evaluate"], "play_game", _forbidden)  # (the package's
-    # ai2048.evaluate is the function)
     out = tmp_path / "r.json"
-    assert main(["eval", "greedy", "--games", "3", "--goal-tile", " 64 ", "--end-on-full-board",
-                 "--no-progress", "--out", str(out)]) == 0
+    with monkeypatch.context() as mp:
+        mp.setattr(evaluate_local, "play", _forbidden)  # every one-game-at-a-time path plays with it
+        assert main(["eval", "greedy", "--games", "3", "--goal-tile", " 64 ", "--end-on-full-board",
+                     "--no-progress", "--out", str(out)]) == 0
     d = json.loads(out.read_text())
     assert (d["goal_tile"], d["end_on_full_board"]) == (64, True)
     want = [_strip(play_game(make_agent("greedy"), s, goal_tile=64, end_on_full_board=True))

@@ -14,8 +14,8 @@ import pytest
 
 import _eval_test_agents  # noqa: F401  (registers slow-greedy)
 from ai2048.cli import main
-from ai2048.eval_stream import STREAM_FORMAT, stream_path
 from ai2048.evaluate import EvalResult, evaluate
+from ai2048.evaluate.stream import STREAM_FORMAT, stream_path
 
 TESTS = Path(__file__).parent
 CLI = (
@@ -174,7 +174,7 @@ def _consistent_cut(recs: list[dict]) -> None:
 def test_eval_resume__an_edited_game_line_is_refused_by_name(edit, message, tmp_path, capsys) -> None:
     """Before: --resume took the stream on trust (an edited score of 10**9 went into the mean; a line
     without max_tile or moves ended in a KeyError traceback). Each kept game is replayed from its seed."""
-    from ai2048.eval_stream import GameStream
+    from ai2048.evaluate.stream import GameStream
     from ai2048.rules import P_TWO
 
     out = tmp_path / "r.json"

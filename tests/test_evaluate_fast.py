@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,13 +18,14 @@ from hypothesis import strategies as st
 from numba import njit
 
 import ai2048
-from ai2048 import evaluate_fast
 from ai2048.agents.base import make_agent
 from ai2048.agents.simple import GreedyAgent
 from ai2048.engine.board import count_empty, reaches, seed004_end
-from ai2048.evaluate import EvalError, EvalResult, evaluate, game_seeds, play_game
+from ai2048.evaluate import EvalError, EvalResult, Rules, evaluate, game_seeds, play_game
 from ai2048.evaluate import ends_early as python_ends_early
-from ai2048.evaluate_fast import kernel_of, kernel_stream
+from ai2048.evaluate import kernel as evaluate_fast
+from ai2048.evaluate import local as evaluate_local
+from ai2048.evaluate.kernel import kernel_of, kernel_stream
 from ai2048.ntuple.network import Network
 from ai2048.rules import Action
 from ai2048.search.games import GameKernel, bind, end_rule_args, play_batch
@@ -57,8 +57,7 @@ def _assert_same_games(
     Python loop's records and summary, timings aside; returns the records."""
     assert kernel_of(agent) is not None
     with pytest.MonkeyPatch.context() as mp:
-        # (the package's ai2048.evaluate is the function: patch the module)
-        mp.setattr(sys.modules["ai2048.evaluate"], "play_game", _no_python_loop)
+        mp.setattr(evaluate_local, "play", _no_python_loop)  # every one-game-at-a-time path plays with it
         fast = evaluate(agent, games=games, seed=seed, workers=workers, progress=False, max_moves=max_moves,
                         **rules)
     assert [r["index"] for r in fast.records] == list(range(games))
@@ -292,10 +291,10 @@ def test_kernel_stream__ctrl_c_stops_the_threads_at_the_next_move() -> None:
     kernel = kernel_of(make_agent("expectimax", depth=4, prob_cutoff=0.0, tt_bits=10))  # tens of ms a move
     todo = list(enumerate(game_seeds(0, 40)))
     before = threading.active_count()
-    warm = kernel_stream(kernel, "x", todo[:1], 0.9, 3, 1)
+    warm = kernel_stream(kernel, "x", todo[:1], Rules(p_two=0.9, max_moves=3), 1)
     assert next(warm)[0] == 0  # compiled (or loaded from the cache) before the timing below
     warm.close()
-    stream = kernel_stream(kernel, "x", todo, 0.9, None, 2)
+    stream = kernel_stream(kernel, "x", todo, Rules(p_two=0.9), 2)
     sent: list[float] = []
 
     def interrupt() -> None:

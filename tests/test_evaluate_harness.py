@@ -17,7 +17,7 @@ import ai2048
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.simple import GreedyAgent
 from ai2048.evaluate import EvalError, EvalResult, evaluate, game_seeds, play_game
-from ai2048.evaluate_fast import kernel_of
+from ai2048.evaluate.kernel import kernel_of
 from ai2048.records import replay_actions
 from ai2048.rules import Action
 from ai2048.stats import wilson

@@ -9,6 +9,7 @@ and inside functions alike (a lazy import is still an arrow), so nothing is impo
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +42,8 @@ LAYERS: dict[str, int] = {
     "models": 4,
     # 5: agents (the registry and one module per family)
     "agents": 5,
-    # 6: playing games with any agent, and game records
-    "evaluate": 6,  # with evaluate_batch and evaluate_fast (SAME_UNIT)
-    "eval_stream": 6,
+    # 6: playing games with any agent (every path and the games stream), and game records
+    "evaluate": 6,
     "records": 6,
     # 7: learners: trainers and the heuristic tuner
     "train": 7,
@@ -128,17 +128,16 @@ def arrows(src: Path, package: str = "ai2048") -> list[Arrow]:
     return out
 
 
-# Top-level modules that form one unit with another (a package in all but name): ``evaluate`` runs
-# games one by one and hands agents with a batch or kernel path to these, which use its checks.
-SAME_UNIT = {"evaluate_batch": "evaluate", "evaluate_fast": "evaluate"}
-
-
 def unit(module: str) -> str:
     """The layer-map unit of a dotted module: ``ai2048.search.games`` -> ``search``; ``ai2048`` ->
     ``ai2048``."""
     parts = module.split(".")
-    name = parts[1] if len(parts) > 1 else parts[0]
-    return SAME_UNIT.get(name, name)
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def module(name: str) -> str:
+    """A dotted module as itself: the key of :func:`unit_cycles` that finds loops between modules."""
+    return name
 
 
 def upward(found: list[Arrow], layers: dict[str, int]) -> list[Arrow]:
@@ -146,11 +145,12 @@ def upward(found: list[Arrow], layers: dict[str, int]) -> list[Arrow]:
     return [a for a in found if layers[unit(a.target)] > layers[unit(a.source)]]
 
 
-def unit_cycles(found: list[Arrow]) -> list[list[str]]:
-    """Groups of two or more units that import each other round a loop (strongly connected components)."""
+def unit_cycles(found: list[Arrow], key: Callable[[str], str] = unit) -> list[list[str]]:
+    """Groups of two or more units (or what ``key`` maps a module to) that import each other round a
+    loop (strongly connected components)."""
     graph: dict[str, set[str]] = {}
     for a in found:
-        s, t = unit(a.source), unit(a.target)
+        s, t = key(a.source), key(a.target)
         graph.setdefault(s, set())
         graph.setdefault(t, set())
         if s != t:
@@ -224,6 +224,19 @@ def test_layering__no_two_packages_import_each_other():
     assert unit_cycles(found) == []
 
 
+CIRCLE_FREE = ("evaluate",)
+"""Packages whose modules import each other in one direction only (no module, the ``__init__``
+included, imports one that imports it back, round any loop)."""
+
+
+@pytest.mark.parametrize("package", CIRCLE_FREE)
+def test_layering__no_two_modules_of_a_package_import_each_other(package):
+    inside = f"ai2048.{package}"
+    found = [a for a in arrows(SRC) if unit(a.source) == package and unit(a.target) == package]
+    assert found, f"{inside} has no imports between its modules: is it still a package?"
+    assert unit_cycles(found, key=module) == [], f"modules of {inside} import each other round a loop"
+
+
 def test_layering__pending_and_allowed_arrows_still_exist():
     """An excuse for an arrow that is gone must go too (so the lists cannot hide a new arrow)."""
     present = {(a.source, a.target) for a in arrows(SRC)}
@@ -295,6 +308,10 @@ def test_unit_cycles__catches_a_loop_of_three_and_ignores_imports_inside_a_packa
     assert upward(found, LAYERS) == []  # all in layer 3 or from 4 down: only the loop is wrong
     assert unit_cycles(found) == [["envs", "nets", "ntuple"]]
     assert unit_cycles([a for a in found if a.source != "ai2048.envs"]) == []
+    inside = [a for a in found if unit(a.source) == unit(a.target) == "ntuple"]
+    assert unit_cycles(inside) == []  # one unit
+    assert unit_cycles(inside + [Arrow("ai2048.ntuple.a", "ai2048.ntuple", 2)], key=module) == [
+        ["ai2048.ntuple", "ai2048.ntuple.a"]]  # a module and its package's __init__ round a loop
 
 
 @pytest.mark.parametrize("package", ["search", "ntuple"])

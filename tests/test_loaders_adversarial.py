@@ -108,7 +108,7 @@ def test_json__a_number_of_5000_digits_is_a_clear_error_naming_the_file(tmp_path
 
 
 def test_eval_resume__a_giant_number_in_the_games_file_names_it(tmp_path: Path) -> None:
-    from ai2048.eval_stream import STREAM_FORMAT, GameStream
+    from ai2048.evaluate.stream import STREAM_FORMAT, GameStream
 
     path = tmp_path / "r.games.jsonl"
     path.write_text(json.dumps({"format": STREAM_FORMAT}) + "\n" + '{"index": ' + "1" * 5000 + "}\n{}\n")
@@ -428,7 +428,7 @@ def test_model_card__wrong_types_beside_a_user_named_ntz_name_the_card(tmp_path:
 
 
 def _game_stream_load(run: Path) -> None:
-    from ai2048.eval_stream import GameStream
+    from ai2048.evaluate.stream import GameStream
 
     GameStream(run / "r.games.jsonl", {}).load()
 

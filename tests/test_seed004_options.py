@@ -21,7 +21,7 @@ from ai2048.cli import main
 from ai2048.cli.train import trainer_parser
 from ai2048.engine.rng import seed_state
 from ai2048.evaluate import EvalError, evaluate, game_seeds, play_game
-from ai2048.evaluate_fast import kernel_of
+from ai2048.evaluate.kernel import kernel_of
 from ai2048.ntuple import kernels as generic
 from ai2048.ntuple.codegen import KernelOptions, specialized
 from ai2048.ntuple.network import Network, load_file

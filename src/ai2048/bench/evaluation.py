@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.evaluate import game_seeds, play_game
-from ai2048.evaluate_fast import kernel_of, play_games
-from ai2048.rules import P_TWO
+from ai2048.evaluate import Rules, game_seeds, play_game
+from ai2048.evaluate.kernel import kernel_of, play_games
 
 TDL2048_TEST_MOVES_PER_S = (1.48e6, 2.64e6)
 """moporgic/TDL2048+ (C++) testing a 4x6 network on one thread, in moves/s: the reference range the
@@ -28,9 +27,9 @@ def fast_rate(agent: Any, games: int, seed: int, max_moves: int | None = None) -
         raise ValueError(f"agent {getattr(agent, 'name', agent)!r} has no whole-game kernel")
     stop = np.zeros(1, np.int64)
     seeds = game_seeds(seed, games)
-    play_games(kernel, kernel.context(None), seeds[:1], P_TWO, 5, stop)  # compile or load from the cache
+    play_games(kernel, kernel.context(None), seeds[:1], Rules(max_moves=5), stop)  # compile or load it
     t, w = time.thread_time(), time.perf_counter()
-    recs, _ = play_games(kernel, kernel.context(None), seeds, P_TWO, max_moves, stop)
+    recs, _ = play_games(kernel, kernel.context(None), seeds, Rules(max_moves=max_moves), stop)
     dt, wall = time.thread_time() - t, time.perf_counter() - w
     moves = sum(r["moves"] for r in recs if r is not None)
     return moves / max(dt, 1e-9), moves, moves / max(wall, 1e-9)

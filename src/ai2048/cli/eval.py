@@ -17,7 +17,6 @@ from ai2048.cli._common import (
     parse_sets,
     printable,
 )
-from ai2048.eval_stream import GameStream, stream_path
 from ai2048.evaluate import (
     ILLEGAL_MOVES,
     MAX_MOVES,
@@ -28,6 +27,7 @@ from ai2048.evaluate import (
     check_illegal_move,
     evaluate,
 )
+from ai2048.evaluate.stream import GameStream, stream_path
 from ai2048.rules import MAX_EXPONENT, P_TWO
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
@@ -174,7 +174,7 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError).
 
     With ``stream_to`` every finished game is appended to that JSON-lines file as it finishes
-    (:mod:`ai2048.eval_stream`); with ``resume`` the games already there are kept and not replayed.
+    (:mod:`ai2048.evaluate.stream`); with ``resume`` the games already there are kept and not replayed.
     ``built``: the agent already built from ``spec`` and ``sets`` (:func:`build_agent`'s triple), as
     ``arena`` builds every agent before the first game.
     """

@@ -13,7 +13,7 @@ give the same game and the same record as the Python loop. The seeds' end rules 
 too (:func:`ends_early`: a goal tile, seeds 000 and 003; seed 004's full-board end), checked once
 per move only when asked for, and seed 004's unmasked moves (a move that changes nothing costs 1
 point and a tile still spawns) when asked for. Agents return a :class:`GameKernel` from ``game_kernel()``;
-:mod:`ai2048.evaluate_fast` plays with it.
+:mod:`ai2048.evaluate.kernel` plays with it.
 """
 
 # mypy: disable-error-code="arg-type,return-value,assignment,name-defined"

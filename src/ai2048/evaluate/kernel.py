@@ -9,10 +9,10 @@ starts from the same seed and the choices are the agent's own, so the records (s
 max tile, final board, actions) are those of the Python loop; only ``seconds`` differs: a batch's
 time shared among its games by their moves.
 
-The kernels play every rule of ``evaluate``: no legal move, ``max_moves``, a goal tile (seeds
-000 and 003) and seed 004's full-board end, checked after each move and its spawn as the Python
-loop checks them, so every path stops a game at the same move, and seed 004's unmasked moves
-(``illegal_move="penalty"``). :func:`load_kernel` loads the game loop before an evaluation's clock
+The kernels play every rule of :class:`~ai2048.evaluate.core.Rules`: no legal move, ``max_moves``, a
+goal tile (seeds 000 and 003) and seed 004's full-board end, checked after each move and its spawn as
+the Python loop checks them, so every path stops a game at the same move, and seed 004's unmasked
+moves (``illegal_move="penalty"``). :func:`load_kernel` loads the game loop before an evaluation's clock
 starts.
 
 Threads take batches of games (one game first, then batches sized to about a quarter of a second)
@@ -30,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.evaluate.core import Rules, action_letters, game_record
+from ai2048.evaluate.local import Outcome
 from ai2048.search.games import ILLEGAL, RUNNING, end_rule_args
 
 _BUFFER = 8192
 """Moves per game written per kernel call; a longer game is continued by another call."""
-_ACTION_BYTES = bytes.maketrans(bytes(range(4)), b"urdl")
 _BATCH_SECONDS = 0.25
 _MAX_BATCH = 256
 
@@ -61,37 +62,34 @@ def _buffers(n: int, cap: int) -> tuple[np.ndarray, ...]:
     return (*z, np.empty((n, cap), np.uint8))
 
 
+def load_args(kernel: Any, p_two: float) -> tuple[Any, ...]:
+    """Arguments of ``kernel.play`` for no games, typed as :func:`play_games` calls it: the signature
+    that :func:`load_kernel` makes ready (and a caller may compile ahead, as the n-tuple trainer does)."""
+    boards, scores, moves, status, nacts, acts = _buffers(0, 1)
+    ctx = kernel.context(0 if kernel.per_game else None)
+    return (ctx, boards, np.zeros(0, np.uint64), scores, moves, status, acts, nacts, 0, p_two,
+            np.zeros(1, np.int64), *end_rule_args(None, False))
+
+
 def load_kernel(kernel: Any, p_two: float) -> None:
     """Load (or compile) ``kernel``'s game loop by one call with no games, so that no game's time
     includes it (numba loads a cached kernel on its first call: a fraction of a second, or a
     compilation of many seconds)."""
-    boards, scores, moves, status, nacts, acts = _buffers(0, 1)
-    ctx = kernel.context(0 if kernel.per_game else None)
-    kernel.play(ctx, boards, np.zeros(0, np.uint64), scores, moves, status, acts, nacts, 0, p_two,
-                np.zeros(1, np.int64), *end_rule_args(None, False))
+    kernel.play(*load_args(kernel, p_two))
 
 
-def _max_tile(board: int) -> int:
-    e = max((board >> (4 * i)) & 0xF for i in range(16))
-    return 1 << e if e else 0
-
-
-def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, max_moves: int | None,
-               stop: np.ndarray, *, goal_tile: int | None = None, end_on_full_board: bool = False,
-               illegal_move: str = "reject") -> tuple[list[dict[str, Any] | None], str | None]:
-    """Play the games of ``seeds`` to the end with ``ctx`` (per-game kernels build their own);
-    returns their records (None where stopped) and the first bad choice as an error message
-    (naming the board and move, as ``play_game`` does).
-
-    ``goal_tile``, ``end_on_full_board`` and ``illegal_move`` are the rules of ``play_game``, already
-    checked (:func:`ai2048.evaluate.check_end_rules`, :func:`ai2048.evaluate.check_illegal_move`).
-    """
+def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
+               stop: np.ndarray) -> tuple[list[dict[str, Any] | None], str | None]:
+    """Play the games of ``seeds`` to the end under ``rules`` with ``ctx`` (per-game kernels build
+    their own); returns their records (None where stopped) and the first bad choice as an error
+    message (naming the board and move, as ``play_game`` does)."""
     n = len(seeds)
+    max_moves, p_two = rules.max_moves, rules.p_two
     boards, scores, moves, status, nacts, acts = _buffers(n, min(_BUFFER, max_moves or _BUFFER))
     states = np.array(seeds, dtype=np.uint64)
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
-    rules = end_rule_args(goal_tile, end_on_full_board, illegal_move)
+    ends = end_rule_args(rules.goal_tile, rules.end_on_full_board, rules.illegal_move)
     ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
     t0 = time.perf_counter()
     while not stop[0]:
@@ -99,10 +97,10 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
             for g in np.flatnonzero(status == RUNNING).tolist():
                 kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1],
                             moves[g : g + 1], status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit,
-                            p_two, stop, *rules)
+                            p_two, stop, *ends)
                 chunks[g].append(acts[g, : nacts[g]].tobytes())
         else:
-            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *rules)
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *ends)
             for i in range(n):
                 if nacts[i]:
                     chunks[i].append(acts[i, : nacts[i]].tobytes())
@@ -122,24 +120,15 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], p_two: float, m
                      "act) to see the choice")
             records.append(None)
             continue
-        b = int(boards[i])
-        records.append({
-            "seed": int(seeds[i]),
-            "score": int(scores[i]),
-            "moves": int(moves[i]),
-            "max_tile": _max_tile(b),
-            "final_board": f"0x{b:016x}",
-            "seconds": seconds * int(moves[i]) / total,
-            "actions": b"".join(chunks[i]).translate(_ACTION_BYTES).decode(),
-        })
+        records.append(game_record(seeds[i], scores[i], moves[i], boards[i], seconds * int(moves[i]) / total,
+                                   action_letters(b"".join(chunks[i]))))
     return records, error
 
 
-def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: float, max_moves: int | None,
-                  workers: int, *, goal_tile: int | None = None, end_on_full_board: bool = False,
-                  illegal_move: str = "reject") -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], rules: Rules,
+                  workers: int) -> Iterator[Outcome]:
     """Yield ``(index, record, error)`` for every ``(index, seed)`` of ``todo`` as ``workers`` threads
-    finish them, each game ended by the rules of :func:`play_games`.
+    finish them, each game ended by ``rules`` (:func:`play_games`).
 
     Closing the generator (or an exception in the consumer) stops the threads at their next move.
     """
@@ -160,9 +149,7 @@ def kernel_stream(kernel: Any, name: str, todo: list[tuple[int, int]], p_two: fl
                 if start >= end:
                     break
                 t0 = time.perf_counter()
-                recs, err = play_games(kernel, ctx, seeds[start:end], p_two, max_moves, stop,
-                                       goal_tile=goal_tile, end_on_full_board=end_on_full_board,
-                                       illegal_move=illegal_move)
+                recs, err = play_games(kernel, ctx, seeds[start:end], rules, stop)
                 dt = time.perf_counter() - t0
                 results.put(("games", (start, recs, err)))
                 if err is not None:

@@ -5,7 +5,7 @@ the evaluation (agent, config, seed, spawn odds, move cap) and then one line per
 flushed as each game ends. A run stopped by SIGKILL (or a crash) leaves every finished game in
 that file, and ``--resume`` plays only the games it lacks, after replaying each kept game from its
 seed and actions (:func:`check_game`: an edited line is refused, naming the game). Game ``i``
-always has the seed :func:`ai2048.evaluate.game_seeds` gives it, so a resumed evaluation holds
+always has the seed :func:`ai2048.evaluate.core.game_seeds` gives it, so a resumed evaluation holds
 exactly the games an uninterrupted one would have played. A torn last line (killed mid-write) is dropped.
 """
 
@@ -20,7 +20,7 @@ from typing import IO, Any
 import numpy as np
 
 from ai2048.checkpoint import check_regular_file, read_jsonl
-from ai2048.evaluate import game_seeds
+from ai2048.evaluate.core import Rules, game_seeds
 from ai2048.game import is_over
 from ai2048.records import replay_actions, replay_differences
 from ai2048.rules import MAX_EXPONENT
@@ -74,9 +74,10 @@ class GameStream:
                                  f"(an index in 0..{games - 1} is expected)")
             done[i] = rec
         seeds = game_seeds(int(head["seed"]), max(done, default=-1) + 1)
+        rules = header_rules(self.header)
         for i, rec in done.items():
             try:
-                check_game(rec, seeds[i], self.header)
+                check_game(rec, seeds[i], rules)
             except (TypeError, ValueError) as e:
                 raise ValueError(
                     f"cannot resume: game {i} in {self.path} does not hold: {e}; the file was edited or "
@@ -116,9 +117,16 @@ class GameStream:
         self.path.unlink(missing_ok=True)
 
 
-def check_game(rec: dict[str, Any], seed: int, rules: dict[str, Any]) -> None:
-    """Raise ValueError unless ``rec`` is the game its seed and actions give under ``rules`` (a stream
-    header: ``p_two``, ``max_moves``, ``goal_tile``, ``end_on_full_board``).
+def header_rules(header: dict[str, Any]) -> Rules:
+    """The :class:`~ai2048.evaluate.core.Rules` a stream header names (a field it lacks: its
+    meaning before the field existed)."""
+    got = {k: header.get(k, _ABSENT.get(k)) for k in ("p_two", "max_moves", "goal_tile", "end_on_full_board",
+                                                       "illegal_move")}
+    return Rules(**{k: v for k, v in got.items() if v is not None})
+
+
+def check_game(rec: dict[str, Any], seed: int, rules: Rules) -> None:
+    """Raise ValueError unless ``rec`` is the game its seed and actions give under ``rules``.
 
     The actions are replayed from ``seed`` (the seed game ``index`` of the evaluation gets), and the
     score, moves, max tile and final board must be the replay's; the game must end where the rules
@@ -136,13 +144,13 @@ def check_game(rec: dict[str, Any], seed: int, rules: dict[str, Any]) -> None:
         raise ValueError(f"seed {rec['seed']} is not the seed this evaluation gives it ({seed})")
     if not (math.isfinite(rec["seconds"]) and rec["seconds"] >= 0):
         raise ValueError(f"seconds={rec['seconds']!r} is not a time")
-    t = replay_actions(seed, rec["actions"], p_two=rules["p_two"])  # an illegal move raises, naming it
+    t = replay_actions(seed, rec["actions"], p_two=rules.p_two)  # an illegal move raises, naming it
     n = len(t.actions)
     final = int(t.boards[-1])
     differ = replay_differences(rec, t)
     if differ:
         raise ValueError(f"its actions replay to {'; '.join(differ)}")
-    cap, goal, full = rules.get("max_moves"), rules.get("goal_tile"), bool(rules.get("end_on_full_board"))
+    cap, goal, full = rules.max_moves, rules.goal_tile, rules.end_on_full_board
     ended = end_rule_hits(t.boards[1:], goal, full)
     if cap is not None and n > cap:
         raise ValueError(f"it has {n} moves, more than --max-moves {cap}")
@@ -153,7 +161,8 @@ def check_game(rec: dict[str, Any], seed: int, rules: dict[str, Any]) -> None:
 
 
 def end_rule_hits(boards: np.ndarray, goal_tile: int | None, end_on_full_board: bool) -> np.ndarray:
-    """[N] bool: where :func:`ai2048.evaluate.ends_early` holds for each board, for whole games at once."""
+    """[N] bool: where :func:`ai2048.evaluate.core.ends_early` holds for each board, for whole games
+    at once."""
     b = np.asarray(boards, dtype=np.uint64)
     nibbles = (b[:, None] >> np.arange(0, 64, 4, dtype=np.uint64)[None, :]) & np.uint64(0xF)
     top = nibbles.max(axis=1).astype(np.int64) if len(b) else np.zeros(0, np.int64)

@@ -1,4 +1,4 @@
-"""Games in flight for :func:`ai2048.evaluate.evaluate`: many games, one batched search per move.
+"""Games in flight: many games, one batched search per move.
 
 An agent with ``games_in_flight > 1``, ``act_batch(boards, slots)`` and ``reset_slot(slot,
 seed)`` (the LazyZero agents and the chance-node MCTS) is asked for the moves of up to
@@ -28,44 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.evaluate import ends_early
-from ai2048.game import Game, IllegalMoveError
-from ai2048.rules import ACTION_CHARS
+from ai2048.evaluate.core import Rules
+from ai2048.evaluate.local import LiveGame, Outcome, init_worker
 
 
-class _Slot:
-    """One game in flight: its index, seed, game, actions so far and time charged to it."""
-
-    def __init__(self, index: int, seed: int, p_two: float) -> None:
-        self.index, self.seed = index, seed
-        self.game = Game(seed=seed, p_two=p_two)
-        self.actions = bytearray()
-        self.seconds = 0.0
-
-    def record(self) -> dict[str, Any]:
-        g = self.game
-        return {
-            "seed": int(self.seed),
-            "score": int(g.score),
-            "moves": int(g.moves),
-            "max_tile": int(g.max_tile),
-            "final_board": f"0x{g.board:016x}",
-            "seconds": self.seconds,
-            "actions": self.actions.decode(),
-        }
-
-
-def batched_stream(
-    agent: Any, name: str, todo: Iterable[tuple[int, int]], p_two: float, max_moves: int | None, *,
-    goal_tile: int | None = None, end_on_full_board: bool = False, illegal_move: str = "reject",
-) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+def batched_stream(agent: Any, name: str, todo: Iterable[tuple[int, int]], rules: Rules) -> Iterator[Outcome]:
     """Play the games ``todo`` = [(index, seed)] (any iterable: a slot that frees up takes the next),
     ``agent.games_in_flight`` at a time; yield (index, record, error).
 
-    A game ends as in :func:`ai2048.evaluate.play_game` (no legal move, ``max_moves``, ``goal_tile``,
-    a full board with ``end_on_full_board``); a finished game's slot takes the next game. An illegal
-    move yields an error naming the agent, the move and the board (as ``play_game``) and stops,
-    unless ``illegal_move="penalty"`` (seed 004: it costs 1 point and a tile spawns).
+    A game ends by ``rules`` as in :func:`ai2048.evaluate.local.play` (each is a
+    :class:`~ai2048.evaluate.local.LiveGame`); a finished game's slot takes the next game. A refused
+    move yields an error naming the agent, the move and the board (as ``play``) and stops.
     """
     in_flight = getattr(agent, "games_in_flight", 1)
     if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)) or in_flight < 1:
@@ -75,8 +48,7 @@ def batched_stream(
         raise TypeError(f"agent {name!r} sets games_in_flight but has no {' or '.join(missing)}; "
                         "play it one game at a time (games_in_flight=1)")
     games = iter(todo)
-    penalty = illegal_move == "penalty"
-    slots: dict[int, _Slot] = {}
+    slots: dict[int, tuple[int, LiveGame]] = {}  # slot -> (game index, game)
 
     def fill() -> None:
         for k in range(in_flight):
@@ -86,31 +58,25 @@ def batched_stream(
                     return
                 i, s = task
                 agent.reset_slot(k, s)
-                slots[k] = _Slot(i, s, p_two)
+                slots[k] = (i, LiveGame(s, rules))
 
     fill()
     while slots:
         keys = np.array(sorted(slots), dtype=np.int64)
-        boards = np.array([slots[int(k)].game.board for k in keys], dtype=np.uint64)
+        boards = np.array([slots[int(k)][1].game.board for k in keys], dtype=np.uint64)
         t0 = time.perf_counter()
         actions = agent.act_batch(boards, keys)
         share = (time.perf_counter() - t0) / len(keys)
         for k, a in zip(keys, actions, strict=True):
-            slot = slots[int(k)]
-            g = slot.game
-            board = g.board
-            try:
-                g.step(int(a), penalty=penalty)
-            except (IllegalMoveError, ValueError, TypeError) as e:
-                yield slot.index, None, (f"agent {name!r} chose {a!r} on board {board:#018x} "
-                                         f"(move {g.moves + 1}): {e}")
+            index, live = slots[int(k)]
+            err = live.step(a, name)
+            if err is not None:
+                yield index, None, err
                 return
-            slot.actions.append(ord(ACTION_CHARS[int(a)]))
-            slot.seconds += share
-            if (g.is_over or (max_moves is not None and g.moves >= max_moves)
-                    or ends_early(g.board, goal_tile, end_on_full_board)):
+            live.seconds += share
+            if live.over:
                 del slots[int(k)]
-                yield slot.index, slot.record(), None
+                yield index, live.record(), None
         fill()
 
 
@@ -125,21 +91,16 @@ def _claimed(counter: Any, todo: list[tuple[int, int]]) -> Iterator[tuple[int, i
         yield todo[k]
 
 
-def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any],
+def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: Rules,
                     parent: int, counter: Any, results: Any) -> None:
     """A worker process: play games in flight from the shared counter, send each to ``results``.
 
     Messages: ``("game", (index, record, error))`` per game, then ``("done", None)``; an exception
     the agent raises is sent as ``("raise", exc)`` (re-raised by the evaluating process).
     """
-    from ai2048.evaluate import _init_worker
-
-    _init_worker(agent, name, rules, parent)
+    init_worker(agent, name, rules, parent)
     try:
-        for item in batched_stream(agent, name, _claimed(counter, todo), rules["p_two"], rules["max_moves"],
-                                   goal_tile=rules["goal_tile"],
-                                   end_on_full_board=rules["end_on_full_board"],
-                                   illegal_move=rules.get("illegal_move", "reject")):
+        for item in batched_stream(agent, name, _claimed(counter, todo), rules):
             results.put(("game", item))
         results.put(("done", None))
     except Exception as e:  # the agent's own error: the evaluating process raises it, as one process would
@@ -151,12 +112,12 @@ def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: d
 
 
 def pooled_batched_stream(
-    agent: Any, name: str, todo: list[tuple[int, int]], rules: dict[str, Any], workers: int, ctx: Any,
-) -> Iterator[tuple[int, dict[str, Any] | None, str | None]]:
+    agent: Any, name: str, todo: list[tuple[int, int]], rules: Rules, workers: int, ctx: Any,
+) -> Iterator[Outcome]:
     """:func:`batched_stream` in ``workers`` processes (of multiprocessing context ``ctx``), each
     with ``agent.games_in_flight`` games in flight; yield (index, record, error) as games finish.
 
-    ``rules``: ``p_two``, ``max_moves``, ``goal_tile``, ``end_on_full_board``. The workers are
+    The workers are
     ended when the stream is closed or interrupted (Ctrl-C), and a worker that dies without a
     word (killed, out of memory) is an error naming its exit code, never a wait.
     """

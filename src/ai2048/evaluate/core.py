@@ -1,0 +1,163 @@
+"""What every evaluation path shares: the games' seeds, the rules of a game, one game's record.
+
+Game ``i`` of an evaluation with seed ``S`` uses the seed
+``SeedSequence(S, spawn_key=(i,)).generate_state(1, uint64)[0]`` (:func:`game_seeds`), so the same
+``S`` gives every agent the same games whatever the path or the number of workers, and a game is
+replayed by ``Game(seed)`` plus its recorded actions.
+
+:class:`Rules` is how a game is played and when it ends, checked once and handed to every path
+(one game at a time, games in flight, whole games in numba, the games stream); :func:`game_record`
+is the one record of a finished game they all write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ai2048 import checks
+from ai2048.engine.board import count_empty, max_exponent
+from ai2048.rules import ACTION_CHARS, MAX_EXPONENT, P_TWO
+
+MAX_WORKERS = 256
+"""Most ``workers`` (a thread or a process each): ``workers=1000000`` started threads until the machine
+ran out of memory, deaf to Ctrl-C."""
+MAX_MOVES = 10**9
+"""Largest ``max_moves``: no game lasts past 262,144 moves (each spawn adds at least 2 to a tile sum that
+cannot pass 16 x 32768), so a larger cap means nothing (and 10**30 overflowed the numba kernels)."""
+
+ILLEGAL_MOVES = ("reject", "penalty")
+"""What an evaluation does with an agent's move that changes nothing: ``reject`` stops the run with
+an :class:`~ai2048.evaluate.result.EvalError` (agents play legal moves); ``penalty`` plays it as seed
+004 does (its moves are not masked): the move costs 1 point and a tile still spawns."""
+
+
+def game_seeds(seed: int, games: int) -> list[int]:
+    """Per-game seeds: ``SeedSequence(seed, spawn_key=(i,))`` for game ``i`` (independent of ``games``)."""
+    return [
+        int(np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(1, np.uint64)[0])
+        for i in range(games)
+    ]
+
+
+def check_workers(workers: Any) -> int:
+    """``workers`` checked: a whole number in 1..:data:`MAX_WORKERS`."""
+    return checks.whole("workers", workers, 1, MAX_WORKERS, why="a thread or process each")
+
+
+def check_max_moves(max_moves: Any) -> int | None:
+    """``max_moves`` checked: None (play to the end) or a whole number in 1..:data:`MAX_MOVES`."""
+    if max_moves is None:
+        return None
+    return checks.whole("max_moves", max_moves, 1, MAX_MOVES,
+                        why="no game lasts past 262,144 moves; leave it out to play every game to the end")
+
+
+def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None, bool]:
+    """(goal_tile, end_on_full_board) checked: a power of two in 4..32768 or None, and a bool."""
+    if goal_tile is not None:
+        if isinstance(goal_tile, bool) or not isinstance(goal_tile, (int, np.integer)):
+            raise TypeError(f"goal_tile must be an integer tile value such as 2048, or None; "
+                            f"got {goal_tile!r}")
+        g = int(goal_tile)
+        if g < 4 or g > 2**MAX_EXPONENT or g & (g - 1):
+            raise ValueError(f"goal_tile={g} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), "
+                             "or None to play to the end")
+        goal_tile = g
+    if not isinstance(end_on_full_board, (bool, np.bool_)):
+        raise TypeError(f"end_on_full_board must be True or False, got {end_on_full_board!r}")
+    return goal_tile, bool(end_on_full_board)
+
+
+def check_illegal_move(illegal_move: Any, end_on_full_board: bool) -> str:
+    """``illegal_move`` checked: one of :data:`ILLEGAL_MOVES`; ``penalty`` needs ``end_on_full_board``."""
+    if illegal_move not in ILLEGAL_MOVES:
+        raise ValueError(f"illegal_move={illegal_move!r}: use one of {', '.join(ILLEGAL_MOVES)}")
+    if illegal_move == "penalty" and not end_on_full_board:
+        raise ValueError(
+            "illegal_move='penalty' needs end_on_full_board=True (seed 004 plays them together: on a full "
+            "board a move that changes nothing has no cell to spawn in)"
+        )
+    return str(illegal_move)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How an evaluation's games are played and when they end; checked when made.
+
+    A game runs until no move is legal, or ``max_moves``; ``goal_tile`` stops it when a tile reaches
+    that value (seeds 000 and 003 stop at 2048) and ``end_on_full_board`` when the board is full,
+    even if merges remain, or holds a 32768 (seed 004's ``end()``), both looked at after each move
+    and its spawn, as the seeds do. ``illegal_move="penalty"`` plays seed 004's unmasked moves: a move
+    that changes nothing costs 1 point while a tile still spawns (with ``end_on_full_board``).
+    """
+
+    p_two: float = P_TWO
+    """Probability that a spawned tile is a 2."""
+    max_moves: int | None = None
+    """Stop each game after this many moves (None: play to the end)."""
+    goal_tile: int | None = None
+    """Stop a game when a tile reaches this value (None: never)."""
+    end_on_full_board: bool = False
+    """Stop a game at a full board or a 32768 (seed 004's ``end()``)."""
+    illegal_move: str = "reject"
+    """``reject`` or ``penalty`` (:data:`ILLEGAL_MOVES`)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_moves", check_max_moves(self.max_moves))
+        goal, full = check_end_rules(self.goal_tile, self.end_on_full_board)
+        object.__setattr__(self, "goal_tile", goal)
+        object.__setattr__(self, "end_on_full_board", full)
+        object.__setattr__(self, "illegal_move", check_illegal_move(self.illegal_move, full))
+
+    @property
+    def penalty(self) -> bool:
+        """Whether a move that changes nothing is played (seed 004), not refused."""
+        return self.illegal_move == "penalty"
+
+    def ends_early(self, board: int) -> bool:
+        """:func:`ends_early` under these rules."""
+        return ends_early(board, self.goal_tile, self.end_on_full_board)
+
+    def capped(self, moves: int) -> bool:
+        """Whether a game of ``moves`` moves has reached ``max_moves``."""
+        return self.max_moves is not None and moves >= self.max_moves
+
+
+def ends_early(board: int, goal_tile: int | None, end_on_full_board: bool) -> bool:
+    """True when ``board`` (after a move and its spawn) ends the game by a seed's rule: a tile of at
+    least ``goal_tile``, or, with ``end_on_full_board``, no empty cell or a 32768 (seed 004)."""
+    if goal_tile is None and not end_on_full_board:
+        return False
+    b = np.uint64(board)
+    top = int(max_exponent(b))
+    if goal_tile is not None and top >= int(goal_tile).bit_length() - 1:
+        return True
+    return end_on_full_board and (int(count_empty(b)) == 0 or top >= MAX_EXPONENT)
+
+
+def action_letters(actions: bytes | bytearray) -> str:
+    """Actions (bytes of action numbers 0..3) as a record's letters, one per action in Action order
+    (``urdl``: UP, RIGHT, DOWN, LEFT, as in :mod:`ai2048.records`)."""
+    return bytes(actions).translate(_LETTERS).decode()
+
+
+_LETTERS = bytes.maketrans(bytes(range(4)), ACTION_CHARS.encode())
+
+
+def game_record(seed: int, score: int, moves: int, board: int, seconds: float,
+                actions: str) -> dict[str, Any]:
+    """The record of one finished game, as every path writes it: its seed, score, moves, largest tile,
+    final board (``0x`` and 16 hex digits), the seconds charged to it and its actions (``urdl``)."""
+    e = int(max_exponent(np.uint64(board)))
+    return {
+        "seed": int(seed),
+        "score": int(score),
+        "moves": int(moves),
+        "max_tile": 1 << e if e else 0,
+        "final_board": f"0x{int(board):016x}",
+        "seconds": float(seconds),
+        "actions": actions,
+    }
