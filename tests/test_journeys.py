@@ -279,57 +279,43 @@ SMALL = "0123,4567"
 """Two 4-tuples: the smallest n-tuple kernels to compile."""
 
 
-def test_evaluate_greedy__a_stop_ends_it_between_kernel_calls_and_calls_change_no_game() -> None:
-    from ai2048.ntuple.network import Network
-    from ai2048.ntuple.play import STOP_GAMES, evaluate_greedy
-
-    net = Network(SMALL)
-    games = 2 * STOP_GAMES + 10
-    whole = evaluate_greedy(net, games, seed=3)
-    asked: list[int] = []
-
-    def never() -> bool:
-        asked.append(1)
-        return False
-
-    parts = evaluate_greedy(net, games, seed=3, stop=never)
-    assert len(asked) == 3  # one look before each kernel call of STOP_GAMES games
-    assert whole is not None and parts is not None
-    timing = ("seconds", "moves_per_s")
-    assert {k: v for k, v in whole.items() if k not in timing} == {
-        k: v for k, v in parts.items() if k not in timing}
-    asked.clear()
-
-    def second() -> bool:
-        asked.append(1)
-        return len(asked) > 1
-
-    assert evaluate_greedy(net, games, seed=3, stop=second) is None and len(asked) == 2
-
-
 def test_train_ntuple__a_signal_in_the_final_evaluation_stops_it_cleanly(tmp_path, monkeypatch,
                                                                           capsys) -> None:
     """``train ntuple --eval-games N``: Ctrl-C in the final evaluation (one numba call for all N
-    games) waited for every game; SIGTERM killed the process without a word. Both now stop it within
-    a kernel call, say how to evaluate the saved network, and leave the run completed."""
+    games) waited for every game; SIGTERM killed the process without a word. Both now stop it (a
+    signal before the games start, or at the kernels' next move), say how to evaluate the saved
+    network, and leave the run completed."""
+    import importlib
     import json
     import os
     import signal
+    import threading
 
     from ai2048.train import ntuple as train_ntuple
 
-    real = train_ntuple.evaluate_greedy
+    package = importlib.import_module("ai2048.evaluate")  # (ai2048.evaluate is the function)
+    real = package.evaluate
 
-    def signalled(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` while the final evaluation plays
+    def before_the_games(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` as the final evaluation starts
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(train_ntuple, "evaluate_greedy", signalled)
-    cfg = train_ntuple.NTupleConfig(patterns=SMALL, games=40, chunk=20, checkpoint_every=20, eval_games=500)
-    out = train_ntuple.run(cfg, tmp_path / "run")
-    assert "final evaluation stopped; the trained network is saved in" in capsys.readouterr().out
-    assert not (out / "eval.json").exists()
-    assert json.loads((out / "meta.json").read_text())["status"] == "completed"
+    def during_the_games(*args, **kwargs):
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()  # `kill PID` while it plays
+        return real(*args, **kwargs)
+
+    handler = signal.getsignal(signal.SIGTERM)
+    for n, evaluate in enumerate((before_the_games, during_the_games)):
+        monkeypatch.setattr(package, "evaluate", evaluate)
+        cfg = train_ntuple.NTupleConfig(patterns=SMALL, games=40, chunk=20, checkpoint_every=20,
+                                        eval_games=200_000)
+        out = train_ntuple.run(cfg, tmp_path / f"run{n}")
+        said = capsys.readouterr().out
+        assert "final evaluation stopped; the trained network is saved in" in said
+        assert f"ai2048 eval {out} --games 200000" in said
+        assert not (out / "eval.json").exists()
+        assert json.loads((out / "meta.json").read_text())["status"] == "completed"
+    assert signal.getsignal(signal.SIGTERM) is handler
 
 
 def test_lazy_search__a_stop_abandons_the_search_at_the_roots() -> None:

@@ -23,12 +23,12 @@ import ai2048.models as models
 from ai2048.cli import main
 from ai2048.evaluate import evaluate
 from ai2048.models import agreement, compact, store
-from ai2048.models.card import evaluation
+from ai2048.models.card import check_same_run, evaluation
 from ai2048.models.pack import pack
 from ai2048.ntuple.network import Network, load_file
-from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import RULES_VERSION
-from ai2048.train.ntuple import NTupleConfig, run
+from ai2048.stats import tile_table_percent
+from ai2048.train.ntuple import NTupleConfig, final_evaluation, run
 
 TINY = NTupleConfig(
     patterns="0123,4567", games=300, chunk=100, checkpoint_every=100, seed=5, stages=(7,), tc=True, alpha=1.0
@@ -298,12 +298,30 @@ def test_bad_input__run_directory_from_other_rules_or_patterns(
 
 
 def test_card__reads_train_eval_json(trained: dict[str, Path], tmp_path: Path) -> None:
+    """A run's ``eval.json`` (``train ntuple --eval-games``: ``ai2048 eval``'s result, naming the run)."""
     net, _ = load_file(trained["run"] / "weights.npz")
-    res = evaluate_greedy(net, 30, seed=2)
-    (tmp_path / "eval.json").write_text(json.dumps(res))
+    res = final_evaluation(replace(TINY, eval_games=30), net, trained["run"])
+    assert res is not None
+    res.save(tmp_path / "eval.json")
     ev = evaluation(tmp_path / "eval.json", depth=1)
-    assert ev["games"] == 30 and ev["score_mean"] == res["score_mean"]
-    assert [r["reach"] for r in ev["tiles"]] == pytest.approx([r["reach"] for r in res["tiles"]])
+    s = res.summary()
+    assert ev["games"] == 30 and ev["score_mean"] == s["score_mean"]
+    assert [r["reach"] for r in ev["tiles"]] == pytest.approx([100 * r["reach_rate"] for r in s["tiles"]])
+    check_same_run(ev, trained["run"])  # it names the run's weights
+
+
+def test_card__reads_an_older_runs_eval_json(tmp_path: Path) -> None:
+    """The 1-ply table runs wrote as ``eval.json`` before the trainer evaluated with ``ai2048 eval``."""
+    exponents = [7, 8, 8, 9]
+    old = {"games": 4, "seed": 2, "depth": 1, "score_mean": 1500.0, "score_sem": 120.0,
+           "score_median": 1400.0, "score_max": 2100, "moves_mean": 150.0, "moves_per_s": 1e6,
+           "seconds": 0.001,
+           "tiles": tile_table_percent(np.array(exponents)), "max_exponents": exponents,
+           "scores": [1100, 1300, 1500, 2100]}
+    (tmp_path / "eval.json").write_text(json.dumps(old))
+    ev = evaluation(tmp_path / "eval.json", depth=1)
+    assert (ev["games"], ev["score_mean"], ev["score_se"], ev["weights"]) == (4, 1500.0, 120.0, None)
+    assert {r["tile"]: r["reach"] for r in ev["tiles"]} == {128: 100.0, 256: 75.0, 512: 25.0}
 
 
 def test_cli__lists_shows_and_packs(trained: dict[str, Path], shipped: Path, tmp_path: Path,

@@ -1,7 +1,7 @@
 """Issue 14 (memory): a run with ``eval_games`` makes its evaluation kernel ready before the weight
 table exists (compiled in the first run's child process with the training kernel), so the trainer
-never compiles after training, with the table live; the evaluation's results are those of the
-final network."""
+never compiles after training, with the table live. Issue 34: that evaluation is ``ai2048 eval``'s
+(:mod:`ai2048.evaluate`): ``eval.json`` holds the games and the result of ``ai2048 eval RUN``."""
 
 from __future__ import annotations
 
@@ -9,34 +9,24 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from ai2048.cli import main
 from ai2048.ntuple import codegen, memory
-from ai2048.ntuple.network import Network, load_file
+from ai2048.ntuple.network import Network
 from ai2048.ntuple.patterns import parse_patterns
-from ai2048.ntuple.play import evaluate_greedy
 from ai2048.train import ntuple as train_ntuple
-from ai2048.train.ntuple import NTupleConfig, kernel_calls, run
+from ai2048.train.ntuple import NTupleConfig, eval_command, final_evaluation, kernel_calls, run
 
 SMALL = "0123,4567"
 """Two 4-tuples (2 x 16^4 weights): the smallest kernels to compile."""
 
 
-def _eval_call_signature(net: Network, **kwargs: Any) -> str:
-    """The signature ``evaluate_greedy`` calls ``play_games`` with for ``net`` (a recording stand-in
-    for the kernels module; nothing runs)."""
-    seen: list[tuple[Any, ...]] = []
-
-    def play_games(*args: Any) -> None:
-        seen.append(args)
-
-    fake: Any = SimpleNamespace(play_games=play_games)
-    evaluate_greedy(net, 3, kernels=fake, **kwargs)
-    assert len(seen) == 1
-    return memory.kernel_signature(seen[0])
+def _signatures(dispatcher: Any) -> set[str]:
+    """The signatures a numba dispatcher has compiled or loaded, written as ``memory.kernel_signature``."""
+    return {"(" + ", ".join(map(str, sig)) + ")" for sig in dispatcher.signatures}
 
 
 @pytest.mark.parametrize(
@@ -45,21 +35,45 @@ def _eval_call_signature(net: Network, **kwargs: Any) -> str:
         NTupleConfig(patterns=SMALL, eval_games=10),
         NTupleConfig(patterns=SMALL, eval_games=10, tc=True, alpha=1.0),
         NTupleConfig(patterns=SMALL, eval_games=10, stages=(13, 14), state="before", p_two=0.75),
+        NTupleConfig(patterns=SMALL, eval_games=10, end_on_full_board=True, tie_order="004",
+                     illegal_action="penalty"),
     ],
-    ids=["plain", "tc", "stages-before"],
+    ids=["plain", "tc", "stages-before", "seed004-exact"],
 )
-def test_kernel_calls__eval_warm_up_has_the_signature_evaluate_greedy_calls(cfg: NTupleConfig) -> None:
-    """The warm-up of ``play_games`` is typed exactly as the final evaluation's call (TC's records
-    are evaluated as a contiguous copy), so the kernel made ready is the one the evaluation uses."""
-    calls = dict(kernel_calls(cfg))
-    assert list(calls) == ["train_worker", "play_games"]
+def test_kernel_calls__eval_warm_up_is_the_game_loop_the_evaluation_plays(cfg: NTupleConfig,
+                                                                          tmp_path: Path) -> None:
+    """The evaluation's warm-up is the agent's game loop (the same dispatcher) typed exactly as the
+    final evaluation calls it (TC's records are evaluated as a contiguous copy): after an evaluation
+    it holds that one signature and no other."""
+    calls = kernel_calls(cfg)
+    assert [c.function for c in calls][0] == "train_worker" and len(calls) == 2
+    game = calls[1]
+    assert game.function.startswith("play_batch__") and not game.indexed
     net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, tc=cfg.tc)
-    assert memory.kernel_signature(calls["play_games"]) == _eval_call_signature(net, p_two=cfg.p_two)
-    assert calls["play_games"][0].size == 0  # the warm-up plays no game
+    result = final_evaluation(cfg, net, tmp_path / "run")
+    assert result is not None and result.games == 10
+    assert _signatures(game.kernel) == {memory.kernel_signature(game.args)}
+    assert game.args[1].size == 0  # the warm-up plays no game
 
 
 def test_kernel_calls__no_evaluation_kernel_without_eval_games() -> None:
-    assert [name for name, _ in kernel_calls(NTupleConfig(patterns=SMALL))] == ["train_worker"]
+    assert [c.function for c in kernel_calls(NTupleConfig(patterns=SMALL))] == ["train_worker"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "command"),
+    [
+        ({}, "ai2048 eval runs/x --games 7"),
+        ({"p_two": 0.75}, "ai2048 eval runs/x --games 7 --p-two 0.75 --set p_two=0.75"),
+        ({"end_on_full_board": True, "tie_order": "004", "illegal_action": "penalty"},
+         "ai2048 eval runs/x --games 7 --end-on-full-board --illegal-move penalty --set tie_order=004 "
+         "--set illegal_action=penalty"),
+    ],
+    ids=["default", "p_two", "seed004-exact"],
+)
+def test_eval_command__names_the_games_and_rules(settings: dict[str, Any], command: str) -> None:
+    cfg = NTupleConfig(patterns=SMALL, eval_games=7, **settings)
+    assert eval_command(cfg, "runs/x/") == command
 
 
 @pytest.fixture
@@ -83,7 +97,8 @@ def test_first_run_with_eval__child_compiles_the_eval_kernel_trainer_only_loads(
     """A first run (empty cache) with ``eval_games``: one child process compiles both kernels; when
     the trainer evaluates, the evaluation kernel's marker is already there, and the trainer's
     kernels were all loaded from numba's cache (no miss, one signature each: nothing compiled in
-    this process). ``eval.json`` is the final network's evaluation, as a fresh one computes it."""
+    this process). ``eval.json`` is what ``ai2048 eval RUN --games N`` writes: the same games and
+    result, timings aside."""
     children: list[str] = []
     real_child = memory.compile_in_child
 
@@ -92,15 +107,16 @@ def test_first_run_with_eval__child_compiles_the_eval_kernel_trainer_only_loads(
         real_child(code, args, what)
 
     evaluated: list[bool] = []
+    real_evaluation = train_ntuple.final_evaluation
 
-    def evaluate(net: Network, games: int, **kwargs: Any) -> dict[str, Any]:
-        k = kwargs["kernels"]
-        sig = memory.kernel_signature(train_ntuple._eval_args(cfg))
-        evaluated.append(memory.is_compiled(Path(str(k.__file__)), "play_games", sig))
-        return evaluate_greedy(net, games, **kwargs)
+    def evaluation(cfg: NTupleConfig, net: Network, out: Path) -> Any:
+        c = kernel_calls(cfg)[1]
+        evaluated.append(memory.is_compiled(c.module, c.function, memory.kernel_signature(c.args),
+                                            indexed=c.indexed))
+        return real_evaluation(cfg, net, out)
 
     monkeypatch.setattr(memory, "compile_in_child", child)
-    monkeypatch.setattr(train_ntuple, "evaluate_greedy", evaluate)
+    monkeypatch.setattr(train_ntuple, "final_evaluation", evaluation)
     cfg = NTupleConfig(patterns=SMALL, games=40, chunk=20, eval_games=30, seed=3)
     out = run(cfg, tmp_path / "run")
 
@@ -108,17 +124,22 @@ def test_first_run_with_eval__child_compiles_the_eval_kernel_trainer_only_loads(
     assert evaluated == [True]  # the marker existed before the trainer evaluated
     k = codegen.specialized(parse_patterns(SMALL), train_ntuple.kernel_options(cfg))
     assert Path(str(k.__file__)).parent == empty_cache
-    for name in ("train_worker", "play_games"):
-        dispatcher = getattr(k, name)
-        assert not dispatcher.stats.cache_misses, name  # a miss is a compile in the trainer
-        assert sum(dispatcher.stats.cache_hits.values()) == 1, name
-        assert len(dispatcher.signatures) == 1, name  # the evaluation used the warm-up's signature
+    for call in kernel_calls(cfg):
+        dispatcher = call.kernel
+        assert not dispatcher.stats.cache_misses, call.function  # a miss is a compile in the trainer
+        assert sum(dispatcher.stats.cache_hits.values()) == 1, call.function
+        assert len(dispatcher.signatures) == 1, call.function  # the evaluation used the warm-up's
 
     res = json.loads((out / "eval.json").read_text())
-    net, _ = load_file(out / "weights.npz", patterns=SMALL)
-    again = evaluate_greedy(net, 30, seed=cfg.seed + 1, workers=1, p_two=cfg.p_two, kernels=k)
-    timing = ("seconds", "moves_per_s")
-    assert {key: v for key, v in res.items() if key not in timing} == {
-        key: v for key, v in again.items() if key not in timing
-    }
-    assert res["games"] == 30 and len(res["scores"]) == 30
+    assert main(["eval", str(out), "--games", "30", "--no-progress", "--out", str(tmp_path / "e.json")]) == 0
+    cli = json.loads((tmp_path / "e.json").read_text())
+    timing = ("seconds", "moves_per_s", "ms_per_move", "game_seconds", "wall_seconds", "load_seconds")
+
+    def untimed(d: dict[str, Any]) -> dict[str, Any]:
+        return {k: untimed(v) if isinstance(v, dict) else v for k, v in d.items() if k not in timing}
+
+    assert len(res["games"]) == 30 and res["seed"] == train_ntuple.EVAL_SEED
+    assert res["config"] == {"weights": str(out)}
+    assert [untimed(g) for g in res["games"]] == [untimed(g) for g in cli["games"]]
+    assert {k: v for k, v in untimed(res).items() if k != "games"} == {
+        k: v for k, v in untimed(cli).items() if k != "games"}

@@ -38,7 +38,7 @@ def test_train_ntuple_path__imports_no_torch_gymnasium_or_matplotlib() -> None:
         from ai2048.train import get_trainer
         build_parser().parse_args(["train", "ntuple", "--out", "x"])
         get_trainer("ntuple")
-        import ai2048.ntuple.hogwild, ai2048.ntuple.memory, ai2048.ntuple.network, ai2048.ntuple.play
+        import ai2048.ntuple.hogwild, ai2048.ntuple.memory, ai2048.ntuple.network
         print(",".join(m for m in {HEAVY!r} if m in sys.modules))
         """
     )

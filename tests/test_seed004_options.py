@@ -28,7 +28,15 @@ from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import parse_patterns
 from ai2048.rules import SEED_ORDERS, Action
 from ai2048.train import get_trainer
-from ai2048.train.ntuple import PRESET_HELP, PRESETS, NTupleConfig, kernel_options, run
+from ai2048.train.ntuple import (
+    EVAL_SEED,
+    PRESET_HELP,
+    PRESETS,
+    NTupleConfig,
+    final_evaluation,
+    kernel_options,
+    run,
+)
 from test_ntuple_network import ref_train_game
 
 DATA = Path(__file__).parent / "data"
@@ -131,7 +139,7 @@ def test_tie_order__agent_fast_path_plays_the_python_loops_games(tmp_path: Path)
         assert kernel_of(agent) is not None
         games, cap = (2, 40) if "depth" in config else (4, None)
         fast = evaluate(agent, games=games, seed=5, workers=2, progress=False, max_moves=cap)
-        strip = [{k: v for k, v in r.items() if k not in ("seconds", "index")} for r in fast.records]
+        strip = [_untimed(r) for r in fast.records]
         slow = [{k: v for k, v in play_game(agent, s, max_moves=cap).items() if k not in ("seconds", "index")}
                 for s in game_seeds(5, games)]
         assert strip == slow
@@ -218,7 +226,15 @@ def test_trainer__seed004_exact_trains_evaluates_saves_and_resumes(tmp_path: Pat
     saved = json.loads((out / "config.json").read_text())
     assert {k: saved[k] for k in ("end_on_full_board", "tie_order", "illegal_action", "gamma")} == {
         "end_on_full_board": True, "tie_order": "004", "illegal_action": "penalty", "gamma": 1.0}
-    assert json.loads((out / "eval.json").read_text())["games"] == 5
+    trained = json.loads((out / "eval.json").read_text())
+    assert main(["eval", str(out), "--preset", "seed004-exact", "--games", "5", "--no-progress", "--out",
+                 str(tmp_path / "e.json")]) == 0  # the trainer's evaluation is this command's
+    again = json.loads((tmp_path / "e.json").read_text())
+    untimed = [[{k: v for k, v in g.items() if k != "seconds"} for g in r["games"]] for r in (trained, again)]
+    assert len(untimed[0]) == 5 and untimed[0] == untimed[1]
+    assert {k: trained[k] for k in ("config", "seed", "end_on_full_board", "illegal_move")} == {
+        "config": {"weights": str(out), "tie_order": "004", "illegal_action": "penalty"}, "seed": 0,
+        "end_on_full_board": True, "illegal_move": "penalty"}
     assert main(["train", "ntuple", "--out", str(out), "--resume", "--games", "40"]) == 0
     net, _ = load_file(out / "weights.npz")
     assert np.count_nonzero(net.w) > 0
@@ -322,6 +338,10 @@ def _noisy_network(tmp_path: Path) -> str:
     return str(tmp_path / "noisy.npz")
 
 
+def _untimed(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in ("seconds", "index")}
+
+
 def _penalties(record: dict) -> int:
     """The record's moves that changed nothing, counted by replaying it under the penalty rule."""
     g, n = ai2048.Game(seed=record["seed"]), 0
@@ -335,25 +355,24 @@ def test_eval_penalty__fast_path_python_loop_and_the_trainers_evaluation_play_th
     tmp_path: Path,
 ) -> None:
     """An agent that may choose unchanged moves (``illegal_action=penalty``) under seed 004's rules:
-    whole games in numba equal the Python loop's, and the trainer's own evaluation kernel plays the
-    same games from the same seeds (moves, tiles; its score counts each -1 as 0, as the seed's test)."""
+    whole games in numba equal the Python loop's, and the trainer's own evaluation of a
+    ``seed004-exact`` run plays them as ``evaluate`` does (its scores count each -1, as ``eval``'s)."""
     agent = make_agent("ntuple", weights=_noisy_network(tmp_path), tie_order="004", illegal_action="penalty")
     assert kernel_of(agent) is not None
     fast = evaluate(agent, games=6, seed=5, workers=2, progress=False, **SEED004_RULES)
-    strip = [{k: v for k, v in r.items() if k not in ("seconds", "index")} for r in fast.records]
+    strip = [_untimed(r) for r in fast.records]
     slow = [{k: v for k, v in play_game(agent, s, **SEED004_RULES).items() if k != "seconds"}
             for s in game_seeds(5, 6)]
     assert strip == slow
     penalties = [_penalties(r) for r in fast.records]
     assert sum(penalties) > 0
     net, _ = load_file(tmp_path / "noisy.npz")
-    states = np.array(game_seeds(5, 6), dtype=np.uint64)
-    score, tile, moves = (np.zeros(6, np.int64) for _ in range(3))
-    kernels(SEED004).play_games(states, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, 0, 0.9, False,
-                                score, tile, moves, np.zeros(6, np.uint64))
-    assert moves.tolist() == [r["moves"] for r in fast.records]
-    assert [1 << t for t in tile.tolist()] == [r["max_tile"] for r in fast.records]
-    assert score.tolist() == [r["score"] + p for r, p in zip(fast.records, penalties, strict=True)]
+    cfg = NTupleConfig(**{**PRESETS["seed004-exact"], "patterns": PATTERNS, "eval_games": 6})
+    trainer = final_evaluation(cfg, net, tmp_path / "noisy")
+    own = evaluate(agent, games=6, seed=EVAL_SEED, workers=1, progress=False, **SEED004_RULES)
+    assert trainer is not None
+    assert [_untimed(r) for r in trainer.records] == [_untimed(r) for r in own.records]
+    assert sum(_penalties(r) for r in trainer.records) > 0
 
 
 def test_eval_penalty__an_unchanged_move_under_the_standard_rule_stops_the_run(tmp_path: Path) -> None:

@@ -15,7 +15,9 @@ Without ``weights`` it plays a shipped network (:mod:`ai2048.models`): ``model=N
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,18 @@ def check_downgrade(value: Any) -> int:
     if isinstance(value, str):
         raise ValueError(f"downgrade={value!r}: use true/false or one of {', '.join(DOWNGRADES)}")
     return int(checks.flag("downgrade", value))  # bool("no") was True
+
+
+def play_kernels(tuples: Sequence[Sequence[int]], tie_order: str = "clockwise",
+                 illegal_action: str = "mask") -> ModuleType:
+    """The kernels module an agent with these settings plays ``tuples`` with: the network's own
+    (:func:`ai2048.ntuple.codegen.specialized` with no options) unless another tie order or seed 004's
+    unmasked moves make it a variant (compiled once; the trainer's seed004-exact runs use the same)."""
+    order = tuple(int(a) for a in check_order(tie_order))
+    if illegal_action == "penalty":
+        return specialized(tuples, KernelOptions(end_on_full_board=True, illegal_penalty=True,
+                                                 tie_order=order))
+    return specialized(tuples, KernelOptions(tie_order=order))
 
 
 class NTupleAgent(BaseAgent):
@@ -138,15 +152,7 @@ class NTupleAgent(BaseAgent):
             self.net = weights
         else:
             self.net = load_ntuple_network(weights, patterns)
-        order = tuple(int(a) for a in self.order)
-        # the greedy move with another tie order, or seed 004's unmasked moves, is a variant of the
-        # network's kernels (compiled once; the trainer's seed004-exact runs use the same module)
-        self.k = self.net.k
-        if self.penalty:
-            self.k = specialized(self.net.tuples, KernelOptions(end_on_full_board=True, illegal_penalty=True,
-                                                                tie_order=order))
-        elif order != (0, 1, 2, 3):
-            self.k = specialized(self.net.tuples, KernelOptions(tie_order=order))
+        self.k = play_kernels(self.net.tuples, tie_order, illegal_action)
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k

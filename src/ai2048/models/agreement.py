@@ -15,11 +15,16 @@ import numpy as np
 from ai2048 import engine
 from ai2048.ntuple.network import KINDS, Network
 from ai2048.ntuple.patterns import isomorphic_patterns
-from ai2048.ntuple.play import game_states
 from ai2048.rules import P_TWO
 
 _SALT = 15
-"""Salt of the position games' seeds (other salts: evaluation 1, training 0)."""
+"""Salt of the position games' seeds: ``SeedSequence([seed, 15])``, apart from the trainer's games
+(``SeedSequence([seed, worker])``) and evaluations' (:func:`ai2048.evaluate.game_seeds`)."""
+
+
+def game_states(seed: int, games: int, salt: int = _SALT) -> np.ndarray:
+    """[games] uint64 RNG states, one per game, derived from ``seed`` and ``salt`` (same seed, same games)."""
+    return np.random.SeedSequence([int(seed), salt]).generate_state(games, np.uint64)
 
 
 def greedy_moves(
@@ -49,7 +54,7 @@ def game_positions(net: Network, n: int, seed: int, p_two: float = P_TWO, min_ga
     seen: list[np.ndarray] = []
     total, g = 0, 0
     while g < min_games or total < 4 * n:
-        state = game_states(seed, g + 1, salt=_SALT)[g : g + 1].copy()
+        state = game_states(seed, g + 1)[g : g + 1].copy()
         b = np.uint64(engine.new_board(state, p_two))
         boards = []
         while True:

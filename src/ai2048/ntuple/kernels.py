@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange
+from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -736,33 +736,3 @@ def train_worker(
                 )
                 extra += n
             out_chain[j] = extra
-
-
-@njit(cache=True, parallel=True)
-def play_games(
-    states: np.ndarray, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
-    stages: np.ndarray, kind: int, p_two: float, dg: int,
-    out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_board: np.ndarray,
-) -> None:
-    """Play one 1-ply greedy game per RNG state in ``states`` [G] (in parallel); no learning.
-    A variant module plays under its rules, as seed 004's test loop does (it ends at a full board
-    too; it adds an unchanged board's -1 to the score as 0)."""
-    w, runs, nruns, tbase, stages = unowned(w), unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
-    for i in prange(states.size):
-        st = states[i : i + 1]
-        b = new_board(st, p_two)
-        score = np.int64(0)
-        moves = np.int64(0)
-        while True:
-            if END_ON_FULL_BOARD and seed004_end(b):
-                break
-            a, nb, r, _, _, _ = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
-            if a < 0:
-                break
-            b = spawn(nb, st, p_two)
-            score += max(r, 0) if ILLEGAL_PENALTY else r  # seed 004's test loop clamps the -1 to 0
-            moves += 1
-        out_score[i] = score
-        out_tile[i] = max_exponent(b)
-        out_moves[i] = moves
-        out_board[i] = b

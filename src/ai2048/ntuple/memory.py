@@ -132,15 +132,17 @@ def _marker_text(module: Path, function: str, sig: str) -> str:
     )
 
 
-def is_compiled(module: Path, function: str, sig: str) -> bool:
+def is_compiled(module: Path, function: str, sig: str, *, indexed: bool = True) -> bool:
     """Whether a child compiled ``function`` of ``module`` for ``sig`` into numba's cache: its
-    marker matches the module file as it is now and numba's index for the function exists."""
+    marker matches the module file as it is now and (``indexed``) numba's index for the function
+    exists beside the module. A function numba caches elsewhere (a game loop compiled for the
+    module's kernels from a template in another file) has its marker read alone."""
     try:
         if marker_path(module, sig).read_text() != _marker_text(module, function, sig):
             return False
     except OSError:
         return False
-    return any((module.parent / "__pycache__").glob(f"{module.stem}.{function}-*.nbi"))
+    return not indexed or any((module.parent / "__pycache__").glob(f"{module.stem}.{function}-*.nbi"))
 
 
 def mark_compiled(module: Path, function: str, sig: str) -> None:

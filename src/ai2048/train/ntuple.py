@@ -17,7 +17,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,15 +30,13 @@ from typing import Any
 import numpy as np
 
 from ai2048.agents.seed_actions import check_order
-from ai2048.checkpoint import write_json
 from ai2048.ntuple import memory
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import KINDS, Network, load_file, read_into, read_shape, save_streamed
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
-from ai2048.ntuple.play import evaluate_greedy
 from ai2048.rules import P_TWO, SEED_ORDERS
-from ai2048.stats import format_table, reach_rate, tile_table_percent
+from ai2048.stats import reach_rate, tile_table_percent
 from ai2048.train import Trainer
 from ai2048.train.config import BUDGET_HELP, RunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
@@ -114,7 +115,12 @@ class NTupleConfig(RunConfig):
     )
     p_two: float = option(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
     chunk: int = option(1000, "games per metrics record (and per kernel call)", lo=1)
-    eval_games: int = option(0, "1-ply games to evaluate the final network on (eval.json)", lo=0)
+    eval_games: int = option(
+        0,
+        "1-ply games to evaluate the final network on, under the run's rules: the games and result file "
+        "of `ai2048 eval RUN --games N` (eval.json)",
+        lo=0,
+    )
     end_on_full_board: bool = option(
         False,
         "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain",
@@ -382,24 +388,79 @@ def _warm_args(cfg: NTupleConfig) -> tuple[Any, ...]:
     )
 
 
-def _eval_args(cfg: NTupleConfig) -> tuple[Any, ...]:
-    """Empty arrays and ``cfg``'s scalars for ``play_games``, typed as ``evaluate_greedy`` calls it
-    at the end of a run (a C-contiguous float32 table: TC's records are copied): zero games, so the
-    call only compiles (or loads) the kernel."""
-    runs, nruns, tbase, _ = tuple_runs(parse_patterns(cfg.patterns))
-    u64, i64 = np.zeros(0, np.uint64), np.zeros(0, np.int64)
-    return (
-        u64, np.zeros(1, np.float32), runs, nruns, tbase, np.array(cfg.stages, np.int64),
-        KINDS.index(cfg.state), cfg.p_two, np.int64(0), i64, i64.copy(), i64.copy(), u64.copy(),
-    )
+EVAL_SEED = 0
+"""Seed of the final evaluation's games: ``ai2048 eval``'s default, so ``eval.json`` holds the games
+``ai2048 eval RUN --games N`` plays (with the run's rules: :func:`eval_command`)."""
 
 
-def kernel_calls(cfg: NTupleConfig) -> list[tuple[str, tuple[Any, ...]]]:
-    """The kernels a run of ``cfg`` calls, each with its warm-up arguments: ``train_worker``, and
-    ``play_games`` where the run evaluates its network at the end (``eval_games``)."""
-    calls = [("train_worker", _warm_args(cfg))]
+def eval_settings(cfg: NTupleConfig) -> dict[str, Any]:
+    """The ``ntuple`` agent's settings that choose moves as the run trains (those not at their default)."""
+    sets: dict[str, Any] = {}
+    if cfg.tie_order != "clockwise":
+        sets["tie_order"] = cfg.tie_order
+    if cfg.illegal_action != "mask":
+        sets["illegal_action"] = cfg.illegal_action
+    if cfg.p_two != P_TWO:
+        sets["p_two"] = cfg.p_two
+    return sets
+
+
+def eval_rules(cfg: NTupleConfig) -> dict[str, Any]:
+    """The rules of the final evaluation's games (``evaluate``'s keywords): the run's own."""
+    return {"p_two": cfg.p_two, "end_on_full_board": cfg.end_on_full_board,
+            "illegal_move": "penalty" if cfg.illegal_action == "penalty" else "reject"}
+
+
+def eval_command(cfg: NTupleConfig, out: str | Path) -> str:
+    """The ``ai2048 eval`` command line that plays the final evaluation's games and writes its result."""
+    words = ["ai2048", "eval", os.path.normpath(out), "--games", str(cfg.eval_games)]
+    if cfg.p_two != P_TWO:
+        words += ["--p-two", repr(cfg.p_two)]
+    if cfg.end_on_full_board:
+        words.append("--end-on-full-board")
+    if cfg.illegal_action == "penalty":
+        words += ["--illegal-move", "penalty"]
+    for key, value in eval_settings(cfg).items():
+        words += ["--set", f"{key}={value}"]
+    return shlex.join(words)
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """A kernel a run calls, with warm-up arguments that compile (or load) exactly its signature, and
+    the generated module its compiled marker (``ntuple.memory``) sits beside."""
+
+    module: Path
+    """The generated kernels module the kernel belongs to (or, for the evaluation, plays)."""
+    function: str
+    """The kernel's name in the marker."""
+    kernel: Any
+    """The numba dispatcher."""
+    args: tuple[Any, ...]
+    """Tiny warm-up arguments typed as the run calls it."""
+    indexed: bool = True
+    """Whether numba's cache index lies beside ``module`` (not for the evaluation's game loop, which
+    numba caches beside :mod:`ai2048.search.games`)."""
+
+
+def kernel_calls(cfg: NTupleConfig) -> list[KernelCall]:
+    """The kernels a run of ``cfg`` calls: ``train_worker``, and where the run evaluates its network at
+    the end (``eval_games``) the ``ntuple`` agent's whole-game loop (:func:`final_evaluation`), typed
+    as the evaluation calls it on a C-contiguous float32 table (TC's records are evaluated as a copy)."""
+    tuples = parse_patterns(cfg.patterns)
+    k = specialized(tuples, kernel_options(cfg))
+    calls = [KernelCall(Path(str(k.__file__)), "train_worker", k.train_worker, _warm_args(cfg))]
     if cfg.eval_games:
-        calls.append(("play_games", _eval_args(cfg)))
+        from ai2048.agents.ntuple import play_kernels
+        from ai2048.evaluate.kernel import load_args
+        from ai2048.search.games import ntuple_kernel
+
+        plays = play_kernels(tuples, cfg.tie_order, cfg.illegal_action)  # the agent's module
+        runs, nruns, tbase, _ = tuple_runs(tuples)
+        data = (np.zeros(1, np.float32), runs, nruns, tbase, np.array(cfg.stages, np.int64))
+        game = ntuple_kernel(plays, KINDS.index(cfg.state), cfg.p_two, data, False)
+        calls.append(KernelCall(Path(str(plays.__file__)), game.play.py_func.__qualname__, game.play,
+                                load_args(game, cfg.p_two), indexed=False))
     return calls
 
 
@@ -409,10 +470,9 @@ def compile_child(config_json: str, parent: int) -> None:
     marker after it (``ntuple.memory``)."""
     memory.die_with_parent(parent)
     cfg = NTupleConfig(**json.loads(config_json))
-    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
-    for name, args in kernel_calls(cfg):
-        getattr(k, name)(*args)
-        memory.mark_compiled(Path(str(k.__file__)), name, memory.kernel_signature(args))
+    for call in kernel_calls(cfg):
+        call.kernel(*call.args)
+        memory.mark_compiled(call.module, call.function, memory.kernel_signature(call.args))
 
 
 def compile_kernels(cfg: NTupleConfig) -> ModuleType:
@@ -433,7 +493,8 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
     calls = kernel_calls(cfg)
     module = Path(str(k.__file__))
-    cached = all(memory.is_compiled(module, name, memory.kernel_signature(args)) for name, args in calls)
+    cached = all(memory.is_compiled(c.module, c.function, memory.kernel_signature(c.args), indexed=c.indexed)
+                 for c in calls)
     if not cached and memory.writable(module.parent):
         print("n-tuple kernels: compiling in a child process (minutes on a busy machine)", file=sys.stderr)
         memory.compile_in_child(
@@ -448,8 +509,8 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
             "(its peak memory is then about 300 MiB higher)",
             file=sys.stderr,
         )
-    for name, args in calls:
-        getattr(k, name)(*args)
+    for call in calls:
+        call.kernel(*call.args)
     memory.release_compiler_memory()  # the compiler's freed heap and LLVM's library pages, before the table
     print(f"n-tuple kernels: ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return k
@@ -525,16 +586,52 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
             loop.checkpoint()
         loop.finish()
         if cfg.eval_games and loop.status == "completed":  # under the run's rules, as seed 004's testAgent
-            res = evaluate_greedy(net, cfg.eval_games, seed=cfg.seed + 1, workers=cfg.workers,
-                                  p_two=cfg.p_two, kernels=k, stop=lambda: loop.stopping)
-            if res is None:
+            result = final_evaluation(cfg, net, out)
+            if result is None:
                 print(f"final evaluation stopped; the trained network is saved in {out} (evaluate it with "
-                      f"`ai2048 eval {out} --games {cfg.eval_games}`)", flush=True)
+                      f"`{eval_command(cfg, out)}`)", flush=True)
                 return out
-            write_json(out / "eval.json", {k: v for k, v in res.items()})
-            print(format_table(res["tiles"]))
-            print(f"mean score {res['score_mean']:.0f} ± {res['score_sem']:.0f} over {res['games']} games")
+            result.save(out / "eval.json")
+            print(result.format())
+            print(f"(the games of `{eval_command(cfg, out)}`)")
     return out
+
+
+def final_evaluation(cfg: NTupleConfig, net: Network, out: Path) -> Any:
+    """The trained network's ``eval_games`` games played as ``ai2048 eval`` plays them
+    (:func:`eval_command`): the ``ntuple`` agent at depth 1 with the run's settings, game seeds from
+    :data:`EVAL_SEED`, the run's rules, the same :class:`~ai2048.evaluate.EvalResult`; None when
+    Ctrl-C or SIGTERM stopped it (the network is saved). The first Ctrl-C or SIGTERM stops it, inside
+    the training loop's handlers too (they would wait for a second one)."""
+    from ai2048.agents.ntuple import NTupleAgent
+    from ai2048.evaluate import evaluate, sigterm_as_interrupt
+
+    previous = sigterm_as_interrupt()  # a signal before the games start stops it too
+    interrupt = _interrupt_on_sigint()
+    try:
+        if not net.w.flags.c_contiguous:  # TC's records: a contiguous copy, the kernel compiled ahead
+            net = Network(cfg.patterns, stages=cfg.stages, kind=cfg.state, weights=net.contiguous_weights())
+        agent: Any = NTupleAgent(weights=net, **eval_settings(cfg))
+        agent.name = "ntuple"
+        agent.config = {"weights": os.path.normpath(out), **eval_settings(cfg)}  # as `ai2048 eval RUN`
+        result = evaluate(agent, games=cfg.eval_games, seed=EVAL_SEED, workers=cfg.workers, progress=False,
+                          **eval_rules(cfg))
+    except KeyboardInterrupt:
+        return None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if interrupt is not None:
+            signal.signal(signal.SIGINT, interrupt)
+    return None if result.interrupted else result
+
+
+def _interrupt_on_sigint() -> Any:
+    """Ctrl-C raises KeyboardInterrupt from now on (Python's own handler); returns the handler it
+    replaced, or None outside the main thread (where handlers cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 TRAINER = Trainer(
