@@ -87,6 +87,20 @@ def add_set_argument(parser: argparse.ArgumentParser, example: str = "depth=3") 
     )
 
 
+def add_listen_arguments(parser: argparse.ArgumentParser, port: int, connections: int) -> None:
+    """A loopback server's options (``serve``, ``serve-env``): --host, --port, --allow-host,
+    --max-connections and --request-timeout, with this server's default port and connection cap."""
+    parser.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=port, help=f"port (default {port})")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); "
+                        "repeatable")
+    parser.add_argument("--max-connections", type=int, default=connections,
+                        help=f"open connections; more are closed at once (default {connections})")
+    parser.add_argument("--request-timeout", type=float, default=10.0,
+                        help="seconds a client may take to send a request's head, and its body (default 10)")
+
+
 def check_out_file(path: Path | None, flag: str = "--out") -> Path | None:
     """Refuse an output file that cannot be written, before any work is done; returns ``path``.
 

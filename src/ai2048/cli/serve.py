@@ -7,7 +7,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,8 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "agent's kernels are compiled or loaded and the models built once, so no request waits for them. "
         "It runs agents on request, so expose it only on networks you trust.",
     )
-    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8048, help="port (default 8048)")
+    add_listen_arguments(p, port=8048, connections=64)
     p.add_argument(
         "--agent",
         default=None,
@@ -33,13 +32,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models", type=Path, default=None, metavar="DIR",
                    help="folder of run directories offered as models (model:FOLDER), by name only")
     p.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); repeatable",
-    )
-    p.add_argument(
         "--max-games", type=int, default=256, help="games kept in memory (least recently used dropped)"
     )
     p.add_argument(
@@ -48,10 +40,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-agents", type=int, default=8, help="built agents kept in memory (default 8)")
     p.add_argument("--workers", type=int, default=2, help="threads running agents (default 2)")
     p.add_argument("--budget", type=float, default=2.0, help="seconds of agent work per request (default 2)")
-    p.add_argument("--max-connections", type=int, default=64,
-                   help="open connections; more are closed at once (default 64)")
-    p.add_argument("--request-timeout", type=float, default=10.0,
-                   help="seconds a client may take to send a request's head, and its body (default 10)")
     p.set_defaults(func=run, check=check)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ai2048.cli._common import add_set_argument, parse_sets
+from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,20 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ends; null: never), invalid_penalty, max_chars, reward_mode, goal_tile, p_two. Needs the llm "
         "extra: pip install 'ai2048[llm]'.",
     )
-    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8049, help="port (default 8049)")
+    add_listen_arguments(p, port=8049, connections=128)
     add_set_argument(p)
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="another Host name to answer (e.g. this machine's name with --host 0.0.0.0); "
-                   "repeatable")
     p.add_argument("--max-sessions", type=int, default=64,
                    help="games played at once, one per WebSocket session (default 64)")
     p.add_argument("--session-ttl", type=float, default=300.0,
                    help="seconds a session may stay idle before it is dropped (default 300)")
-    p.add_argument("--max-connections", type=int, default=128,
-                   help="open connections; more are closed at once (default 128)")
-    p.add_argument("--request-timeout", type=float, default=10.0,
-                   help="seconds a client may take to send a request's head, and its body (default 10)")
     p.add_argument("--max-message", type=int, default=64 * 1024,
                    help="largest WebSocket message or request body in bytes (default 65536)")
     p.add_argument("--ping", type=float, default=10.0,
