@@ -110,7 +110,7 @@ def _kernel_game(
         np.uint64(b0), w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0,
         online,
         True, False, alpha_f, 0.0, 0.9, state, np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64),
-        np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False,
+        np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
     )
     return int(score)
 

@@ -52,10 +52,14 @@ def chain_images(cs: list[int]) -> list[list[int]]:
     return out
 
 
-def ref_indices(net: Network, b: int) -> list[int]:
-    """Slow reference: the weight index of every feature of ``b``, in the kernels' summation order."""
+def ref_indices(net: Network, b: int, dg: int = 0, stage: int | None = None) -> list[int]:
+    """Slow reference: the weight index of every feature of ``b``, in the kernels' summation order;
+    ``dg`` 2 reads the features on ``b`` downgraded (:func:`_downgrade_top_reference`) in ``b``'s own
+    stage (or in ``stage``)."""
     cs = cells(b)
-    base = sum(max(cs) >= s for s in net.stages) * net.table
+    base = (sum(max(cs) >= s for s in net.stages) if stage is None else stage) * net.table
+    if dg == 2:
+        cs = _downgrade_top_reference(cs)
     offs = np.cumsum([0] + [16 ** len(t) for t in net.tuples])
     return [
         base + int(offs[k]) + sum(img[c] << (4 * j) for j, c in enumerate(t))
@@ -64,17 +68,21 @@ def ref_indices(net: Network, b: int) -> list[int]:
     ]
 
 
-def ref_value(net: Network, b: int) -> float:
-    """Sum of the table lookups of every feature (float64, kernels' order)."""
+def ref_value(net: Network, b: int, dg: int = 0) -> float:
+    """Sum of the table lookups of every feature (float64, kernels' order); ``dg`` 3 (a residual late
+    stage) adds, past the first stage, the first stage's value of ``b`` downgraded."""
     v = 0.0
-    for i in ref_indices(net, b):
+    for i in ref_indices(net, b, dg):
         v += float(net.w[i])
+    if dg == 3 and max(cells(b)) >= min(net.stages, default=16):
+        low = int(engine.board.pack(np.array(_downgrade_top_reference(cells(b)))))
+        v += sum(float(net.w[i]) for i in ref_indices(net, low, 0, stage=0))
     return v
 
 
-def ref_add(net: Network, b: int, step: float) -> None:
+def ref_add(net: Network, b: int, step: float, dg: int = 0) -> None:
     """Add ``step`` to every feature weight of ``b``, in float32 as the kernels do."""
-    for i in ref_indices(net, b):
+    for i in ref_indices(net, b, dg):
         net.w[i] = net.w[i] + np.float32(step)
 
 
@@ -207,7 +215,7 @@ def test_update__one_td_step_by_hand() -> None:
     b = int(engine.board.pack(np.array([1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 5, 6, 7, 8])))
     e = np.zeros(1, np.float32)
     new = net.k._td(
-        np.uint64(b), 10.0, net.stage_arr, net.table, 0.1 / net.features, False, net.w, e, e, net.runs,
+        np.uint64(b), 10.0, net.stage_arr, net.table, 0, 0.1 / net.features, False, net.w, e, e, net.runs,
         net.nruns, net.tbase,
     )
     assert new == pytest.approx(1.0, rel=1e-6)  # 0 + 0.1 * (10 - 0)
@@ -220,6 +228,7 @@ def test_update__one_td_step_by_hand() -> None:
         8.0,
         net2.stage_arr,
         net2.table,
+        0,
         0.5 / 8,
         False,
         net2.w,
@@ -234,13 +243,20 @@ def test_update__one_td_step_by_hand() -> None:
 
 def ref_train_game(
     net: Network, state: np.ndarray, kind: str, online: bool, quirk: bool = False, alpha: float = 0.1,
-    opts: KernelOptions | None = None,
+    opts: KernelOptions | None = None, start: int | None = None, dg: int = 0,
 ) -> tuple[int, list[int]]:
     """Slow reference of one self-play training game (see kernels.play_game_train) under the rule
-    variant ``opts`` (default: none): (score, the reward of every move)."""
+    variant ``opts`` (default: none), from ``start`` (default a new board), every after-state read
+    as ``dg`` says (kernels.view): (score, the reward of every move)."""
     opts = opts or KernelOptions()
     p, g = 0.9, opts.gamma
     step = alpha / net.features
+
+    def ref_value(net: Network, b: int) -> float:
+        return _ref_value(net, b, dg)
+
+    def ref_add(net: Network, b: int, step: float) -> None:
+        _ref_add(net, b, step, dg)
 
     def value_before(nb: int) -> float:
         total, n = 0.0, 0
@@ -251,7 +267,7 @@ def ref_train_game(
                 n += 1
         return total / n
 
-    b = int(engine.new_board(state, p))
+    b = int(engine.new_board(state, p)) if start is None else start
     recs: list[tuple[int, int]] = []
     prev, prev_r, score = None, 0, 0
     while True:
@@ -292,6 +308,38 @@ def ref_train_game(
     return score, [r for _, r in recs]
 
 
+_ref_value, _ref_add = ref_value, ref_add
+
+
+@pytest.mark.parametrize("online", [True, False])
+def test_train_game__late_stage_read_downgraded_equals_slow_reference(online: bool) -> None:
+    """``dg`` 2 with a stage from 16384 (the late stage of ``train ntuple --downgrade highest``): every
+    after-state is valued and updated on its features downgraded, in its own stage; ``dg`` 3 (residual)
+    on its features as they are, plus the first stage's value of it downgraded. The weights moved are
+    stage 1's, and differ from those of the same game read as it is."""
+    start = int(engine.board.pack(np.array([14, 12, 11, 10, 9, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0])))
+    nets = {}
+    for dg in (2, 3, 0):
+        fast = Network("0123,4567", stages=(14,))
+        slow = Network("0123,4567", stages=(14,))
+        fast.w[: fast.table] = slow.w[: slow.table] = np.random.default_rng(1).normal(0, 50, fast.table)
+        s1, s2 = seed_state(7), seed_state(7)
+        e = np.zeros(1, np.float32)
+        score, _, _ = fast.k.play_game_train(
+            np.uint64(start), fast.w, e, e, np.ones(2, np.int64), fast.runs, fast.nruns, fast.tbase,
+            fast.stage_arr, 0, online, False, False, 0.1 / fast.features, 0.0, 0.9, s1,
+            np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64), np.zeros(4, np.uint64),
+            np.zeros(1, np.int64), 15, False, dg,
+        )
+        assert score == ref_train_game(slow, s2, "after", online, start=start, dg=dg)[0]
+        assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
+        nets[dg] = fast.w.copy()
+    half = nets[0].size // 2
+    assert not np.array_equal(nets[2][half:], nets[0][half:])
+    assert not np.array_equal(nets[3][half:], nets[0][half:])
+    assert np.array_equal(nets[2][:half], nets[0][:half]) and np.array_equal(nets[3][:half], nets[0][:half])
+
+
 @pytest.mark.parametrize(
     "kind,online,quirk",
     [("after", True, False), ("after", False, False), ("before", True, False), ("before", False, True)],
@@ -330,6 +378,7 @@ def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool)
             np.zeros(1, np.int64),
             15,
             False,
+            0,
         )
         assert score == ref_train_game(slow, s2, kind, online, quirk)[0]
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
@@ -449,3 +498,20 @@ def test_move_values__highest_downgrade_values_the_lowered_after_state() -> None
         assert low != int(after)
         assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)
         assert got[a] != pytest.approx(plain[a], rel=1e-6)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 15), min_size=16, max_size=16))
+def test_value_late__reads_the_board_downgraded_in_its_own_stage(cells: list[int]) -> None:
+    """``ntuple_value_late`` (the ``downgrade="highest"`` search's evaluator) of a network with a stage
+    from 16384: the downgraded board's features in the stage of the board as it is;
+    ``ntuple_value_residual``: the board's own features plus, from 16384, the first stage's value of it
+    downgraded."""
+    net = Network("0123,4567", stages=(14,))
+    net.w[:] = np.random.default_rng(2).normal(0, 10, net.w.size)
+    b = int(engine.board.pack(np.array(cells)))
+    late = generic.ntuple_value_late(np.uint64(b), net.data())
+    assert late == pytest.approx(ref_value(net, b, 2), abs=1e-6)
+    got = generic.ntuple_value_residual(np.uint64(b), net.data())
+    assert got == pytest.approx(ref_value(net, b, 3), abs=1e-6)
+    assert (got == pytest.approx(ref_value(net, b, 0), abs=1e-6)) == (max(cells) < 14)

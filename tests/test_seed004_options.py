@@ -92,7 +92,7 @@ def test_end_on_full_board__a_full_vector_board_with_merges_ends_at_once(vectors
         _, _, moves[name] = k.play_game_train(
             b, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, False,
             False, False, 0.1 / net.features, 0.0, 0.9, seed_state(1), np.zeros(4096, np.uint64),
-            np.zeros(4096, np.int64), np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False,
+            np.zeros(4096, np.int64), np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
         )
     assert moves["seed004"] == 0 and moves["default"] >= 1
 
@@ -186,7 +186,7 @@ def test_train_game__equals_slow_reference(opts: KernelOptions, kind: str, onlin
         score, _, moves = k.play_game_train(
             b0, fast.w, e, e, np.ones(1, np.int64), fast.runs, fast.nruns, fast.tbase, fast.stage_arr,
             0 if kind == "after" else 1, online, False, False, 0.1 / fast.features, 0.0, 0.9, s1,
-            np.zeros(1 << 14, np.uint64), buf_r, np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False,
+            np.zeros(1 << 14, np.uint64), buf_r, np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
         )
         ref_score, rewards = ref_train_game(slow, s2, kind, online, opts=opts)
         assert (score, moves) == (ref_score, len(rewards))
@@ -209,7 +209,7 @@ def test_gamma__discounted_weights_differ_from_undiscounted() -> None:
             np.uint64(engine.new_board(seed_state(3), 0.9)), net.w, e, e, np.ones(1, np.int64), net.runs,
             net.nruns, net.tbase, net.stage_arr, 0, False, False, False, 0.1 / net.features, 0.0, 0.9,
             seed_state(4), np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64), np.zeros(4, np.uint64),
-            np.zeros(1, np.int64), 15, False,
+            np.zeros(1, np.int64), 15, False, 0,
         )
         got[opts.gamma] = net.w
     assert not np.array_equal(got[0.9], got[1.0])

@@ -59,8 +59,9 @@ def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Net
     return net
 
 
-DOWNGRADES = ("none", "lowest", "highest")
-"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2)."""
+DOWNGRADES = ("none", "lowest", "highest", "residual")
+"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2, 3): residual is for a network trained
+with a residual late stage (``train ntuple --downgrade residual``, ``kernels.base_value``)."""
 
 
 def check_downgrade(value: Any) -> int:
@@ -96,7 +97,10 @@ class NTupleAgent(BaseAgent):
         depth: 1 = greedy on network values; >= 2 = expectimax with the network at the leaves.
         downgrade: value boards with their large tiles lowered: ``True`` or ``"lowest"`` with a 32768,
             the lowest gap closed (Guei et al. 2022); ``"highest"`` from a 16384, the highest gap
-            closed (the late game as the network's familiar 8192 game); ``False`` or ``"none"``: off.
+            closed (the late game as the network's familiar 8192 game); ``"residual"``: for a network
+            trained with ``--downgrade residual`` (its late stage adds a correction to the first
+            stage's ``"highest"`` value, ``ntuple.kernels.base_value``); ``False`` or ``"none"``: off.
+            Every mode values a board in its own stage (``ntuple.kernels.view``).
         prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
         tt_bits: log2 size of the expectimax transposition table (0 = none).
         p_two: probability of a 2 assumed by before-state values and the search.
@@ -161,7 +165,8 @@ class NTupleAgent(BaseAgent):
                     raise ValueError(f"downgrade={downgrade!r} is implemented for after-state networks only")
                 ev = k.ntuple_value_before
             else:
-                ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late)[self.downgrade]
+                ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late,
+                      k.ntuple_value_residual)[self.downgrade]
             self.search = Expectimax(
                 ev,
                 self.net.data(),

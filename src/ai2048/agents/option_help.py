@@ -215,9 +215,10 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                             "leaves",
                             "seed 004 plays 1-ply; deeper search as in Yeh et al. 2016", "an integer >= 1"),
         "downgrade": OptionHelp("value boards with their large tiles lowered: true/'lowest' with a 32768 "
-                                "(lowest gap closed), 'highest' from a 16384 (highest gap closed)",
-                                "Guei et al. 2022; the highest-gap variant is this toolkit's",
-                                "true, false, 'none', 'lowest' or 'highest'"),
+                                "(lowest gap closed), 'highest' from a 16384 (highest gap closed); "
+                                "'residual' for a network trained with --downgrade residual",
+                                "Guei et al. 2022; the highest-gap and residual variants are this toolkit's",
+                                "true, false, 'none', 'lowest', 'highest' or 'residual'"),
         "prob_cutoff": PROB_CUTOFF,
         "tt_bits": TT_BITS,
         "p_two": OptionHelp("probability of a 2 assumed by before-state values and the search",
@@ -250,8 +251,10 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                                  "a path, or None for $AI2048_TABLES or the user cache"),
         "downgrade": OptionHelp("how the network values boards past its training: 'highest' (a board "
                                 "holding a 16384 with its highest gap closed), 'lowest' (Guei et al.), "
-                                "or false", "Guei et al. 2022 (tile-downgrading); the highest-gap "
-                                "variant is this toolkit's", "'highest', 'lowest', 'none', true or false"),
+                                "'residual' (a network trained with a residual late stage), or false",
+                                "Guei et al. 2022 (tile-downgrading); the highest-gap and residual "
+                                "variants are this toolkit's",
+                                "'highest', 'lowest', 'residual', 'none', true or false"),
         "min_value": OptionHelp("a table's move is played only when its success probability is above this",
                                 "this toolkit", "a float in [0, 1)"),
         "model": OptionHelp("a shipped network's name (see `ai2048 models`)",

@@ -240,10 +240,12 @@ def value_at(
 
 @njit(cache=True, **HOT)
 def _features_of(
-    x: np.uint64, stages: np.ndarray, table: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+    x: np.uint64, stages: np.ndarray, table: int, dg: int, runs: np.ndarray, nruns: np.ndarray,
+    tbase: np.ndarray,
 ) -> tuple:
-    """:func:`features` of board ``x`` in its own stage."""
-    return features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+    """:func:`features` of board ``x`` as :func:`view` reads it."""
+    v, off = view(x, stages, table, dg)
+    return features(v, off, runs, nruns, tbase)
 
 
 @njit(cache=True, inline="always")
@@ -353,10 +355,14 @@ def downgrade_top(b: np.uint64) -> np.uint64:
     return _lower_above(b, g)
 
 
+RESIDUAL = 3
+"""The kernels' ``dg`` of a residual late stage (:func:`base_value`): boards are read as they are."""
+
+
 @njit(cache=True, inline="always")
 def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
-    """``b`` as the network values it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True`` flag
-    reads as 1), 2 :func:`downgrade_top`."""
+    """``b`` as the network's features read it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True``
+    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is."""
     if mode == 1:
         return downgrade(b)
     if mode == 2:
@@ -364,27 +370,70 @@ def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
     return b
 
 
+@njit(cache=True, inline="always")
+def view(b: np.uint64, stages: np.ndarray, table: int, dg: int) -> tuple:
+    """The board whose features value ``b``, and their stage offset: ``b``'s stage is its own
+    (:func:`stage_of` of ``b``), its features are read on ``downgrade_as(b, dg)``. A network trained
+    with a late stage read through :func:`downgrade_top` (``stages=(14,)``, ``dg`` 2) thus keeps
+    the stage apart from the boards the downgraded view resembles."""
+    return downgrade_as(b, dg), stage_of(b, stages) * table
+
+
+@njit(cache=True, inline="always")
+def base_value(
+    x: np.uint64, off: int, dg: int, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+) -> float:
+    """The fixed part of the value of board ``x`` in the stage at ``off``: with ``dg`` :data:`RESIDUAL`
+    and a stage above the first, the first stage's value of :func:`downgrade_top` ``(x)``; else 0.
+
+    A residual late stage learns only a correction on top of it: its weights start at zero, so it
+    starts as the network's ``downgrade="highest"`` player, and it reads the board as it is, so boards
+    that the downgrading maps to one (``16384 4096 2048`` and ``16384 8192 2048`` both read as
+    ``8192 4096 2048``) keep values of their own. TD steps move the stage's weights only."""
+    if dg == RESIDUAL and off > 0:
+        return fsum(w, features(downgrade_top(x), 0, runs, nruns, tbase))
+    return 0.0
+
+
+@njit(cache=True)
+def _value_as(b: np.uint64, data: tuple, dg: int) -> float:
+    """The network's value of ``b`` read through :func:`view`, with its :func:`base_value`; ``data`` as
+    :func:`ntuple_value`'s."""
+    w, runs, nruns, tbase, stages = data
+    x, off = view(b, stages, w.size // (stages.size + 1), dg)
+    return value_at(x, off, w, runs, nruns, tbase) + base_value(x, off, dg, w, runs, nruns, tbase)
+
+
 @njit(cache=True)
 def ntuple_value_downgraded(b: np.uint64, data: tuple) -> float:
-    """:func:`ntuple_value` of :func:`downgrade` ``(b)`` (Guei et al. 2022)."""
-    return ntuple_value(downgrade(b), data)
+    """:func:`ntuple_value` of :func:`downgrade` ``(b)`` (Guei et al. 2022), in ``b``'s stage."""
+    return _value_as(b, data, 1)
 
 
 @njit(cache=True)
 def ntuple_value_late(b: np.uint64, data: tuple) -> float:
-    """:func:`ntuple_value` of :func:`downgrade_top` ``(b)``."""
-    return ntuple_value(downgrade_top(b), data)
+    """:func:`ntuple_value` of :func:`downgrade_top` ``(b)``, in ``b``'s stage."""
+    return _value_as(b, data, 2)
+
+
+@njit(cache=True)
+def ntuple_value_residual(b: np.uint64, data: tuple) -> float:
+    """:func:`ntuple_value` of ``b`` plus its :func:`base_value` (a residual late stage)."""
+    return _value_as(b, data, RESIDUAL)
 
 
 @njit(cache=True, **HOT)
 def _td(
-    b: np.uint64, target: float, stages: np.ndarray, table: int, alpha_f: float, tc: bool,
+    b: np.uint64, target: float, stages: np.ndarray, table: int, dg: int, alpha_f: float, tc: bool,
     w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> float:
-    """One TD step moving ``V(b)`` towards ``target``; returns the updated ``V(b)``."""
-    idx = _features_of(b, stages, table, runs, nruns, tbase)
-    return _learn(idx, target - fsum(w, idx), alpha_f, tc, w, e_acc, a_acc)
+    """One TD step moving ``V(b)`` (read through :func:`view`, with its :func:`base_value`) towards
+    ``target``; returns the updated ``V(b)``."""
+    x, off = view(b, stages, table, dg)
+    idx = features(x, off, runs, nruns, tbase)
+    base = base_value(x, off, dg, w, runs, nruns, tbase)
+    return _learn(idx, target - base - fsum(w, idx), alpha_f, tc, w, e_acc, a_acc) + base
 
 
 @njit(cache=True)
@@ -436,24 +485,27 @@ def _after(
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> tuple:
     """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), the board whose
-    features value it (downgraded if ``dg``), their stage offset); the features' weights are
+    features value it and their stage offset (:func:`view`)); the features' weights are
     prefetched when playable. The indices are not kept (:func:`opaque`)."""
     nb, r, ok = scored_move(b, a)
     x = np.uint64(0)
     off = np.int64(0)
     if ok:
-        x = downgrade_as(nb, dg)
-        off = stage_of(x, stages) * table
+        x, off = view(nb, stages, table, dg)
         fprefetch(w, features(x, off, runs, nruns, tbase))
+        if dg == RESIDUAL and off > 0:  # base_value's weights too
+            fprefetch(w, features(downgrade_top(x), 0, runs, nruns, tbase))
     return nb, r, ok, x, off
 
 
 @njit(cache=True, inline="always")
 def _sum_again(
-    w: np.ndarray, x: np.uint64, off: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
+    w: np.ndarray, x: np.uint64, off: int, dg: int, runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray
 ) -> float:
-    """The value of board ``x`` in the stage at ``off``, its indices computed afresh (:func:`opaque`)."""
-    return fsum(w, features(opaque(x), off, runs, nruns, tbase))
+    """The value of board ``x`` in the stage at ``off`` (with its :func:`base_value`), its indices
+    computed afresh (:func:`opaque`)."""
+    base = base_value(x, off, dg, w, runs, nruns, tbase)
+    return fsum(w, features(opaque(x), off, runs, nruns, tbase)) + base
 
 
 @njit(cache=True, **HOT)
@@ -483,17 +535,17 @@ def greedy_choice(
         n3, r3, k3, x3, o3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
         j = -1
         if k0:
-            best, j = r0 + _sum_again(w, x0, o0, runs, nruns, tbase), 0
+            best, j = r0 + _sum_again(w, x0, o0, dg, runs, nruns, tbase), 0
         if k1:
-            v = r1 + _sum_again(w, x1, o1, runs, nruns, tbase)
+            v = r1 + _sum_again(w, x1, o1, dg, runs, nruns, tbase)
             if v > best:
                 best, j = v, 1
         if k2:
-            v = r2 + _sum_again(w, x2, o2, runs, nruns, tbase)
+            v = r2 + _sum_again(w, x2, o2, dg, runs, nruns, tbase)
             if v > best:
                 best, j = v, 2
         if k3:
-            v = r3 + _sum_again(w, x3, o3, runs, nruns, tbase)
+            v = r3 + _sum_again(w, x3, o3, dg, runs, nruns, tbase)
             if v > best:
                 best, j = v, 3
         if j == 0:
@@ -548,8 +600,9 @@ def move_values(
         if not ok:
             continue
         if kind == AFTER:
-            x = downgrade_as(nb, dg)
-            out[a] = r + value_at(x, stage_of(x, stages) * table, w, runs, nruns, tbase)
+            x, off = view(nb, stages, table, dg)
+            base = base_value(x, off, dg, w, runs, nruns, tbase)
+            out[a] = r + value_at(x, off, w, runs, nruns, tbase) + base
         else:
             out[a] = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
     return out
@@ -561,7 +614,7 @@ def play_game_train(
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
     kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
-    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, keep: bool,
+    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, keep: bool, dg: int,
 ) -> tuple[int, int, int]:
     """Play one self-play game from ``b`` with 1-ply greedy moves and learn from it.
 
@@ -576,6 +629,8 @@ def play_game_train(
     targets are discounted, ``r + GAMMA * V(next)`` (λ-returns ``r + GAMMA ((1-λ) V + λ G)``).
     Backward updates keep the episode in ``buf_b``/``buf_r``; online after-state updates keep the
     after-states in ``buf_b`` too when ``keep`` (chained restarts read them, :func:`train_worker`).
+
+    Every board is valued and updated as :func:`view` reads it with ``dg``.
 
     Returns (score, largest exponent, moves).
     """
@@ -594,7 +649,7 @@ def play_game_train(
         if END_ON_FULL_BOARD and seed004_end(b):
             break
         need = False  # a move makes at most a tile one above the largest: only then can it open a stage
-        if multistage:
+        if multistage and dg != RESIDUAL:  # a residual stage starts at zero, not as a copy
             for s in range(1, ready.size):
                 if ready[s] == 0 and reaches(b, stages[s - 1] - 1):
                     need = True
@@ -604,15 +659,19 @@ def play_game_train(
                 s = stage_of(nb, stages)
                 if s > 0 and ready[s] == 0:
                     _promote(s, table, w, e_acc, a_acc, ready, tc)
-        a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, False)
+        a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
         if a < 0:
             break
         if kind == AFTER:
             if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features read again
                 if have_prev:
-                    goal = r + GAMMA * fsum(w, features(x, off, runs, nruns, tbase)) if DISCOUNTED else best
+                    goal = best
+                    if DISCOUNTED:
+                        goal = r + GAMMA * (fsum(w, features(x, off, runs, nruns, tbase))
+                                            + base_value(x, off, dg, w, runs, nruns, tbase))
                     prev_i = features(prev_x, prev_off, runs, nruns, tbase)
-                    _update(prev_i, goal - fsum(w, prev_i), alpha_f, tc, w, e_acc, a_acc)
+                    prev_v = fsum(w, prev_i) + base_value(prev_x, prev_off, dg, w, runs, nruns, tbase)
+                    _update(prev_i, goal - prev_v, alpha_f, tc, w, e_acc, a_acc)
                 prev = nb
                 prev_x = x
                 prev_off = off
@@ -630,7 +689,8 @@ def play_game_train(
                     vb = value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
                     if DISCOUNTED:
                         vb = GAMMA * vb
-                    _td(prev, prev_r + vb, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+                    _td(prev, prev_r + vb, stages, table, dg, alpha_f, tc, w, e_acc, a_acc, runs, nruns,
+                        tbase)
                 prev = b
                 prev_r = r
                 have_prev = True
@@ -648,7 +708,7 @@ def play_game_train(
     if online:
         if have_prev:
             target = 0.0 if kind == AFTER else np.float64(prev_r)
-            _td(prev, target, stages, table, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
+            _td(prev, target, stages, table, dg, alpha_f, tc, w, e_acc, a_acc, runs, nruns, tbase)
     elif n > 0:
         # Backward sweep; the weights of the board two steps ahead are prefetched while this one is updated.
         # Features, sums and updates inlined: handing the 32 indices to a compiled function
@@ -656,17 +716,20 @@ def play_game_train(
         target = np.float64(0.0)
         for t in range(n - 1, -1, -1):
             if t > 1:
-                x2 = opaque(buf_b[t - 2])
-                i2 = features(x2, stage_of(x2, stages) * table, runs, nruns, tbase)
+                x2, o2 = view(opaque(buf_b[t - 2]), stages, table, dg)
+                i2 = features(x2, o2, runs, nruns, tbase)
                 fprefetch(w, i2)
+                if dg == RESIDUAL and o2 > 0:
+                    fprefetch(w, features(downgrade_top(x2), 0, runs, nruns, tbase))
                 if tc:
                     fprefetch(e_acc, i2)
                     fprefetch(a_acc, i2)
-            x = buf_b[t]
-            cur = features(x, stage_of(x, stages) * table, runs, nruns, tbase)
+            x, o = view(buf_b[t], stages, table, dg)
+            cur = features(x, o, runs, nruns, tbase)
             if kind == AFTER:
-                _update(cur, target - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
-                vnew = fsum(w, cur)
+                base = base_value(x, o, dg, w, runs, nruns, tbase)
+                _update(cur, target - base - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
+                vnew = fsum(w, cur) + base
                 if DISCOUNTED:
                     target = buf_r[t] + GAMMA * ((1.0 - lam) * vnew + lam * target)
                 else:
@@ -688,7 +751,7 @@ def train_worker(
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
     pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_restart: np.ndarray,
-    chain_min: int, chain_at: float, out_chain: np.ndarray,
+    chain_min: int, chain_at: float, out_chain: np.ndarray, dg: int,
 ) -> None:
     """One Hogwild worker: ``count`` self-play games (:func:`play_game_train`) on the shared
     weights. It releases the GIL, so the trainer runs one per thread.
@@ -703,6 +766,8 @@ def train_worker(
     from ``state``, is played and learned the same way, and is itself restarted, until one has at
     most L moves. ``out_score``/``out_tile``/``out_moves`` are the fresh game's; ``out_chain[j]``
     counts the moves of its restarted episodes (their scores and tiles are not reported).
+    ``dg`` is how every board is read (:func:`view`): 0 as it is, 2 a late stage through
+    :func:`downgrade_top` (after-state networks).
     """
     w, e_acc, a_acc, ready = unowned(w), unowned(e_acc), unowned(a_acc), unowned(ready)
     runs, nruns, tbase, stages = unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
@@ -719,7 +784,7 @@ def train_worker(
             b = new_board(state, p_two)
         sc, mx, mv = play_game_train(
             b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f, lam,
-            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep,
+            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg,
         )
         out_score[j] = sc
         out_tile[j] = mx
@@ -732,7 +797,7 @@ def train_worker(
                 b = spawn(buf_b[np.int64(chain_at * n)], state, p_two)
                 _, _, n = play_game_train(
                     b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f,
-                    lam, p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep,
+                    lam, p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg,
                 )
                 extra += n
             out_chain[j] = extra

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.agents.seed_actions import check_order
+from ai2048.evaluate.pool import RestartPool, read_pool
 from ai2048.ntuple import memory
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.hogwild import train_chunk
@@ -43,6 +44,10 @@ from ai2048.train.run import Counters, Loop, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
+
+DOWNGRADES = ("none", "highest", "residual")
+"""``downgrade`` of the trainer; :data:`DG` gives the kernels' ``dg`` of each (``kernels.view``)."""
+DG = {"none": 0, "highest": 2, "residual": 3}
 
 POOL = 1000
 """Saved late-game boards kept per worker for restarts."""
@@ -113,6 +118,19 @@ class NTupleConfig(RunConfig):
         "episode, in (0, 1) (0.5 in both references)",
         lo=0, hi=1, lo_open=True, hi_open=True,
     )
+    restart_pool: str = option(
+        "",
+        "a restart pool file (`ai2048 pool`): the workers' restart boards start as its boards (split "
+        "between them), kept in the checkpoint; needs restart_prob > 0, may go with chain_restarts",
+    )
+    downgrade: str = option(
+        "none",
+        "how boards holding a 16384 are valued: none (as they are); highest (their highest gap closed, "
+        "in their own stage: kernels.view); residual (a stage above the first learns a correction, from "
+        "zero, to the first stage's value of the board with its highest gap closed: kernels.base_value); "
+        "play the network with --set downgrade=<the same>",
+        choices=DOWNGRADES,
+    )
     p_two: float = option(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
     chunk: int = option(1000, "games per metrics record (and per kernel call)", lo=1)
     eval_games: int = option(
@@ -152,11 +170,20 @@ class NTupleConfig(RunConfig):
             object.__setattr__(self, "stages", tuple(np.atleast_1d(self.stages).tolist()))
         check_options(self)
         parse_patterns(self.patterns)
-        if self.chain_restarts and self.restart_prob > 0:
+        if self.chain_restarts and self.restart_prob > 0 and not self.restart_pool:
             raise ValueError(
                 f"chain_restarts={self.chain_restarts} and restart_prob={self.restart_prob} are two restart "
                 "schemes; use one (set restart_prob=0 or chain_restarts=0)"
             )
+        if self.restart_pool and self.restart_prob == 0:
+            raise ValueError(f"restart_pool={self.restart_pool!r} needs restart_prob > 0 (the share of games "
+                             "that start from its boards; 1 = all)")
+        if self.downgrade != "none" and self.state != "after":
+            raise ValueError(f"downgrade={self.downgrade!r} reads after-states; set state=after or "
+                             "downgrade=none")
+        if self.downgrade == "residual" and not self.stages:
+            raise ValueError("downgrade='residual' trains a stage above the first: give stages, "
+                             "e.g. --stages 14")
         if self.chain_restarts and self.state != "after":
             raise ValueError(
                 "chain_restarts restart from an episode's after-states (as ziap/2048-tdl and TDL2048+ do); "
@@ -254,6 +281,15 @@ class TrainState:
                 for s in range(1, len(self.ready))
             ]
 
+    def fill_pools(self, pool: RestartPool) -> None:
+        """Start the workers' restart pools as ``pool``'s boards, dealt in turn (each worker at most
+        :data:`POOL`)."""
+        w = self.cfg.workers
+        for i in range(w):
+            mine = pool.boards[i::w][:POOL]
+            self.pools[i, : mine.size] = mine
+            self.pool_n[i] = mine.size
+
     def _attach(self, net: Network) -> None:
         self.net = net
         if self.cfg.tc:  # (w, E, A) records: one cache line per feature in a TC step (Network.tc_arrays)
@@ -322,6 +358,28 @@ def new_network(cfg: NTupleConfig, src: Network | None) -> Network:
     return net
 
 
+def restart_pool(cfg: NTupleConfig) -> RestartPool:
+    """``--restart-pool``'s file, checked against the run: the pattern set of the network that made it,
+    enough boards for every worker, each holding the restart tile."""
+    pool = read_pool(cfg.restart_pool)
+    mine = pattern_name(parse_patterns(cfg.patterns))
+    if pool.patterns is not None and pool.patterns != mine:
+        raise ValueError(f"restart pool {cfg.restart_pool} comes from a network with patterns "
+                         f"{pool.patterns}; "
+                         f"this run trains {mine}: make a pool with a network of the run's patterns")
+    if pool.boards.size < cfg.workers:
+        raise ValueError(f"restart pool {cfg.restart_pool} holds {pool.boards.size} boards for {cfg.workers} "
+                         "workers: make it from more games or use fewer workers")
+    if pool.tile < 1 << cfg.restart_tile:
+        raise ValueError(f"restart pool {cfg.restart_pool} holds boards from {pool.tile}, below restart_tile "
+                         f"{cfg.restart_tile} ({1 << cfg.restart_tile}): the run's own restart boards would "
+                         f"join others; set --restart-tile {pool.tile.bit_length() - 1}")
+    if pool.boards.size > POOL * cfg.workers:
+        print(f"restart pool: {POOL * cfg.workers} of its {pool.boards.size} boards used ({POOL} a worker)",
+              file=sys.stderr)
+    return pool
+
+
 def _init_network(cfg: NTupleConfig) -> Network:
     """``--init``: the trained network a new run starts from, checked against the run's config.
 
@@ -385,6 +443,7 @@ def _warm_args(cfg: NTupleConfig) -> tuple[Any, ...]:
         cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
         i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
         i64.copy(), i64.copy(), np.zeros(1, np.bool_), cfg.chain_restarts, cfg.chain_at, i64.copy(),
+        DG[cfg.downgrade],
     )
 
 
@@ -402,6 +461,8 @@ def eval_settings(cfg: NTupleConfig) -> dict[str, Any]:
         sets["illegal_action"] = cfg.illegal_action
     if cfg.p_two != P_TWO:
         sets["p_two"] = cfg.p_two
+    if cfg.downgrade != "none":
+        sets["downgrade"] = cfg.downgrade
     return sets
 
 
@@ -520,9 +581,12 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     out, cfg = Path(out), config
     src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before any write
+    pool = restart_pool(cfg) if cfg.restart_pool and not resume else None  # a wrong pool too
     resumed = start(out, cfg, TRAINER, resume)
     k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
     st = TrainState(cfg, None if resumed else new_network(cfg, src))  # resumed: read from the checkpoint
+    if pool is not None and not resumed:
+        st.fill_pools(pool)
     del src  # a table the size of the network's, not kept while training
     loop = Loop(
         out, cfg, TRAINER, resumed, total=cfg.games, counters=st.c, step="done", clock="counted",
@@ -554,7 +618,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
                 cfg.lam,
                 cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob,
                 score[part], tile[part], moves[part], restarted[part], cfg.chain_restarts, cfg.chain_at,
-                chained[part],
+                chained[part], DG[cfg.downgrade],
             )
             done += n
         return (score[:done], tile[:done], moves[:done], restarted[:done], chained[:done],
@@ -567,7 +631,9 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
             st.c["done"] += g
             fresh = ~restarted
             played = int(moves.sum() + chained.sum())  # every move learned, chained restarts' too
-            extra = {"chain_moves": int(chained.sum())} if cfg.chain_restarts else {}
+            extra: dict[str, Any] = {"chain_moves": int(chained.sum())} if cfg.chain_restarts else {}
+            if restarted.any():  # where restarted games end: the late game's conversion
+                extra["restart_tiles"] = tile_table_percent(tile[restarted])
             loop.log({
                 "games_per_s": g / dt, "moves_per_s": played / dt,
                 "restarted": int(restarted.sum()), **extra,
@@ -582,6 +648,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
                 f"{g / dt:.0f} games/s {played / dt / 1e6:.2f}M moves/s score "
                 f"{float(score[fresh].mean()) if fresh.any() else 0:.0f} "
                 + " ".join(f"{t}:{reach_rate(tile[fresh], t):.0f}%" for t in (2048, 4096, 8192, 16384))
+                + (f" restarts 32768:{reach_rate(tile[restarted], 32768):.0f}%" if restarted.any() else "")
             )
             loop.checkpoint()
         loop.finish()

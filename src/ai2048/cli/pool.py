@@ -1,0 +1,55 @@
+"""``ai2048 pool``: a late-game restart pool, the first board holding a tile in each of an agent's games.
+
+    ai2048 pool ntuple --set depth=2 --tile 16384 --games 1000 --seed 800000 --workers 2 --out pool.json
+    ai2048 train ntuple --init shipped --stages 14 --restart-pool pool.json --restart-prob 1 ...
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ai2048.checks import whole
+from ai2048.cli._agents import check_agent
+from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "pool",
+        help="make a late-game restart pool from an agent's games",
+        description="Play GAMES seeded games (seeds SEED, SEED+1, ...) with AGENT and keep the first board "
+        "of each whose largest tile reaches --tile, with the score so far: the restart pool of "
+        "`train ntuple --restart-pool` and of benchmarks/late_game_conversion.py.",
+    )
+    p.add_argument("agent", metavar="AGENT", help="an agent name, e.g. ntuple")
+    add_set_argument(p, "depth=2")
+    p.add_argument("--tile", type=int, default=16384,
+                   help="the tile whose first board is kept (default 16384)")
+    p.add_argument("--games", type=int, default=1000, help="games to play (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first game (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--out", type=Path, required=True, help="the pool's JSON file (written atomically)")
+    p.set_defaults(func=run, check=check)
+
+
+def check(args: argparse.Namespace) -> None:
+    """Every check before the first game: the numbers, the output file, the agent and its settings."""
+    whole("--games", args.games, lo=1)
+    whole("--workers", args.workers, lo=1, hi=256)
+    whole("--seed", args.seed, lo=0)
+    if args.tile < 4 or args.tile & (args.tile - 1):
+        raise ValueError(f"--tile {args.tile} must be a power of two >= 4, e.g. 16384")
+    check_out_file(args.out)
+    check_agent(args.agent, parse_sets(args.sets))
+
+
+def run(args: argparse.Namespace) -> int:
+    check(args)
+    from ai2048.evaluate.pool import make_pool, save_pool
+
+    pool, data = make_pool(args.agent, parse_sets(args.sets), tile=args.tile, games=args.games,
+                           seed=args.seed, workers=args.workers)
+    save_pool(args.out, data)
+    print(f"{pool.boards.size} of {args.games} games reached {args.tile}: pool written to {args.out}")
+    return 0

@@ -1,0 +1,167 @@
+"""Late-game restart pools: the first board holding a tile in each of an agent's seeded games.
+
+A pool is where training and measurement start when the late game is what they are about: the
+n-tuple trainer restarts games from it (``train ntuple --restart-pool FILE``, Jaśkowski 2018's
+restarts from positions the player itself reaches) and ``benchmarks/late_game_conversion.py``
+plays every board on to measure the 16384 -> 32768 conversion. Game ``i`` is played with seed
+``seed + i`` until its largest tile first reaches ``tile``; that board and the score so far join
+the pool (games that end before it give none).
+
+The file is JSON, written atomically:
+``{"format", "rules_version", "tile", "agent", "config", "patterns", "seed", "games", "boards":
+[{"seed", "board", "score", "moves"}, ...]}``; ``patterns`` names the n-tuple pattern set of the
+agent's network (None for an agent without one), so a trainer can refuse boards from another.
+
+    ai2048 pool ntuple --set depth=2 --tile 16384 --games 1000 --seed 700000 --out pool16k.json
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ai2048.checkpoint import read_json, write_json
+from ai2048.checks import whole
+from ai2048.game import Game
+from ai2048.rules import RULES_VERSION
+
+POOL_FORMAT = "ai2048-restart-pool/1"
+
+_AGENT: Any = None
+
+
+@dataclass(frozen=True)
+class RestartPool:
+    """A pool file's boards and what made them."""
+
+    boards: np.ndarray
+    """uint64 [n]: the first board of each game holding ``tile``."""
+    scores: np.ndarray
+    """int64 [n]: the game's score when that board appeared."""
+    tile: int
+    agent: str
+    config: dict[str, Any]
+    patterns: str | None
+    path: Path | None = None
+
+    def to_json(self, seed: int, games: int, seeds: list[int], moves: list[int]) -> dict[str, Any]:
+        return {
+            "format": POOL_FORMAT, "rules_version": RULES_VERSION, "tile": self.tile, "agent": self.agent,
+            "config": self.config, "patterns": self.patterns, "seed": seed, "games": games,
+            "boards": [{"seed": s, "board": int(b), "score": int(c), "moves": m}
+                       for s, b, c, m in zip(seeds, self.boards, self.scores, moves, strict=True)],
+        }
+
+
+def read_pool(path: str | Path) -> RestartPool:
+    """A pool file, checked: its format and rules version, and at least one board, each holding the
+    pool's tile. Errors name the file and the fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"restart pool {path} does not exist; make one with "
+                         f"`ai2048 pool ntuple --out {path}`")
+    data = read_json(path, "restart pool")
+    if data.get("format") != POOL_FORMAT:
+        raise ValueError(f"{path} is not a restart pool (format {data.get('format')!r}, expected "
+                         f"{POOL_FORMAT!r}); make one with `ai2048 pool`")
+    if data.get("rules_version") != RULES_VERSION:
+        raise ValueError(f"restart pool {path} was made under rules version {data.get('rules_version')}, "
+                         f"this ai2048 plays version {RULES_VERSION}; make the pool again with `ai2048 pool`")
+    tile = data.get("tile")
+    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
+        raise ValueError(f"restart pool {path}: tile {tile!r} is not a power of two >= 4")
+    rows = data.get("boards")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"restart pool {path} holds no boards (none of its games reached {tile}); "
+                         "make it from more games or a stronger agent")
+    try:
+        boards = np.array([int(r["board"]) for r in rows], dtype=np.uint64)
+        scores = np.array([int(r["score"]) for r in rows], dtype=np.int64)
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        raise ValueError(f"restart pool {path}: a board entry is malformed ({e}); make the pool again") from e
+    top = max_tiles(boards)
+    if (top < tile).any():
+        i = int(np.argmax(top < tile))
+        raise ValueError(f"restart pool {path}: board {i} has largest tile {int(top[i])}, below the pool's "
+                         f"tile {tile}; make the pool again with `ai2048 pool`")
+    if (scores < 0).any():
+        raise ValueError(f"restart pool {path}: a board has a negative score; make the pool again")
+    patterns = data.get("patterns")
+    return RestartPool(boards, scores, tile, str(data.get("agent")), dict(data.get("config") or {}),
+                       None if patterns is None else str(patterns), path)
+
+
+def max_tiles(boards: np.ndarray) -> np.ndarray:
+    """int64 [n]: the largest tile of each board."""
+    b = boards.astype(np.uint64)
+    top = np.zeros(b.size, np.int64)
+    for i in range(16):
+        top = np.maximum(top, ((b >> np.uint64(4 * i)) & np.uint64(15)).astype(np.int64))
+    return np.where(top > 0, np.int64(1) << top, 0)
+
+
+def _init(name: str, config: dict[str, Any]) -> None:
+    global _AGENT
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
+    from ai2048.agents import make_agent
+
+    _AGENT = make_agent(name, **config)
+
+
+def first_board(task: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """Game ``seed`` played by the worker's agent (reset with the seed) until its largest tile reaches
+    ``tile``:
+    (seed, board, score, moves), or None if it ended before."""
+    seed, tile = task
+    g = Game(seed=seed)
+    if hasattr(_AGENT, "reset"):  # as every evaluation plays a game: the agent's own randomness from the seed
+        _AGENT.reset(seed)
+    moves = 0
+    while not g.is_over:
+        g.step(_AGENT.act(g.board))
+        moves += 1
+        if g.max_tile >= tile:
+            return seed, int(g.board), int(g.score), moves
+    return None
+
+
+def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: int = 1000, seed: int = 0,
+              workers: int = 1, progress: bool = True) -> tuple[RestartPool, dict[str, Any]]:
+    """Play ``games`` games of ``agent`` (seeds ``seed``, ``seed + 1``, ...) in ``workers`` processes
+    and keep the first board of each that holds ``tile``; returns the pool and its file's JSON."""
+    whole("games", games, lo=1)
+    whole("workers", workers, lo=1, hi=256)
+    whole("seed", seed, lo=0)
+    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
+        raise ValueError(f"tile={tile!r} must be a power of two >= 4, e.g. 16384")
+    from ai2048.agents import make_agent
+
+    probe = make_agent(agent, **config)  # a bad agent or setting fails here, before any game
+    inner = getattr(probe, "search", probe)  # the endgame agent plays its network through an NTupleAgent
+    net = getattr(probe, "net", None) or getattr(inner, "net", None)
+    patterns = getattr(net, "patterns", None)
+    del probe
+    tasks = [(seed + i, tile) for i in range(games)]
+    found: list[tuple[int, int, int, int]] = []
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(workers, initializer=_init, initargs=(agent, config)) as pool:
+        it = pool.imap(first_board, tasks)
+        if progress:
+            from tqdm import tqdm
+
+            it = tqdm(it, total=games, desc=f"pool: first {tile}", unit="game")
+        found = [r for r in it if r is not None]
+    seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True)) if found else ([], [], [], [])
+    pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, agent, dict(config),
+                        None if patterns is None else str(patterns))
+    return pool_, pool_.to_json(seed, games, seeds, moves)
+
+
+def save_pool(path: str | Path, data: dict[str, Any]) -> None:
+    """Write a pool's JSON atomically."""
+    write_json(path, data)
