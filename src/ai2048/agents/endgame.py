@@ -24,9 +24,10 @@ from ai2048 import checks
 from ai2048.agents.base import BaseAgent
 from ai2048.agents.ntuple import NTupleAgent
 from ai2048.agents.simple import named, playable
+from ai2048.engine.moves import four_moves
 from ai2048.rules import P_TWO, Action
 from ai2048.tables import formations, store
-from ai2048.tables.lookup import match, move_values
+from ai2048.tables.lookup import looked_up, match, move_values
 
 _LOADED: dict[tuple[str, str], store.Table] = {}
 
@@ -49,13 +50,21 @@ def check_table_names(tables: Any) -> tuple[str, ...]:
 
 def load_tables(names: tuple[str, ...], directory: str | Path | None,
                 verify: bool = False) -> list[store.Table]:
-    """The tables ``names``, loaded once per process (memory-mapped, so processes share the pages)."""
+    """The tables ``names``, loaded once per process (memory-mapped, so processes share the pages);
+    a table not built in ``directory`` is read from its distilled copy shipped in the package
+    (``ai2048 tables distill``), if there is one."""
     out = []
     root = str(store.tables_dir(directory))
     for n in names:
         key = (root, n)
         if key not in _LOADED:
-            _LOADED[key] = store.load(n, directory, verify=verify)
+            try:
+                _LOADED[key] = store.load(n, directory, verify=verify)
+            except store.TableNotBuilt:
+                shipped = store.load_distilled(n)
+                if shipped is None:
+                    raise
+                _LOADED[key] = shipped
         out.append(_LOADED[key])
     return out
 
@@ -113,6 +122,9 @@ class EndgameAgent(BaseAgent):
                            for f in forms.values()]
         self.table_moves = 0
         self.moves = 0
+        self.record: dict[str, list[np.ndarray]] | None = None
+        """When a dict, every table decision adds the keys it looks up under the table's name
+        (:func:`ai2048.tables.lookup.looked_up`): what ``ai2048 tables distill`` keeps."""
         self.table_values(self._in_formation(self.tables[0]))  # the lookup kernels load here, not mid-game
 
     @staticmethod
@@ -131,14 +143,23 @@ class EndgameAgent(BaseAgent):
         the board is in no table's formation."""
         b = np.uint64(board)
         best: np.ndarray | None = None
+        legal: np.ndarray | None = None
         for f, fixed, goals, anchor in self.formations:
             for s in range(8):
                 t = int(match(b, np.int64(s), fixed, anchor))
                 table = self.by_target.get((f.name, t)) if t else None
                 if table is None:
                     continue
-                v = move_values(b, np.int64(s), fixed, goals, np.int64(t), np.int64(table.spec.max_sum // 2),
-                                table.keys, table.values, table.offsets)
+                half = np.int64(table.spec.max_sum // 2)
+                v = move_values(b, np.int64(s), fixed, goals, np.int64(t), half, table.keys, table.values,
+                                table.offsets)
+                if self.record is not None:
+                    self.record.setdefault(table.spec.name, []).append(
+                        looked_up(b, np.int64(s), fixed, goals, np.int64(t), half))
+                if table.meta.get("distilled"):  # a position it lacks is unknown: decide knowing all
+                    legal = four_moves(b) != b if legal is None else legal
+                    if np.isnan(v[legal]).any():
+                        continue
                 if best is None or np.nanmax(v, initial=-1.0) > np.nanmax(best, initial=-1.0):
                     best = v
         return best

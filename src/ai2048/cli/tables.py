@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from ai2048.cli._common import add_set_argument
 from ai2048.tables import formations, store
 
 
@@ -29,6 +30,19 @@ def check(args: argparse.Namespace) -> None:
     root = store.tables_dir(args.dir)
     if root.exists() and not root.is_dir():
         raise ValueError(f"--dir {root} is a file, not a folder; name a folder for the tables")
+    if args.action == "distill":
+        from ai2048.checks import whole
+        from ai2048.cli._agents import check_agent
+
+        whole("--games", args.games, lo=1)
+        whole("--workers", args.workers, lo=1, hi=256)
+        whole("--seed", args.seed, lo=0)
+        if args.out is None:
+            raise ValueError("tables distill needs --out FOLDER "
+                             "(the package ships src/ai2048/tables/distilled)")
+        if args.out.exists() and not args.out.is_dir():
+            raise ValueError(f"--out {args.out} is a file, not a folder")
+        check_agent("endgame", _distill_config(args))
     if args.action == "build":
         from ai2048.tables.build import check_resources
 
@@ -114,8 +128,34 @@ def _verify(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _distill_config(args: argparse.Namespace) -> dict:
+    from ai2048.cli._common import parse_sets
+
+    config = {"tables": ",".join(_names(args)), **parse_sets(args.sets)}
+    if args.dir is not None:
+        config["tables_dir"] = str(args.dir)
+    return config
+
+
+def _distill(args: argparse.Namespace) -> int:
+    from ai2048.evaluate import distill
+
+    config = _distill_config(args)
+    looked = distill.collect(config, games=args.games, seed=args.seed, workers=args.workers,
+                             progress=args.progress)
+    agent = {k: v for k, v in config.items() if k != "tables_dir"}
+    info = {"games": args.games, "seed": args.seed, "agent": agent}
+    kept = distill.write(config, looked, args.out, info)
+    for name, n in kept.items():
+        size = (Path(args.out) / f"{name}.npz").stat().st_size
+        print(f"{name}: {n:,} positions, {size / 2**20:.1f} MiB in {Path(args.out) / (name + '.npz')}")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
     check(args)
+    if args.action == "distill":
+        return _distill(args)
     if args.action == "build":
         return _build(args)
     if args.action == "verify":
@@ -133,8 +173,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "`ai2048 tables verify` checks their SHA-256 digests. "
         "The folder is --dir, else $AI2048_TABLES, else the user cache (see docs/tables.md).",
     )
-    p.add_argument("action", nargs="?", choices=("list", "build", "verify"), default="list",
-                   help="list (default), build or verify")
+    p.add_argument("action", nargs="?", choices=("list", "build", "verify", "distill"), default="list",
+                   help="list (default), build, verify, or distill (keep the positions real games look up)")
     p.add_argument("names", nargs="*",
                    help="table names (default: the default set; `ai2048 tables` lists them)")
     p.add_argument("--dir", type=Path, default=None,
@@ -142,4 +182,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="rebuild tables that are already built")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="show a progress bar (default: on)")
+    g = p.add_argument_group("distill", "`ai2048 tables distill`: play games with the built tables and "
+                             "write, per table, the positions they looked up (the package ships such files)")
+    g.add_argument("--games", type=int, default=300, help="games to play (default 300)")
+    g.add_argument("--seed", type=int, default=0, help="seed of the first game (default 0)")
+    g.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    g.add_argument("--out", type=Path, default=None, help="folder for the distilled files")
+    add_set_argument(g, "depth=3")
     p.set_defaults(func=_run, check=check)

@@ -45,6 +45,21 @@ def match(b: np.uint64, s: np.int64, fixed_mask: np.uint64, anchor: np.int64) ->
     return t
 
 
+@njit(cache=True, inline="always")
+def _move_key(b: np.uint64, r: np.uint64, s: np.int64, base: np.uint64, fixed_mask: np.uint64,
+              goal_mask: np.uint64, target: np.int64, half: np.int64) -> tuple:
+    """The outcome of the move that turned ``b`` into ``r`` (``kernels.ILLEGAL``, ``BROKEN``,
+    ``GOAL`` or ``INSIDE``) and, for a position of the table, its key (else 0)."""
+    if r == b:
+        return kernels.ILLEGAL, np.uint64(0)
+    rs = symmetry(r, s)
+    if (rs & fixed_mask) != base:
+        return kernels.BROKEN, np.uint64(0)
+    key = (rs & ~fixed_mask) | fixed_mask
+    kind = kernels.classify(key, fixed_mask, goal_mask, target, half)
+    return kind, (key if kind == kernels.INSIDE else np.uint64(0))
+
+
 @njit(cache=True)
 def move_values(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
                 half: np.int64, keys: np.ndarray, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -55,23 +70,29 @@ def move_values(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.
     m = four_moves(b)
     base = symmetry(b, s) & fixed_mask
     for a in range(4):
-        r = m[a]
-        if r == b:
-            continue
-        rs = symmetry(r, s)
-        if (rs & fixed_mask) != base:
-            out[a] = 0.0
-            continue
-        key = (rs & ~fixed_mask) | fixed_mask
-        kind = kernels.classify(key, fixed_mask, goal_mask, target, half)
+        kind, key = _move_key(b, m[a], s, base, fixed_mask, goal_mask, target, half)
         if kind == kernels.GOAL:
             out[a] = 1.0
         elif kind == kernels.BROKEN:
             out[a] = 0.0
-        else:
+        elif kind == kernels.INSIDE:
             k = kernels.free_sum(key, fixed_mask) // 2
             if k + 1 < offsets.size:
                 j = kernels.find(keys, offsets[k], offsets[k + 1], key)
                 if j >= 0:
                     out[a] = values[j]
+    return out
+
+
+@njit(cache=True)
+def looked_up(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
+              half: np.int64) -> np.ndarray:
+    """uint64 [4]: the keys :func:`move_values` looks up for each move (0 where it looks nothing up):
+    the positions a distilled table must hold for this decision (``ai2048 tables distill``)."""
+    out = np.zeros(4, np.uint64)
+    m = four_moves(b)
+    base = symmetry(b, s) & fixed_mask
+    for a in range(4):
+        kind, key = _move_key(b, m[a], s, base, fixed_mask, goal_mask, target, half)
+        out[a] = key
     return out

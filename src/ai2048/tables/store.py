@@ -1,6 +1,10 @@
 """Where tables live and how they are read: a folder per table under the tables directory, checked
 before use and memory-mapped, so every process reading one shares its pages.
 
+A *distilled* table (``ai2048 tables distill``) is the part of a built one that real games look up,
+shipped in the package (``tables/distilled/NAME.npz``) so the endgame agent plays with no build:
+the same three arrays, the positions it lacks read as unknown.
+
 A built table is ``DIR/NAME/`` with ``keys.npy`` (uint64 keys, sorted within each layer),
 ``values.npy`` (float32 probabilities), ``offsets.npy`` (int64: layer ``k`` is
 ``keys[offsets[k]:offsets[k + 1]]``) and ``table.json`` (what was built, with which rules, the
@@ -24,6 +28,8 @@ from ai2048.tables.formations import TABLES, TableSpec, spec
 ENV_VAR = "AI2048_TABLES"
 FILES = ("keys.npy", "values.npy", "offsets.npy")
 META = "table.json"
+DISTILLED_DIR = Path(__file__).parent / "distilled"
+DISTILLED_FORMAT = "ai2048-distilled-table/1"
 
 
 def default_dir() -> Path:
@@ -157,3 +163,71 @@ def listing(directory: str | Path | None = None) -> list[dict]:
             row.update(state="not built", positions=expected)
         rows.append(row)
     return rows
+
+
+def _layers(keys: np.ndarray, fixed_mask: int) -> np.ndarray:
+    """int64 [n]: the layer of each key (half the sum of its free tiles; ``kernels.free_sum``)."""
+    free = keys & np.uint64(~fixed_mask & 0xFFFFFFFFFFFFFFFF)
+    total = np.zeros(keys.size, np.int64)
+    for q in range(16):
+        e = ((free >> np.uint64(4 * q)) & np.uint64(15)).astype(np.int64)
+        total += np.where(e > 0, np.int64(1) << e, 0)
+    return total // 2
+
+
+def distill(table: Table, looked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distilled arrays of ``table``: the keys ``looked`` (zeros ignored) with their values, sorted
+    within layers, and the layer offsets. A key the table does not hold keeps the value -1, which the
+    agent reads as it reads a position the table lacks (never the best move), so a distilled table
+    decides as the full one wherever it holds every key a decision looks up."""
+    from ai2048.tables.kernels import find
+
+    fixed = int(table.spec.formation.fixed_mask)
+    keys = np.unique(looked[looked != 0].astype(np.uint64))
+    layer = _layers(keys, fixed)
+    order = np.lexsort((keys, layer))
+    keys, layer = keys[order], layer[order]
+    inside = layer + 1 < table.offsets.size  # beyond the table's layers move_values looks nothing up
+    keys, layer = keys[inside], layer[inside]
+    held = np.array([find(table.keys, table.offsets[k], table.offsets[k + 1], np.uint64(key))
+                     for key, k in zip(keys, layer, strict=True)], dtype=np.int64)
+    values = np.where(held >= 0, np.asarray(table.values)[np.maximum(held, 0)], -1.0).astype(np.float32)
+    offsets = np.searchsorted(layer, np.arange(table.offsets.size), side="left").astype(np.int64)
+    return keys, values, offsets
+
+
+def write_distilled(path: str | Path, table: Table, looked: np.ndarray, info: dict) -> int:
+    """Write ``table`` distilled to the keys ``looked`` (:func:`distill`) as one ``.npz``,
+    atomically; returns the positions kept."""
+    keys, values, offsets = distill(table, looked)
+    meta = json.dumps({"format": DISTILLED_FORMAT, "name": table.spec.name, "spec": table.spec.describe(),
+                       "positions": int(keys.size), "of": int(table.keys.size), **info}, sort_keys=True)
+    atomic_write(path, lambda f: np.savez_compressed(f, keys=keys, values=values, offsets=offsets,
+                                                     meta=np.array(meta)))
+    return int(keys.size)
+
+
+def load_distilled(name: str | TableSpec, folder: str | Path | None = None) -> Table | None:
+    """The distilled table ``name`` shipped in ``folder`` (default: the package's), checked like a
+    built one; None when there is none."""
+    want = spec(name)
+    path = Path(folder if folder is not None else DISTILLED_DIR) / f"{want.name}.npz"
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            keys, values, offsets = z["keys"], z["values"], z["offsets"]
+            meta = json.loads(str(z["meta"]))
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        raise TableError(f"{path}: unreadable distilled table ({e}); reinstall ai2048 or build the table: "
+                         f"{build_command(want.name)}") from None
+    if meta.get("format") != DISTILLED_FORMAT or meta.get("spec") != want.describe():
+        raise TableError(f"{path}: distilled for another version's {want.name} (rules, formation or "
+                         f"format); build the table: {build_command(want.name)}")
+    n = keys.size
+    if (keys.dtype != np.uint64 or values.dtype != np.float32 or offsets.dtype != np.int64
+            or values.shape != (n,) or offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0
+            or offsets[-1] != n or np.any(np.diff(offsets) < 0)):
+        raise TableError(f"{path}: distilled table arrays are inconsistent; reinstall ai2048 or build the "
+                         f"table: {build_command(want.name)}")
+    return Table(want, keys, values, offsets, path.parent, {**meta, "distilled": True})

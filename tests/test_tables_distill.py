@@ -1,0 +1,156 @@
+"""Distilled endgame tables (``ai2048 tables distill``): the positions real decisions look up, kept
+with their values; the agent decides with one exactly as with the full table where it holds every
+position a decision looks up, and hands the other decisions to the network's search."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from ai2048 import make_agent
+from ai2048.agents import endgame
+from ai2048.cli import main
+from ai2048.engine import reference
+from ai2048.evaluate import distill
+from ai2048.game import Game
+from ai2048.tables import formations, store
+from ai2048.tables.build import build
+from ai2048.tables.formations import TableSpec
+
+SPEC = TableSpec(formations.F442, 4, 2 ** 12)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tables")
+    build(SPEC, d)
+    return d
+
+
+@pytest.fixture
+def spec(monkeypatch, tmp_path):
+    """The tiny table registered, the package's distilled folder moved to ``tmp_path / 'distilled'``
+    and the agents' table cache emptied."""
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    monkeypatch.setattr(store, "DISTILLED_DIR", tmp_path / "distilled")
+    monkeypatch.setattr(endgame, "_LOADED", {})
+    return SPEC
+
+
+def _cells(b: int) -> list[int]:
+    return [(b >> (4 * q)) & 15 for q in range(16)]
+
+
+def _boards(table: store.Table, n: int, seed: int) -> list[int]:
+    """``n`` playable boards in the table's formation (its walls replaced by distinct large tiles)."""
+    rng, out = random.Random(seed), []
+    f = table.spec.formation
+    while len(out) < n:
+        cells = _cells(int(table.keys[rng.randrange(table.keys.size)]))
+        large = rng.sample(range(5, 16), len(f.fixed) - 1)
+        for q in f.fixed:
+            cells[q] = 4 if q == f.anchor else large.pop()
+        if any(reference.legal_mask(cells)):
+            out.append(sum(e << (4 * q) for q, e in enumerate(cells)))
+    return out
+
+
+def _distilled_agent(built, spec, tmp_path, boards: list[int]) -> tuple:
+    """The full agent, and an agent on the distillate of its decisions on ``boards``."""
+    full = make_agent("endgame", tables=spec.name, tables_dir=str(built), depth=1)
+    full.record = {}
+    for b in boards:
+        full.table_values(b)
+    table = full.tables[0]
+    n = store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", table,
+                              np.concatenate(full.record[spec.name]), {"games": 0})
+    assert 0 < n < table.keys.size
+    empty = tmp_path / "none"
+    empty.mkdir(exist_ok=True)
+    small = make_agent("endgame", tables=spec.name, tables_dir=str(empty), depth=1)
+    assert small.tables[0].meta["distilled"] and small.tables[0].keys.size == n
+    return full, small
+
+
+def test_distilled_decides_as_the_full_table_on_the_boards_it_was_made_from(built, spec, tmp_path):
+    boards = _boards(store.load(spec.name, built), 300, 1)
+    full, small = _distilled_agent(built, spec, tmp_path, boards)
+    for b in boards:
+        want, got = full.table_values(b), small.table_values(b)
+        if want is None:
+            assert got is None
+            continue
+        assert got is not None
+        legal = np.array(reference.legal_mask(_cells(b)))
+        assert np.array_equal(np.nan_to_num(want[legal], nan=-1.0), got[legal])
+        assert int(full.act(b)) == int(small.act(b))
+
+
+def test_on_other_boards_it_decides_only_when_it_knows_every_move(built, spec, tmp_path):
+    table = store.load(spec.name, built)
+    full, small = _distilled_agent(built, spec, tmp_path, _boards(table, 100, 2))
+    known = unknown = 0
+    for b in _boards(table, 300, 3):
+        got = small.table_values(b)
+        legal = np.array(reference.legal_mask(_cells(b)))
+        if got is None:
+            unknown += 1
+            assert int(small.act(b)) == int(small.search.act(b))  # the network's search moves
+            continue
+        known += 1
+        assert not np.isnan(got[legal]).any()
+        assert np.array_equal(got[legal], np.nan_to_num(full.table_values(b)[legal], nan=-1.0))
+    assert known and unknown
+
+
+def test_a_game_replays_exactly_from_its_own_distillate(built, spec, tmp_path):
+    def play(agent) -> tuple[int, int]:
+        agent.reset(5)
+        g = Game(seed=5)
+        while not g.is_over and g.moves < 2000:
+            g.step(agent.act(g.board))
+        return g.score, g.moves
+
+    full = make_agent("endgame", tables=spec.name, tables_dir=str(built), depth=1)
+    full.record = {}
+    first = play(full)
+    assert full.record and full.table_moves > 0
+    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", full.tables[0],
+                          np.concatenate(full.record[spec.name]), {"games": 1})
+    small = make_agent("endgame", tables=spec.name, tables_dir=str(tmp_path), depth=1)
+    assert play(small) == first and small.table_moves == full.table_moves
+
+
+def test_bad_distilled_files_are_named(built, spec, tmp_path):
+    path = store.DISTILLED_DIR / f"{spec.name}.npz"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"not a zip")
+    with pytest.raises(store.TableError, match="unreadable distilled table"):
+        store.load_distilled(spec.name)
+    other = TableSpec(formations.F442, 5, 2 ** 12)
+    store.write_distilled(path, store.load(spec.name, built), np.zeros(0, np.uint64), {})
+    assert store.load_distilled(spec.name).keys.size == 0
+    (path.parent / f"{other.name}.npz").write_bytes(path.read_bytes())
+    with pytest.raises(store.TableError, match="distilled for another version"):
+        store.load_distilled(other)
+    assert store.load_distilled(TableSpec(formations.F442, 6, 2 ** 12)) is None
+
+
+def test_cli_distills_from_built_tables_only(built, spec, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["tables", "distill", spec.name, "--dir", str(built), "--seed", "5", "--set", "depth=1",
+            "--no-progress"]
+    assert main([*args, "--games", "2", "--out", str(out)]) == 0
+    assert f"{spec.name}: " in capsys.readouterr().out
+    assert store.load_distilled(spec.name, out).keys.size > 0
+    assert main([*args, "--games", "0", "--out", str(out)]) == 2
+    assert "--games=0 must be a whole number" in capsys.readouterr().err
+    assert main(args) == 2
+    assert "needs --out" in capsys.readouterr().err
+    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", store.load(spec.name, built),
+                          np.zeros(0, np.uint64), {})
+    with pytest.raises(ValueError, match="is not built"):
+        distill.collect({"tables": spec.name, "tables_dir": str(tmp_path), "depth": 1}, games=1, seed=0,
+                        progress=False)
