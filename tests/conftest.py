@@ -48,3 +48,20 @@ def _signal_handlers_restored() -> Iterator[None]:
     assert not leaked, f"the test left signal handlers installed: {leaked}"
     assert blocked == mask, f"the test left signals blocked: {sorted(blocked - mask)}"
     assert not changed, f"the test left a native (C-level) handler of {changed} in place of Python's"
+
+
+def tiny_table_spec():  # noqa: ANN201 (tables import lazily: most tests never need them)
+    from ai2048.tables import formations
+    from ai2048.tables.formations import TableSpec
+
+    return TableSpec(formations.F442, 4, 2 ** 12)
+
+
+@pytest.fixture(scope="session")
+def tiny_tables(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """A folder with :func:`tiny_table_spec`'s table built (once a session)."""
+    from ai2048.tables.build import build
+
+    d = tmp_path_factory.mktemp("tables")
+    build(tiny_table_spec(), d)
+    return d

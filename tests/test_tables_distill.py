@@ -16,17 +16,15 @@ from ai2048.engine import reference
 from ai2048.evaluate import distill
 from ai2048.game import Game
 from ai2048.tables import formations, store
-from ai2048.tables.build import build
 from ai2048.tables.formations import TableSpec
+from conftest import tiny_table_spec
 
-SPEC = TableSpec(formations.F442, 4, 2 ** 12)
+SPEC = tiny_table_spec()
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tables")
-    build(SPEC, d)
-    return d
+@pytest.fixture
+def built(tiny_tables):
+    return tiny_tables
 
 
 @pytest.fixture
