@@ -441,9 +441,9 @@ def _card_folder(tmp_path, edit=None):
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda c: c["evaluation"]["depth 2"].pop("games"), "evaluation 'depth 2': it lacks 'games'"),
+    (lambda c: c["evaluation"]["2-ply"].pop("games"), "evaluation '2-ply': it lacks 'games'"),
     (lambda c: c["evaluation"]["1-ply"].update(score_mean="x"), "score_mean='x' is not a finite number"),
-    (lambda c: c["evaluation"]["depth 2"].update(tiles=[{"tile": 2}]), "'tiles' is not a list of rows"),
+    (lambda c: c["evaluation"]["2-ply"].update(tiles=[{"tile": 2}]), "'tiles' is not a list of rows"),
     (lambda c: c.update(evaluation=[]), "'evaluation' is a list, not an object"),
 ])
 def test_cli_models__a_card_whose_evaluation_lacks_fields_is_named(edit, message, tmp_path, capsys) -> None:

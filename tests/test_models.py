@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 import ai2048
 import ai2048.models as models
 from ai2048.cli import main
+from ai2048.cli.models import pack_parser
 from ai2048.evaluate import evaluate
 from ai2048.models import agreement, compact, store
 from ai2048.models.card import check_same_run, evaluation
@@ -159,7 +162,7 @@ def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped:
         and tr["games"] == 300
         and tr["machine"]
     )
-    ev1, ev2 = card["evaluation"]["1-ply"], card["evaluation"]["depth 2"]
+    ev1, ev2 = card["evaluation"]["1-ply"], card["evaluation"]["2-ply"]
     assert ev1["games"] == 20 and ev2["games"] == 3 and ev1["depth"] == 1 and ev2["depth"] == 2
     row = ev1["tiles"][-1]
     assert row["reach_lo"] <= row["reach"] <= row["reach_hi"] and ev1["moves_per_s"] > 0
@@ -169,6 +172,7 @@ def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped:
         md == models.markdown(card)
         and "two 32768 tiles do not merge" in md
         and f"{ev1['score_mean']:,.0f}" in md
+        and "### 1-ply (depth 1): 20 games" in md and "### 2-ply (depth 2): 3 games" in md
     )
 
 
@@ -329,6 +333,9 @@ def test_cli__lists_shows_and_packs(trained: dict[str, Path], shipped: Path, tmp
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert "tiny (default)" in out and "0123,4567" in out
+    assert "2-ply: games" in out and "1-ply: games" in out
+    assert "N-ply: the ntuple agent at --set depth=N" in out
+    assert "depth 2" not in out
     assert main(["models", "tiny"]) == 0
     assert "# Model card: `tiny`" in capsys.readouterr().out
     assert main(["models", "tiny", "--json"]) == 0
@@ -351,12 +358,55 @@ def test_cli__lists_shows_and_packs(trained: dict[str, Path], shipped: Path, tmp
         "200",
         "--eval-1ply",
         str(trained["e1"]),
+        "--eval-2ply",
+        str(trained["e2"]),
     ]
     assert main(args) == 0
     assert "packed again" in capsys.readouterr().out
-    assert (
-        models.names(tmp_path) == ["again"] and models.card("again", tmp_path)["network"]["codec"] == "lzma"
-    )
+    again = models.card("again", tmp_path)
+    assert models.names(tmp_path) == ["again"] and again["network"]["codec"] == "lzma"
+    assert list(again["evaluation"]) == ["1-ply", "2-ply"]
+    assert "### 2-ply (depth 2): 3 games" in (tmp_path / "again.md").read_text()
+    old_flag = pack_parser().parse_args(["r", "--name", "n", "--eval-depth2", "e.json"])
+    assert old_flag.eval_2ply == Path("e.json")  # the flag's old name still works
+
+
+def _old_card_folder(shipped: Path, folder: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """``folder`` holding 'tiny' as ``old`` (its network file as it is), its card changed by ``edit``."""
+    folder.mkdir()
+    card = json.loads((shipped / "tiny.json").read_text())
+    card["name"], card["file"]["name"] = "old", "old.ntz"
+    edit(card)
+    (folder / "old.json").write_text(json.dumps(card, indent=2))
+    (folder / "old.ntz").write_bytes((shipped / "tiny.ntz").read_bytes())
+    return folder
+
+
+def _depth_key(card: dict[str, Any]) -> None:
+    """The card as packs wrote it before the tables said the ply: the 2-ply table under ``depth 2``."""
+    card["evaluation"] = {"depth 2" if k == "2-ply" else k: v for k, v in card["evaluation"].items()}
+
+
+def test_card__an_older_card_naming_its_table_depth_2_loads_and_says_2_ply(
+    shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _old_card_folder(shipped, tmp_path / "m", _depth_key)
+    card = models.card("old", folder)
+    assert "depth 2" in card["evaluation"] and "2-ply" not in card["evaluation"]
+    assert models.load("old", folder).w.size > 0  # its file still matches its checksum
+    ev2 = card["evaluation"]["depth 2"]
+    assert models.headline(card)["2-ply"]["games"] == ev2["games"] == 3
+    assert f"### 2-ply (depth 2): {ev2['games']} games" in models.markdown(card)
+    assert main(["models", "--dir", str(folder)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "0123,4567" in line)
+    assert f"{ev2['score_mean']:,.0f}" in row  # the 2-ply columns are filled from the old key
+
+
+def test_card__one_table_under_both_its_old_and_new_key_is_an_error(shipped: Path, tmp_path: Path) -> None:
+    folder = _old_card_folder(shipped, tmp_path / "m",
+                              lambda c: c["evaluation"].update({"depth 2": c["evaluation"]["2-ply"]}))
+    with pytest.raises(ValueError, match="evaluation 'depth 2' is the same table as '2-ply'"):
+        models.markdown(models.card("old", folder))
 
 
 def test_train_init__starts_from_the_shipped_weights(
@@ -442,6 +492,18 @@ def test_shipped_network__fits_64_mib_and_replays_its_checks() -> None:
     net = Network(header["patterns"], stages=header["stages"], kind=header["kind"], weights=w)
     assert boards.size >= 1000 and np.array_equal(agreement.greedy_moves(net, boards), moves)
     assert card["evaluation"] and any("32768" in x for x in card["limits"])
+
+
+def test_shipped_network__its_markdown_is_its_card_and_names_the_ply() -> None:
+    """The shipped ``NAME.md`` is :func:`models.markdown` of its JSON, tables headed by their ply."""
+    found = store.names(store.PACKAGE_DIR)
+    if not found:
+        pytest.skip("no network is shipped in ai2048/models/networks yet")
+    for name in found:
+        card = store.card(name, store.PACKAGE_DIR)
+        md = (store.PACKAGE_DIR / f"{name}.md").read_text()
+        assert md == models.markdown(card)
+        assert all(k.endswith("-ply") for k in card["evaluation"]) and "depth 2:" not in md
 
 
 def test_cli_watch__depth_2_plays_the_default_shipped_network(

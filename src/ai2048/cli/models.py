@@ -2,7 +2,7 @@
 
     ai2048 models                      # names with headline figures
     ai2048 models 4x6-tc-lambda            # the model card (markdown; --json for the JSON)
-    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-depth2 e2.json --default
+    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-2ply e2.json --default
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich.text import Text
 
 from ai2048 import models
 from ai2048.cli._common import printable
+from ai2048.models.card import ply
 
 
 def _fmt_pct(x: float | None) -> str:
@@ -30,8 +31,9 @@ def _list(directory: Path | None) -> int:
     if not found:
         print(f"no shipped networks in {where}; pack one with `ai2048 models pack RUN_DIR --name NAME`")
         return 0
-    t = Table(title=f"shipped networks ({where})")
-    for col in ("name", "patterns", "stages", "MiB", "depth 2: games", "16384", "32768", "mean", "moves/s",
+    t = Table(title=f"shipped networks ({where})",
+              caption="N-ply: the ntuple agent at --set depth=N (2-ply: max-chance-max)")
+    for col in ("name", "patterns", "stages", "MiB", "2-ply: games", "16384", "32768", "mean", "moves/s",
                 "1-ply: games", "mean "):
         t.add_column(col, justify="left" if col in ("name", "patterns") else "right")
     skipped = []
@@ -41,7 +43,7 @@ def _list(directory: Path | None) -> int:
         except ValueError as e:  # one damaged card does not hide the others
             skipped.append(f"skipped {name}: {e}")
             continue
-        d2, d1 = h.get("depth 2"), h.get("1-ply")
+        d2, d1 = h.get(ply(2)), h.get(ply(1))
         cells = [
             name + (" (default)" if h["default"] else ""),
             str(h["patterns"]),
@@ -86,11 +88,11 @@ def pack_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run", type=Path, help="run directory (config.json, meta.json, weights.npz)")
     p.add_argument("--name", required=True, help="model name (letters, digits, '.', '_', '-')")
+    p.add_argument("--eval-1ply", type=Path, default=None,
+                   help="result JSON of `ai2048 eval ... --out` at 1-ply (depth=1)")
     p.add_argument(
-        "--eval-1ply", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 1"
-    )
-    p.add_argument(
-        "--eval-depth2", type=Path, default=None, help="result JSON of `ai2048 eval ... --out` at depth 2"
+        "--eval-2ply", "--eval-depth2", dest="eval_2ply", type=Path, default=None,
+        help="result JSON of `ai2048 eval ... --out` at 2-ply (depth=2)",
     )
     p.add_argument(
         "--command", default=None, help="the training command as run (default: written from config.json)"
@@ -126,7 +128,7 @@ def _pack(rest: list[str]) -> int:
 
     a = pack_parser().parse_args(rest)
     card = pack(
-        a.run, a.name, eval_1ply=a.eval_1ply, eval_depth2=a.eval_depth2, command=a.command, summary=a.summary,
+        a.run, a.name, eval_1ply=a.eval_1ply, eval_depth2=a.eval_2ply, command=a.command, summary=a.summary,
         default=a.default, directory=a.dir, machine_text=a.machine, wall_seconds=a.wall_seconds,
         max_mib=a.max_mib, step=a.step, codec=a.codec, positions=a.positions, checks=a.checks, seed=a.seed,
     )

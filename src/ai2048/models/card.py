@@ -23,6 +23,28 @@ RESERVED = ("pack", "shipped")
 """Words the CLI and ``--init`` give a meaning of their own."""
 
 _EVAL_FORMAT = "ai2048.eval-result"
+_OLD_KEY = re.compile(r"^depth (\d+)$")
+_PLY_KEY = re.compile(r"^(\d+)-ply$")
+
+
+def ply(depth: int) -> str:
+    """The card's name of an evaluation at search ``depth``: ``depth=D`` searches D move layers, what
+    the literature calls D-ply (2-ply: max-chance-max)."""
+    return f"{depth}-ply"
+
+
+def ply_key(key: str) -> str:
+    """An evaluation's key as cards write it now: cards packed before wrote ``depth 2`` for the
+    2-ply table, and still load."""
+    m = _OLD_KEY.match(key)
+    return ply(int(m.group(1))) if m else key
+
+
+def _title(key: str) -> str:
+    """An evaluation's heading, naming the ply and the option that plays it: ``2-ply (depth 2)``."""
+    label = ply_key(key)
+    m = _PLY_KEY.match(label)
+    return f"{label} (depth {m.group(1)})" if m else label
 
 
 def check_name(name: Any) -> str:
@@ -160,8 +182,12 @@ def check_evaluations(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
     fix = "the card is truncated or hand-edited: reinstall it"
     if not isinstance(evs, dict):
         raise ValueError(f"model card {name!r}: 'evaluation' is a {type(evs).__name__}, not an object; {fix}")
+    labels: dict[str, str] = {}
     for key, ev in evs.items():
         where = f"model card {name!r}, evaluation {key!r}"
+        if ply_key(key) in labels:
+            raise ValueError(f"{where} is the same table as {labels[ply_key(key)]!r}; {fix}")
+        labels[ply_key(key)] = key
         if not isinstance(ev, dict):
             raise ValueError(f"{where} is a {type(ev).__name__}, not an object; {fix}")
         problems = [f"it lacks {f!r}" if f not in ev else f"{f}={repr(ev[f])[:40]} is not {what}"
@@ -204,7 +230,7 @@ def _headline(card: dict[str, Any]) -> dict[str, Any]:
         "patterns": net.get("preset") or net["patterns"], "stages": net["stages"],
     }
     for key, ev in card.get("evaluation", {}).items():
-        out[key] = {
+        out[ply_key(key)] = {
             "games": ev["games"], "score_mean": ev["score_mean"], "moves_per_s": ev["moves_per_s"],
             "16384": reach(ev, 16384), "32768": reach(ev, 32768),
         }
@@ -295,7 +321,7 @@ def _markdown(card: dict[str, Any]) -> str:
     if not evs:
         lines += ["No evaluation was recorded with this network.", ""]
     for key, ev in evs.items():
-        lines += _eval_md(key, ev)
+        lines += _eval_md(_title(key), ev)
     lines += ["## What it cannot do", ""]
     lines += [f"- {x}" for x in card.get("limits", [])]
     lines += [

@@ -1,6 +1,6 @@
 """Turn a training run and its evaluation results into a shipped network: ``NAME.ntz`` + card.
 
-    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-depth2 e2.json \\
+    ai2048 models pack runs/long1 --name 4x6-tc-lambda --eval-1ply e1.json --eval-2ply e2.json \\
         --command "ai2048 train ntuple --preset tc ..." --default
 
 Steps: read the run (``config.json``, ``meta.json``, ``weights.npz``, all checked); keep as
@@ -34,7 +34,7 @@ from ai2048.checkpoint import (
     write_json,
 )
 from ai2048.models import agreement, compact
-from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown
+from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown, ply
 from ai2048.models.store import card as shipped_card
 from ai2048.models.store import default_name, models_dir, names
 from ai2048.ntuple.network import Network, load_file
@@ -56,8 +56,8 @@ LIMITS = [
     "It values boards under the spawn odds it was trained with; other odds (p_two) play, uncalibrated.",
     "It is one fixed network: it does not adapt to an opponent placing tiles (minimax) or to other "
     "board sizes.",
-    "Deeper search (depth >= 3) is stronger but far slower: depth 2 is the setting the card's tables "
-    "measure.",
+    "Deeper search (3-ply and beyond: depth >= 3) is stronger but far slower: 2-ply (depth 2) is the "
+    "setting the card's tables measure.",
 ]
 
 
@@ -236,7 +236,8 @@ def pack(
     """Pack run directory ``run`` as shipped network ``name`` into ``directory``; returns the card.
 
     Args:
-        eval_1ply, eval_depth2: result files (``ai2048 eval --out``) at depth 1 and 2.
+        eval_1ply, eval_depth2: result files (``ai2048 eval --out``) of the 1-ply and 2-ply agent
+            (``depth=1`` and ``depth=2``).
         command: the training command as run (default: one written from config.json).
         default: mark it the network ``make_agent("ntuple")`` plays.
         max_mib: largest file allowed; the step is the finest that fits (or ``step``).
@@ -248,9 +249,9 @@ def pack(
     check_pack_outputs(name, directory)
     evals = {}  # read first: a wrong result file is found before minutes of packing
     if eval_1ply is not None:
-        evals["1-ply"] = evaluation(eval_1ply, depth=1)
+        evals[ply(1)] = evaluation(eval_1ply, depth=1)
     if eval_depth2 is not None:
-        evals["depth 2"] = evaluation(eval_depth2, depth=2)
+        evals[ply(2)] = evaluation(eval_depth2, depth=2)
     t_start = time.perf_counter()
     for ev in evals.values():
         check_same_run(ev, run)
