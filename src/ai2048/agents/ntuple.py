@@ -3,7 +3,7 @@
 ``make_agent("ntuple", weights=RUN_DIR)`` plays the move with the largest ``r + V(after-state)``
 (seed 004; Szubert & Jaśkowski 2014). ``depth=2, 3, ...`` runs the expectimax search of
 :mod:`ai2048.search.expectimax` with the network as its after-state evaluator (with the
-transposition table); depth 2 is the literature's "2-ply"/"3-ply" max-chance-max search.
+transposition table); depth D is the literature's "D-ply" search (depth 2: max-chance-max).
 ``downgrade=True`` values boards holding a 32768 after tile-downgrading (Guei et al. 2022).
 ``tie_order="004"`` breaks ties between equal values as seed 004's ``np.argmax`` over
 [up, down, left, right] does (default: the lower action number, up, right, down, left).

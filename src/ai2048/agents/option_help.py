@@ -56,9 +56,9 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "seed 004's demo takes the first best of up, down, left, right", _ORDERS)},
     "reflex-seed003": {},
     "expectimax": {
-        "depth": OptionHelp("moves (each followed by a spawn) searched ahead; 'adaptive' picks it per board "
-                            "from the number of distinct tiles", "nneonneo/2048-ai (adaptive rule); seed "
-                                                                 "003 uses 2",
+        "depth": OptionHelp("moves (each followed by a spawn) searched ahead: D = D-ply; 'adaptive' picks it "
+                            "per board from the number of distinct tiles",
+                            "nneonneo/2048-ai (adaptive rule); seed 003 uses 2",
                             "an integer >= 1 or 'adaptive'"),
         "time_budget": OptionHelp("seconds per move: deepen 1, 2, ... up to max_depth while time is left "
                                   "(overrides depth)", "iterative deepening, as seed 003's minimax",
@@ -92,7 +92,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
         "order": ORDER,
     },
     "expectimax-seed003": {
-        "depth": OptionHelp("moves (each followed by a spawn) searched ahead", "seed 003: depth 2",
+        "depth": OptionHelp("moves (each followed by a spawn) searched ahead: D = D-ply",
+                            "seed 003: depth 2 (2-ply)",
                             "an integer >= 1"),
         "p_two": OptionHelp("probability of a 2 at chance nodes", "seed 003's text places a 2 or a 4; its "
                                                                   "code "
@@ -211,8 +212,8 @@ OPTIONS: dict[str, dict[str, OptionHelp]] = {
                               "file)",
                               "seed 004 (TD learning of n-tuple networks, Szubert & Jaśkowski 2014)",
                               "a path, or None to play a shipped network (model)"),
-        "depth": OptionHelp("1 = greedy on the network's values; >= 2 = expectimax with the network at the "
-                            "leaves",
+        "depth": OptionHelp("1 = 1-ply: greedy on the network's values; D >= 2 = D-ply expectimax with the "
+                            "network at the leaves (2-ply: max-chance-max)",
                             "seed 004 plays 1-ply; deeper search as in Yeh et al. 2016", "an integer >= 1"),
         "downgrade": OptionHelp("value boards with their large tiles lowered: true/'lowest' with a 32768 "
                                 "(lowest gap closed), 'highest' from a 16384 (highest gap closed); "
