@@ -48,6 +48,8 @@ def row(name: str, games: int, seed: int) -> str:
         lo, hi = wilson(k, games)
         cells.append(f"{100 * k / games:.0f} ({100 * lo:.0f}–{100 * hi:.0f})")
     label = agent_name + ("" if not config else " " + ", ".join(f"{k}={v}" for k, v in config.items()))
+    if agent_name in ("expectimax", "ntuple"):  # the search's ply: depth=D searches D moves
+        label += f" ({config.get('depth', 1)}-ply)"
     invalid = sum(r["invalid"] for r in results)
     moves = statistics.mean(r["moves"] for r in results)
     return (f"| {label} | {games} | {statistics.mean(scores):,.0f} ± {se:,.0f} | "
