@@ -27,7 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "`ai2048 eval expectimax --set weights='{...}'`. Ctrl-C or SIGTERM saves the candidates tried "
         "(to --out, else to ./tune-DATE-TIME.json) and prints the command that continues the search.",
     )
-    p.add_argument("--depth", type=int, default=2, help="expectimax depth the candidates play at (default 2)")
+    p.add_argument("--depth", type=int, default=2,
+                   help="expectimax depth the candidates play at, D = D-ply (default 2)")
     p.add_argument("--games", type=int, default=100, help="games per candidate (default 100)")
     p.add_argument("--generations", type=int, default=8, help="generations (default 8)")
     p.add_argument("--population", type=int, default=6, help="children per generation (default 6)")
