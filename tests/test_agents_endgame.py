@@ -90,8 +90,8 @@ def test_a_whole_game_is_legal_and_reproducible(agent):
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"tables": "442-512"},
-         r"endgame table 442-512 is not built .*run: ai2048 tables build 442-512 --dir"),
+        ({"tables": "442-32"},  # (no distilled copy of it ships)
+         r"endgame table 442-32 is not built .*run: ai2048 tables build 442-32 --dir"),
         ({"tables": "nope"}, r"unknown table 'nope'"),
         ({"tables": ""}, r"tables is empty"),
         ({"tables": 5}, r"tables must be 'default' or comma-separated"),
@@ -120,6 +120,11 @@ def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tables_
     monkeypatch.setattr(formations, "DEFAULT", (SPEC.name,))
     monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
     assert "endgame" not in scan_models(None)
+    monkeypatch.setattr(store, "DISTILLED_DIR", tmp_path / "distilled")  # or its distilled copy ships
+    store.write_distilled(tmp_path / "distilled" / f"{SPEC.name}.npz", store.load(SPEC.name, tables_dir),
+                          np.zeros(0, np.uint64), {})
+    assert "endgame" in scan_models(None)
+    (tmp_path / "distilled" / f"{SPEC.name}.npz").unlink()
     monkeypatch.setenv(store.ENV_VAR, str(tables_dir))
     model = scan_models(None)["endgame"]
     agent = model.build(depth=1)

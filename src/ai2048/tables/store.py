@@ -143,7 +143,7 @@ def load(name: str | TableSpec, directory: str | Path | None = None, verify: boo
 
 def listing(directory: str | Path | None = None) -> list[dict]:
     """Every registered table with its state in ``directory``: built (size, positions, build time),
-    half-built, or not built."""
+    half-built, or not built (and whether the package ships a distilled copy the agent reads then)."""
     root = tables_dir(directory)
     rows = []
     for name, (table, expected) in TABLES.items():
@@ -159,6 +159,8 @@ def listing(directory: str | Path | None = None) -> list[dict]:
                 row.update(state=f"corrupt ({e})")
         elif (folder / ".build").is_dir():
             row.update(state="half-built")
+        elif (DISTILLED_DIR / f"{name}.npz").is_file():  # the agent reads the shipped copy
+            row.update(state="not built; distilled copy shipped", positions=expected)
         else:
             row.update(state="not built", positions=expected)
         rows.append(row)

@@ -269,13 +269,15 @@ def _shipped() -> dict[str, Model]:
 
 
 def _endgame() -> dict[str, Model]:
-    """The ``endgame`` agent (the shipped network with endgame tables), offered when its default tables
-    are built in the tables folder ($AI2048_TABLES or the user cache): the web never starts a build."""
+    """The ``endgame`` agent (the shipped network with endgame tables), offered when each default table
+    is built in the tables folder ($AI2048_TABLES or the user cache) or shipped distilled in the
+    package: the web never starts a build."""
     from ai2048.tables import formations, store
 
     try:
         root = store.tables_dir()
-        if not all((root / n / store.META).is_file() for n in formations.DEFAULT):
+        if not all((root / n / store.META).is_file() or (store.DISTILLED_DIR / f"{n}.npz").is_file()
+                   for n in formations.DEFAULT):
             return {}
     except (OSError, ValueError):
         return {}
