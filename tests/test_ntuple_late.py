@@ -110,6 +110,7 @@ def test_run__restarts_from_the_pool_keeps_it_in_the_checkpoint_and_resumes_exac
     recs = read_jsonl(a / "metrics.jsonl")
     assert [r["restarted"] for r in recs] == [10] * 4 and all(r["restart_tiles"] for r in recs)
     assert all(r["score_mean"] is None and r["chain_moves"] > 0 for r in recs)
+    assert all(r["restart_score_mean"] > 0 and r["restart_moves_mean"] > 0 for r in recs)
     _, arrays = load_file(a / "weights.npz", extra=("train_pools", "train_pool_n"))
     pool = read_pool(pool_file)
     n = pool.boards.size

@@ -634,6 +634,8 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
             extra: dict[str, Any] = {"chain_moves": int(chained.sum())} if cfg.chain_restarts else {}
             if restarted.any():  # where restarted games end: the late game's conversion
                 extra["restart_tiles"] = tile_table_percent(tile[restarted])
+                extra["restart_score_mean"] = float(score[restarted].mean())  # scored from the restart
+                extra["restart_moves_mean"] = float(moves[restarted].mean())
             loop.log({
                 "games_per_s": g / dt, "moves_per_s": played / dt,
                 "restarted": int(restarted.sum()), **extra,
