@@ -95,8 +95,8 @@ def test_a_whole_game_is_legal_and_reproducible(agent):
         ({"tables": "nope"}, r"unknown table 'nope'"),
         ({"tables": ""}, r"tables is empty"),
         ({"tables": 5}, r"tables must be 'default' or comma-separated"),
-        ({"min_value": 1.0}, r"min_value must be a number in \[0, 1\)"),
-        ({"min_value": float("nan")}, r"min_value must be a number in \[0, 1\)"),
+        ({"min_value": 1.0}, r"min_value=1.0 must be a finite number in \[0, 1\)"),
+        ({"min_value": float("nan")}, r"min_value=nan must be a finite number in \[0, 1\)"),
         ({"p_two": 0.8, "tables": "442-64"}, r"table 442-64 is solved for p_two=0.9, not 0.8"),
     ],
 )

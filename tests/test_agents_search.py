@@ -109,7 +109,7 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("expectimax", {"depth": 0}, "depth"),
         ("expectimax", {"p_two": 0.0}, "p_two"),
         ("expectimax", {"p_two": 1.2}, "p_two"),
-        ("expectimax", {"heuristic": "magic"}, "unknown heuristic"),
+        ("expectimax", {"heuristic": "magic"}, "heuristic='magic' is not one of 'nneonneo', 'seed003'"),
         ("expectimax", {"weights": {"nope": 1.0}}, "weights"),
         ("expectimax", {"weights": "nope"}, "tuned, published"),
         (
@@ -121,11 +121,12 @@ def test_montecarlo__reset_makes_it_repeatable() -> None:
         ("expectimax", {"deep": 3}, "valid keys"),
         ("minimax", {"depth": -2}, "depth"),
         ("minimax", {"depth": None, "time_limit": None}, "depth, a time_limit"),
-        ("minimax", {"node_budget": 0}, "node_budget=0 must be an integer >= 1"),
-        ("minimax", {"node_budget": 60.5}, "node_budget=60.5 must be an integer"),
+        ("minimax", {"node_budget": 0}, "node_budget=0 must be a whole number >= 1, or None"),
+        ("minimax", {"node_budget": 60.5}, "node_budget=60.5 must be a whole number"),
         ("montecarlo", {"playouts": 0}, "playouts"),
         ("montecarlo", {"p_two": -0.1}, "p_two"),
-        ("ntuple", {"downgrade": "no"}, "downgrade='no': use true/false or one of none, lowest"),  # was: on
+        # "no" used to switch downgrading on
+        ("ntuple", {"downgrade": "no"}, "downgrade='no' must be True or False or 'none' or 'lowest'"),
         ("minimax", {"prune": "no"}, "prune='no' must be True or False"),
         ("minimax", {"fours": 1}, "fours=1 must be True or False"),
         ("nonexistent", {}, "available agents"),

@@ -182,8 +182,8 @@ def test_torch_envs_name_bad_seeds_and_p_two():
         (["eval", "greedy", "--max-moves", str(10**30), "--no-progress"],
          "--max-moves=1" + "0" * 30 + " must be a whole number in 1..1,000,000,000"),
         (["eval", "montecarlo", "--set", "playouts=1000000000000", "--no-progress"],
-         "playouts=1000000000000 must be an integer in 1..100,000"),
-        (["watch", "montecarlo", "--set", "playouts_total=400001"], "must be an integer in 1..400,000"),
+         "playouts=1000000000000 must be a whole number in 1..100,000"),
+        (["watch", "montecarlo", "--set", "playouts_total=400001"], "must be a whole number in 1..400,000"),
     ],
 )
 def test_huge_requests_named_before_any_game(capsys, args, expect):

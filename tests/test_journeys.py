@@ -31,7 +31,8 @@ def test_net_agents__bad_threads_is_named_before_the_weights_are_read(name: str,
     a negative count was taken silently as torch's default."""
     from ai2048.agents import make_agent
 
-    with pytest.raises(ValueError, match=r"threads=.* must be an integer >= 1 .*or 0 for torch's default"):
+    message = r"threads=.* must be a whole number >= 0 \(0 keeps torch's default\)"
+    with pytest.raises(ValueError, match=message):
         make_agent(name, weights=str(tmp_path / "no-run"), threads=threads)
 
 

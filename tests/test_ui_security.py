@@ -215,7 +215,8 @@ def test_models__a_models_folder_that_does_not_exist_is_an_error(tmp_path: Path)
     ("montecarlo", {"playouts": 2.5}, "playouts=2.5 is out of range"),
     ("expectimax", {"tt_bits": 24}, "tt_bits must be a whole number in 0..20"),
     ("expectimax", {"depth": 9}, "depth must be a whole number in 1..6 or 'adaptive'"),
-    ("expectimax", {"p_two": 1e300}, "p_two must be a number in 0..1"),
+    ("expectimax", {"p_two": 1e300}, "p_two must be a number in (0, 1]"),
+    ("expectimax", {"p_two": 0}, "p_two must be a number in (0, 1]"),  # was: passed here, failed to build
     ("expectimax", {"evaluator": "os.system"}, "is not accepted"),
     ("minimax", {"time_limit": 100}, "time_limit must be a number in 0.01..1"),
     ("model:tiny-dqn", {"threads": 10000}, "setting 'threads' is fixed by the server"),

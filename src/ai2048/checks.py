@@ -197,13 +197,16 @@ class Option:
         help: what the option does, one line (``--help``, ``ai2048 agents NAME``, the web page).
         kind: one of :data:`KINDS`.
         lo, hi, lo_open, hi_open: the range of a ``whole``/``number`` (``hi`` of a ``seed``).
-        choices: a ``choice``'s values; for a ``whole``/``number``, words taken as well (``"adaptive"``).
+        choices: a ``choice``'s values; for a ``whole``/``number``/``flag``, words taken as well
+            (``"adaptive"``).
         none: None is taken, meaning this (``""``: no words); None (the default) refuses None.
         source: the seed or paper it comes from.
         allowed: the values in words, for a ``kind="any"`` option (its owner checks it).
+        why: why the range is what it is, added to an error message (``"0 = no table"``).
         web: the web app's range, ``(lo, hi)`` (``None`` in either place: the declared bound);
             ``None`` here keeps the option off the web.
         web_none: whether the web takes None (default: as declared).
+        web_choices: the web's choices (of a ``choice``) or words (of the others); default: as declared.
         web_default: the web's value where a request gives none (default: the factory's).
     """
 
@@ -217,8 +220,10 @@ class Option:
     none: str | None = None
     source: str = ""
     allowed: str = ""
+    why: str = ""
     web: tuple[float | None, float | None] | None = None
     web_none: bool | None = None
+    web_choices: tuple[Any, ...] | None = None
     web_default: Any = None
 
     def __post_init__(self) -> None:
@@ -233,7 +238,6 @@ class Option:
         rng = describe_range(self.lo, self.hi, whole=whole, lo_open=self.lo_open, hi_open=self.hi_open)
         if self.kind in ("whole", "number"):
             text = " ".join(filter(None, ("a whole number" if whole else "a finite number", rng)))
-            text += "".join(f" or {w!r}" for w in self.choices)
         elif self.kind == "seed":
             text = f"a whole number in 0..{_seed_top(SEED_MAX if self.hi is None else int(self.hi))}"
         elif self.kind == "choice":
@@ -244,6 +248,8 @@ class Option:
             text = "text"
         else:
             return self.allowed
+        if self.kind in ("whole", "number", "flag"):
+            text += "".join(f" or {w!r}" for w in self.choices)
         if self.none is not None:
             text += ", or None" + (f" ({self.none})" if self.none else "")
         return text
@@ -253,25 +259,28 @@ class Option:
         :meth:`describe`."""
         if value is None and self.none is not None:
             return None
-        if self.kind in ("whole", "number") and isinstance(value, str) and value in self.choices:
+        if self.kind in ("whole", "number", "flag") and isinstance(value, str) and value in self.choices:
             return value
         try:
             return self._check(name, value)
         except ValueError as e:
-            if self.none is None and not (self.choices and self.kind != "choice"):
+            if self.kind == "seed" or (self.none is None and not (self.choices and self.kind != "choice")):
                 raise
-            raise type(e)(f"{name}={shown(value)} must be {self.describe()}") from None
+            why = f" ({self.why})" if self.why else ""
+            raise type(e)(f"{name}={shown(value)} must be {self.describe()}{why}") from None
 
     def _check(self, name: str, value: Any) -> Any:
         if self.kind == "whole":
             lo, hi = (None if b is None else int(b) for b in (self.lo, self.hi))
-            return whole(name, value, lo, hi)
+            return whole(name, value, lo, hi, why=self.why)
         if self.kind == "number":
-            return number(name, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
-        if self.kind == "seed":
-            return seed(name, value, optional=False, hi=SEED_MAX if self.hi is None else int(self.hi))
+            return number(name, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open,
+                          why=self.why)
+        if self.kind == "seed":  # seed's own words ("... or None"), as everywhere a seed is checked
+            top = SEED_MAX if self.hi is None else int(self.hi)
+            return seed(name, value, optional=self.none is not None, hi=top)
         if self.kind == "choice":
-            return choice(name, value, self.choices)
+            return choice(name, value, self.choices, why=self.why)
         if self.kind == "flag":
             return flag(name, value)
         if self.kind == "text" and not isinstance(value, str):
@@ -279,14 +288,16 @@ class Option:
         return value
 
     def web_option(self) -> Option | None:
-        """This option as the web app takes it (its narrower range), or None when the web does not."""
+        """This option as the web app takes it (its narrower range and choices), or None when the web
+        does not. A bound the web narrows is closed; one it keeps stays as declared."""
         if self.web is None:
             return None
-        lo = self.lo if self.web[0] is None else self.web[0]
-        hi = self.hi if self.web[1] is None else self.web[1]
+        lo, lo_open = (self.lo, self.lo_open) if self.web[0] is None else (self.web[0], False)
+        hi, hi_open = (self.hi, self.hi_open) if self.web[1] is None else (self.web[1], False)
         none = self.none if self.web_none is None else ("" if self.web_none else None)
-        return Option(self.help, self.kind, lo, hi, self.lo_open, self.hi_open, self.choices, none,
-                      self.source, self.allowed)
+        choices = self.choices if self.web_choices is None else self.web_choices
+        return Option(self.help, self.kind, lo, hi, lo_open, hi_open, choices, none, self.source,
+                      self.allowed, self.why)
 
     def contains(self, other: Option) -> bool:
         """Whether every value ``other`` takes is one this option takes (the web's range inside the

@@ -17,7 +17,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ai2048 import checks
+from ai2048.agents.options import declared_options, format_help, option_rows
 from ai2048.checkpoint import check_regular_file, read_json
+from ai2048.checks import Option
 from ai2048.rules import Action
 
 
@@ -93,13 +95,32 @@ def config_keys(name: str) -> dict[str, Any]:
     }
 
 
+def options_of(name: str) -> dict[str, Option]:
+    """The options agent ``name`` declares (:mod:`ai2048.agents.options`), by key in signature order;
+    empty for an agent registered outside the package without declarations."""
+    return declared_options(_spec(name).factory()) or {}
+
+
+def option_help(name: str) -> list[dict[str, Any]]:
+    """Agent ``name``'s options in signature order: key, default (None and ``required`` when there is
+    none), what, source, allowed. Unknown agents raise as :func:`make_agent` does."""
+    return option_rows(config_keys(name), options_of(name))
+
+
+def format_option_help(name: str) -> str:
+    """``ai2048 agents NAME``'s text: the agent's description, then one block per option."""
+    return format_help(name, _spec(name).description, option_help(name))
+
+
 def check_agent_config(name: str, config: dict[str, Any]) -> None:
     """The checks :func:`make_agent` makes before it builds anything: ``name`` is registered, every key
-    of ``config`` is one of its keys and every required key is given; a ValueError names the fix.
+    of ``config`` is one of its keys, every required key is given, and every value is one its
+    declaration takes (:mod:`ai2048.agents.options`); a ValueError names the fix. Rules between
+    options, and values that need a file (a network, a table), are checked when the agent is built.
 
-    The values are checked by the agent itself when it is built (some need its network file), except
-    ``seed``, every agent's: a whole number in 0..2**64-1 or None (``--set seed=-1`` was taken
-    silently by some agents, refused with numpy's bare "expected non-negative integer" by others)."""
+    ``seed`` is checked for an agent without declarations too: a whole number in 0..2**64-1 or None
+    (``--set seed=-1`` was taken silently by some agents, refused with numpy's bare "expected
+    non-negative integer" by others)."""
     keys = config_keys(name)
     unknown = sorted(set(config) - set(keys))
     if unknown:
@@ -108,7 +129,11 @@ def check_agent_config(name: str, config: dict[str, Any]) -> None:
     missing = [k for k, v in keys.items() if v is inspect.Parameter.empty and k not in config]
     if missing:
         raise ValueError(_missing_message(name, missing))
-    if "seed" in config:
+    options = options_of(name)
+    for key, value in config.items():
+        if key in options:
+            options[key].check(key, value)
+    if "seed" in config and "seed" not in options:
         checks.seed("seed", config["seed"])
 
 

@@ -9,14 +9,30 @@ the most-visited move with random ties from each game's own stream, ``threads`` 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.lazyzero import GAMES_IN_FLIGHT, BatchedSearchAgent, load_lazyzero_network
+from ai2048.agents.options import (
+    DEVICE,
+    IN_FLIGHT,
+    PUCT,
+    REQUIRED,
+    SEARCH_THREADS,
+    SEED,
+    WEIGHTS_RUN,
+    agent_options,
+    option,
+)
 from ai2048.rules import P_TWO
-from ai2048.search.chance_mcts import Evaluator, chance_mcts
 from ai2048.search.streams import check_threads
 
-__all__ = ["ChanceMCTSAgent", "chance_mcts", "make_chance_mcts"]
+if TYPE_CHECKING:
+    from ai2048.search.chance_mcts import Evaluator
+
+__all__ = ["ChanceMCTSAgent", "make_chance_mcts"]
 
 
 class ChanceMCTSAgent(BatchedSearchAgent):
@@ -26,19 +42,15 @@ class ChanceMCTSAgent(BatchedSearchAgent):
 
     def __init__(self, evaluate: Evaluator, *, simulations: int, puct: float, device: str, seed: int | None,
                  threads: int = 1, games_in_flight: int = 1, p_two: float = P_TWO) -> None:
-        if isinstance(simulations, bool) or not isinstance(simulations, int) or simulations < 1:
-            raise ValueError(f"simulations must be a positive int, got {simulations!r}")
-        if not (puct >= 0 and np.isfinite(puct)):
-            raise ValueError(f"puct must be finite and >= 0, got {puct}")
-        self.evaluate, self.simulations, self.puct, self.p_two = (
-            evaluate,
-            simulations,
-            float(puct),
-            float(p_two),
-        )
+        self.evaluate = evaluate
+        self.simulations = checks.whole("simulations", simulations, 1)
+        self.puct = checks.number("puct", puct, 0)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         self._setup(device, seed, threads, games_in_flight)
 
     def _visits(self, boards: np.ndarray, states: np.ndarray) -> np.ndarray:
+        from ai2048.search.chance_mcts import chance_mcts
+
         return chance_mcts(
             boards,
             self.evaluate,
@@ -49,9 +61,20 @@ class ChanceMCTSAgent(BatchedSearchAgent):
         )
 
 
-def make_chance_mcts(weights: str, simulations: int = 200, puct: float = 1.25, device: str = "cpu",
-                     seed: int | None = None, threads: int = 1,
-                     games_in_flight: int = GAMES_IN_FLIGHT) -> ChanceMCTSAgent:
+@agent_options
+def make_chance_mcts(
+    weights: str = option(
+        REQUIRED, WEIGHTS_RUN, help="the LazyZero run directory whose network guides the search",
+        source="seed 001's network; chance nodes as in Stochastic MuZero (Antonoglou et al. 2022)"),
+    simulations: int = option(200, "MCTS simulations per move", "whole", lo=1, web=(None, 800),
+                              source="this toolkit"),
+    puct: float = option(1.25, PUCT, help="PUCT exploration constant",
+                         source="AlphaZero (Silver et al. 2018)"),
+    device: str = option("cpu", DEVICE),
+    seed: int | None = option(None, SEED),
+    threads: int = option(1, SEARCH_THREADS),
+    games_in_flight: int = option(GAMES_IN_FLIGHT, IN_FLIGHT),
+) -> ChanceMCTSAgent:
     """Chance-node MCTS with the network of LazyZero run directory ``weights``."""
     if weights is None:
         raise ValueError(

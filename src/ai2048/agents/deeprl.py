@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.options import DEVICE, NET_THREADS, REQUIRED, SEED, WEB, WEIGHTS_RUN, agent_options, option
 from ai2048.engine.board import exponents
 from ai2048.engine.moves import all_moves
 from ai2048.rules import ACTION_NAMES, Action
@@ -53,10 +54,8 @@ def centred_rewards(rewards: np.ndarray, legal: np.ndarray, scale: float) -> np.
 class _NetAgent(BaseAgent):
     kind = ""
 
-    def __init__(self, weights: str | Path, device: str = "cpu", threads: int = 1) -> None:
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 0:
-            raise ValueError(f"threads={threads!r} must be an integer >= 1 (torch CPU threads), or 0 for "
-                             "torch's default")
+    def __init__(self, weights: str | Path, device: str, threads: int) -> None:
+        """Load the network; each agent below declares (and so checks) these options."""
         import torch
 
         if threads >= 1:  # 0 keeps torch's default
@@ -103,16 +102,21 @@ class DQNAgent(_NetAgent):
 
     kind = "dqn"
 
+    @agent_options
     def __init__(
         self,
-        weights: str | Path,
-        device: str = "cpu",
-        threads: int = 1,
-        policy: str = "greedy",
-        seed: int | None = None,
+        weights: str | Path = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train "
+                                     "dqn`", source="seed 000 (IsacPasianotto/2048-DRL)"),
+        device: str = option("cpu", DEVICE),
+        threads: int = option(1, NET_THREADS),
+        policy: str = option(
+            "greedy", "'greedy' plays the best legal Q; 'entropy' samples softmax(Q·α·log(t+1)) over legal "
+            "moves with the training's action counts t, as seed 000 tested", "choice",
+            choices=("greedy", "entropy"), web=WEB,
+            source="seed 000: kind_action='entropy' is stochastic at test time"),
+        seed: int | None = option(None, SEED, help="seed of the 'entropy' policy's draws",
+                                  source="this toolkit"),
     ) -> None:
-        if policy not in ("greedy", "entropy"):
-            raise ValueError(f"policy={policy!r} is not one of 'greedy', 'entropy'")
         super().__init__(weights, device, threads)
         self.policy = policy
         self.counts = np.asarray(self.payload.get("explore_counts", [0.0] * 4), dtype=np.float64)
@@ -148,6 +152,16 @@ class QNetAgent(_NetAgent):
 
     kind = "qnet"
 
+    @agent_options
+    def __init__(
+        self,
+        weights: str | Path = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train "
+                                     "qnet`", source="seed 003's Q-network"),
+        device: str = option("cpu", DEVICE),
+        threads: int = option(1, NET_THREADS),
+    ) -> None:
+        super().__init__(weights, device, threads)
+
     def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         after, rew, legal = all_moves(boards)
         if self.config.get("mode", "q") == "q":
@@ -161,6 +175,16 @@ class PolicyAgent(_NetAgent):
     """Seed 002's policy network: the most probable legal move."""
 
     kind = "policy"
+
+    @agent_options
+    def __init__(
+        self,
+        weights: str | Path = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train "
+                                     "policy`", source="seed 002's policy MLP (p-mckenzie/2048)"),
+        device: str = option("cpu", DEVICE),
+        threads: int = option(1, NET_THREADS),
+    ) -> None:
+        super().__init__(weights, device, threads)
 
     def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _, _, legal = all_moves(boards)

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from ai2048 import checks
 from ai2048.agents.base import BaseAgent
-from ai2048.agents.ntuple import NTupleAgent
+from ai2048.agents.ntuple import DOWNGRADE, MODEL, NTupleAgent
+from ai2048.agents.options import DEPTH, P_TWO_SEARCH, PROB_CUTOFF, TT_BITS, agent_options, option
 from ai2048.agents.simple import named, playable
 from ai2048.engine.moves import four_moves
 from ai2048.rules import P_TWO, Action
@@ -88,25 +88,40 @@ class EndgameAgent(BaseAgent):
             game to 32768 is played as the network's game to 16384.
     """
 
+    @agent_options
     def __init__(
         self,
-        depth: int = 3,
-        tables: str = "default",
-        tables_dir: str | Path | None = None,
-        min_value: float = 0.0,
-        model: str | None = None,
-        weights: str | Path | None = None,
-        prob_cutoff: float = 1e-4,
-        tt_bits: int = 20,
-        p_two: float = P_TWO,
-        downgrade: bool | str = "highest",
+        depth: int = option(
+            3, DEPTH, web=(None, 3),
+            help="the n-tuple network search's depth away from the tables (3 = 3-ply, 2 = 2-ply: "
+            "max-chance-max)", source="Yeh et al. 2016; macroxue/2048-ai searches between lookups"),
+        tables: str = option(
+            "default", "the endgame tables to play from (`ai2048 tables` lists them)",
+            allowed="'default' or comma-separated table names",
+            source="macroxue/2048-ai's lookup tables; game-difficulty/2048EndgameTablebase's formation "
+            "tables (method only)"),
+        tables_dir: str | Path | None = option(
+            None, "the folder the tables were built in", source="this toolkit",
+            allowed="a path, or None for $AI2048_TABLES or the user cache"),
+        min_value: float = option(
+            0.0, "a table's move is played only when its success probability is above this", "number", lo=0,
+            hi=1, hi_open=True, web=(None, 0.99), source="this toolkit"),
+        model: str | None = option(None, MODEL),
+        weights: str | Path | None = option(
+            None, "an n-tuple run directory or network file to search with instead",
+            allowed="a path, or None", source="seed 004 (TD learning of n-tuple networks)"),
+        prob_cutoff: float = option(1e-4, PROB_CUTOFF, web=(1e-4, None)),
+        tt_bits: int = option(20, TT_BITS),
+        p_two: float = option(P_TWO, P_TWO_SEARCH, web=None, help="probability of a 2; must be the one the "
+                              "tables were solved for", source="2048 rules"),
+        downgrade: bool | str = option(
+            "highest", DOWNGRADE, help="how the network values boards past its training: 'highest' (a board "
+            "holding a 16384 with its highest gap closed), 'lowest' (Guei et al.), 'residual' (a network "
+            "trained with a residual late stage), or false"),
     ) -> None:
         names = check_table_names(tables)
-        if isinstance(min_value, bool) or not isinstance(min_value, (int, float, np.floating)) \
-                or not 0.0 <= float(min_value) < 1.0:
-            raise ValueError(f"min_value must be a number in [0, 1), got {min_value!r}")
         self.min_value = float(min_value)
-        self.p_two = checks.probability("p_two", p_two, zero=False)
+        self.p_two = p_two
         for n in names:
             if formations.spec(n).p_two != self.p_two:
                 solved = formations.spec(n).p_two

@@ -7,23 +7,39 @@ random-rollout baseline (no network). Both search a whole batch of games at once
 and still get the games one-at-a-time play gives, and run torch with ``threads`` threads.
 
 This module also reads LazyZero run directories (:func:`load_lazyzero_network`); the trainer in
-:mod:`ai2048.train.lazyzero` writes them.
+:mod:`ai2048.train.lazyzero` writes them. It imports torch only when an agent is built or a network
+read, so reading the agents' options (``ai2048 agents``, the web app's settings) does not.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
+from ai2048 import checks
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.options import (
+    DEVICE,
+    IN_FLIGHT,
+    PUCT,
+    REQUIRED,
+    SEARCH_THREADS,
+    SEED,
+    TEMPERATURE,
+    WEIGHTS_RUN,
+    agent_options,
+    option,
+)
 from ai2048.board_io import check_board, check_boards
-from ai2048.nets.device import resolve_device
 from ai2048.rules import ACTION_NAMES, P_TWO, Action
-from ai2048.search.lazyzero import Evaluator, batch_legal_bits, choose_moves, lazy_search_boards
 from ai2048.search.streams import GameStreams, check_threads, torch_threads
+
+if TYPE_CHECKING:
+    import torch
+
+    from ai2048.search.lazyzero import Evaluator
 
 WEIGHTS = "model.pt"
 """The network weights file of a LazyZero run directory (a ``state_dict``)."""
@@ -57,7 +73,10 @@ def load_lazyzero_network(
     a GPU loads on a CPU-only machine; a network whose shape differs from the run's config is a
     ValueError naming both.
     """
+    import torch
+
     from ai2048.checkpoint import check_regular_file, read_json
+    from ai2048.nets.device import resolve_device
     from ai2048.nets.files import load_torch_file
     from ai2048.nets.resnet import PolicyValueResNet
 
@@ -102,11 +121,11 @@ class BatchedSearchAgent(BaseAgent):
     temperature = 0.0
 
     def _setup(self, device: str, seed: int | None, threads: int, games_in_flight: int) -> None:
+        from ai2048.nets.device import resolve_device
+
         self.device = resolve_device(device)
         self.threads = check_threads(threads)
-        if isinstance(games_in_flight, bool) or not isinstance(games_in_flight, int) or games_in_flight < 1:
-            raise ValueError(f"games_in_flight must be a positive int, got {games_in_flight!r}")
-        self.games_in_flight = games_in_flight
+        self.games_in_flight = checks.whole("games_in_flight", games_in_flight, 1)
         self.streams = GameStreams(seed)
 
     def _visits(self, boards: np.ndarray, states: np.ndarray) -> np.ndarray:
@@ -125,6 +144,8 @@ class BatchedSearchAgent(BaseAgent):
         ``slots`` (int [N]): the game slot of each board (see ``reset_slot``); None uses the
         agent's own streams, row ``i`` for board ``i``.
         """
+        from ai2048.search.lazyzero import batch_legal_bits, choose_moves
+
         boards = check_boards(boards)
         legal = batch_legal_bits(boards)
         if (legal == 0).any():
@@ -143,6 +164,8 @@ class BatchedSearchAgent(BaseAgent):
 
     def explain(self, board: int) -> dict[str, float]:
         """Share of the search's visits per legal move."""
+        from ai2048.search.lazyzero import batch_legal_bits
+
         b = np.array([check_board(board)], dtype=np.uint64)
         with torch_threads(self.threads):
             visits = self._visits(b, self.streams.rows(1))[0]
@@ -171,38 +194,37 @@ class LazyZeroAgent(BatchedSearchAgent):
         games_in_flight: int = 1,
         p_two: float = P_TWO,
     ) -> None:
-        for key, v in (("rollouts", rollouts), ("depth", depth)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{key} must be a positive int, got {v!r}")
-        if not (puct >= 0 and temperature >= 0) or not np.isfinite([puct, temperature]).all():
-            raise ValueError(
-                f"puct and temperature must be finite and >= 0, got puct={puct}, temperature={temperature}"
-            )
         self.evaluate = evaluate
-        self.rollouts, self.depth, self.puct, self.temperature = (
-            rollouts,
-            depth,
-            float(puct),
-            float(temperature),
-        )
-        self.p_two = float(p_two)
+        self.rollouts, self.depth = checks.whole("rollouts", rollouts, 1), checks.whole("depth", depth, 1)
+        self.puct = checks.number("puct", puct, 0)
+        self.temperature = checks.number("temperature", temperature, 0)
+        self.p_two = checks.probability("p_two", p_two, zero=False)
         self._setup(device, seed, threads, games_in_flight)
 
     def _visits(self, boards: np.ndarray, states: np.ndarray) -> np.ndarray:
+        from ai2048.search.lazyzero import lazy_search_boards
+
         return lazy_search_boards(boards, self.evaluate, states, rollouts=self.rollouts, depth=self.depth,
                                   puct=self.puct, p_two=self.p_two, device=self.device)
 
 
+@agent_options
 def make_lazyzero(
-    weights: str,
-    rollouts: int | None = None,
-    depth: int | None = None,
-    puct: float | None = None,
-    temperature: float = 0.0,
-    device: str = "cpu",
-    seed: int | None = None,
-    threads: int = 1,
-    games_in_flight: int = GAMES_IN_FLIGHT,
+    weights: str = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train lazyzero`",
+                          source="seed 001 (lowrollr/turbozero)"),
+    rollouts: int | None = option(
+        None, "policy rollouts per move", "whole", lo=1, none="the run's test setting", web=(None, 400),
+        web_none=False, source="seed 001: num_policy_rollouts (500 in its 2048 config)"),
+    depth: int | None = option(None, "rollout depth, counting the root's PUCT action", "whole", lo=1,
+                               none="the run's setting", web=(None, 4), web_none=False,
+                               source="seed 001: rollout_depth (3)"),
+    puct: float | None = option(None, PUCT, none="the run's setting", web_none=False,
+                                source="seed 001: puct_coeff (1.0)"),
+    temperature: float = option(0.0, TEMPERATURE, source="seed 001: temperature (0 at test)"),
+    device: str = option("cpu", DEVICE),
+    seed: int | None = option(None, SEED),
+    threads: int = option(1, SEARCH_THREADS),
+    games_in_flight: int = option(GAMES_IN_FLIGHT, IN_FLIGHT),
 ) -> LazyZeroAgent:
     """LazyZero with the network of run directory ``weights``; search settings default to the run's test
     settings."""
@@ -225,9 +247,20 @@ def make_lazyzero(
     )
 
 
-def make_random_rollout(rollouts: int = 100, depth: int = 2, puct: float = 1.0, temperature: float = 0.0,
-                        device: str = "cpu", seed: int | None = None, threads: int = 1,
-                        games_in_flight: int = GAMES_IN_FLIGHT) -> LazyZeroAgent:
+@agent_options
+def make_random_rollout(
+    rollouts: int = option(100, "rollouts per move", "whole", lo=1, web=(None, 400),
+                           source="seed 001's random_rollout_lazy_mcts baseline"),
+    depth: int = option(2, "rollout depth, counting the root's action; leaves are scored by a random playout",
+                        "whole", lo=1, web=(None, 4), source="seed 001's baseline"),
+    puct: float = option(1.0, PUCT, help="PUCT exploration constant C (priors are uniform)",
+                         source="seed 001: puct_coeff"),
+    temperature: float = option(0.0, TEMPERATURE, source="seed 001: temperature"),
+    device: str = option("cpu", DEVICE),
+    seed: int | None = option(None, SEED),
+    threads: int = option(1, SEARCH_THREADS),
+    games_in_flight: int = option(GAMES_IN_FLIGHT, IN_FLIGHT),
+) -> LazyZeroAgent:
     """Seed 001's random-rollout LazyZero baseline: no network, leaves scored by random playouts."""
     return LazyZeroAgent(
         None,

@@ -22,17 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from ai2048 import checks
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.options import DEPTH, ORDER, P_TWO_SEARCH, PROB_CUTOFF, TT_BITS, WEB, agent_options, option
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
 from ai2048.checkpoint import read_json
+from ai2048.checks import Option
 from ai2048.models import compact, store
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
 from ai2048.ntuple.network import KINDS, Network, load_file
 from ai2048.ntuple.patterns import parse_patterns, pattern_name
 from ai2048.rules import P_TWO, Action
-from ai2048.search.expectimax import Expectimax, check_depth
+from ai2048.search.expectimax import Expectimax
 
 
 def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Network:
@@ -60,17 +61,16 @@ def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Net
 
 
 DOWNGRADES = ("none", "lowest", "highest", "residual")
-"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2, 3): residual is for a network trained
-with a residual late stage (``train ntuple --downgrade residual``, ``kernels.base_value``)."""
+"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2, 3); ``True`` is ``"lowest"``. Residual is
+for a network trained with a residual late stage (``train ntuple --downgrade residual``,
+``kernels.base_value``)."""
 
-
-def check_downgrade(value: Any) -> int:
-    """``downgrade`` as the kernels' mode: a flag (``True`` is ``"lowest"``) or one of :data:`DOWNGRADES`."""
-    if isinstance(value, str) and value in DOWNGRADES:
-        return DOWNGRADES.index(value)
-    if isinstance(value, str):
-        raise ValueError(f"downgrade={value!r}: use true/false or one of {', '.join(DOWNGRADES)}")
-    return int(checks.flag("downgrade", value))  # bool("no") was True
+DOWNGRADE = Option("how the network values boards past its training", "flag", choices=DOWNGRADES,
+                   source="Guei et al. 2022 (tile-downgrading); the highest-gap and residual variants are "
+                   "this toolkit's")
+"""``downgrade`` of the n-tuple and endgame agents: a flag (``True``: ``"lowest"``) or a mode's name."""
+MODEL = Option("a shipped network's name (see `ai2048 models`)", source="this toolkit's trained networks",
+               allowed="a name, or None for the default one (only without weights)")
 
 
 def play_kernels(tuples: Sequence[Sequence[int]], tie_order: str = "clockwise",
@@ -111,32 +111,52 @@ class NTupleAgent(BaseAgent):
             that changes nothing scores -1 plus the board's value and may be chosen; depth 1 only).
     """
 
+    @agent_options
     def __init__(
         self,
-        weights: str | Path | Network | None = None,
-        depth: int = 1,
-        downgrade: bool | str = False,
-        prob_cutoff: float = 1e-4,
-        tt_bits: int = 20,
-        p_two: float = P_TWO,
-        patterns: str | None = None,
-        model: str | None = None,
-        models_dir: str | Path | None = None,
-        tie_order: str = "clockwise",
-        illegal_action: str = "mask",
+        weights: str | Path | Network | None = option(
+            None, "the run directory of `ai2048 train ntuple` (or its weights.npz or a .ntz file)",
+            allowed="a path, or None to play a shipped network (model)",
+            source="seed 004 (TD learning of n-tuple networks, Szubert & Jaśkowski 2014)"),
+        depth: int = option(
+            1, DEPTH, web=(None, 3), source="seed 004 plays 1-ply; deeper search as in Yeh et al. 2016",
+            help="1 = 1-ply: greedy on the network's values; D >= 2 = D-ply expectimax with the network at "
+            "the leaves (2-ply: max-chance-max)"),
+        downgrade: bool | str = option(
+            False, DOWNGRADE, web=WEB, web_choices=(),
+            help="value boards with their large tiles lowered: true/'lowest' with a 32768 (lowest gap "
+            "closed), 'highest' from a 16384 (highest gap closed); 'residual' for a network trained with "
+            "--downgrade residual"),
+        prob_cutoff: float = option(1e-4, PROB_CUTOFF, web=(1e-4, None)),
+        tt_bits: int = option(20, TT_BITS),
+        p_two: float = option(P_TWO, P_TWO_SEARCH, help="probability of a 2 assumed by before-state values "
+                              "and the search", source="seed 004's allpopup: 9 twos to 1 four"),
+        patterns: str | None = option(
+            None, "the pattern set the weights must have (a mismatch is an error)",
+            allowed="a pattern-set name, or None to accept the file's",
+            source="seed 004's 4x6 tuples and others (`ai2048 train ntuple --help`)"),
+        model: str | None = option(None, MODEL),
+        models_dir: str | Path | None = option(
+            None, "the folder to look shipped networks up in",
+            allowed="a path, or None for the package's (or $AI2048_MODELS)", source="this toolkit"),
+        tie_order: str = option(
+            "clockwise", ORDER, source="seed 004's argmax takes the first of up, down, left, right (004); "
+            "clockwise = the lower action number", web=None),
+        illegal_action: str = option(
+            "mask", "mask: only moves that change the board; penalty: a move that changes nothing scores -1 "
+            "plus the board's value and may be chosen (1-ply; evaluate with --illegal-move penalty)",
+            "choice", choices=ILLEGAL_ACTIONS, source="seed 004's argmax does not mask moves"),
     ) -> None:
-        self.depth = check_depth(depth)
+        self.depth = depth
         self.order = check_order(tie_order)
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"illegal_action={illegal_action!r}: use one of {', '.join(ILLEGAL_ACTIONS)}")
         self.penalty = illegal_action == "penalty"
         if self.penalty and self.depth != 1:
             raise ValueError(
                 f"illegal_action='penalty' plays seed 004's 1-ply player; depth={depth} searches legal moves "
                 "only: use depth=1, or illegal_action='mask'"
             )
-        self.p_two = checks.probability("p_two", p_two, zero=False)
-        self.downgrade = check_downgrade(downgrade)
+        self.p_two = p_two
+        self.downgrade = DOWNGRADES.index(downgrade) if isinstance(downgrade, str) else int(downgrade)
         if weights is not None and model is not None:
             raise ValueError(
                 f"give weights (a run directory or file) or model (a shipped name), not both: {weights!r}, "

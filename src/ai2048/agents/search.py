@@ -13,11 +13,22 @@ import numpy as np
 
 from ai2048 import checks
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.options import (
+    DEPTH,
+    ORDER,
+    P_TWO_SEARCH,
+    PROB_CUTOFF,
+    SEED,
+    TT_BITS,
+    WEB,
+    agent_options,
+    option,
+)
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.agents.simple import named, playable
 from ai2048.engine.rng import seed_state
 from ai2048.rules import P_TWO, Action
-from ai2048.search.expectimax import Expectimax, adaptive_depth, check_depth
+from ai2048.search.expectimax import Expectimax, adaptive_depth
 from ai2048.search.heuristics import (
     NNEONNEO_PUBLISHED,
     SEED003_UTILITY_WEIGHTS,
@@ -32,6 +43,11 @@ from ai2048.search.minimax import Minimax
 from ai2048.search.montecarlo import MAX_PLAYOUTS, MAX_PLAYOUTS_TOTAL, playout_values, playout_values_total
 
 HEURISTICS = ("nneonneo", "seed003")
+
+WEB_PLAYOUTS = 2000
+"""``montecarlo``'s most ``playouts`` per legal first move on the web: at most 4 x 2000 random games a
+decision (``playouts_total``: the same 8000 in all)."""
+_PLAYOUTS_WHY = "random games per decision: more would take minutes a move"
 
 
 NNEONNEO_WEIGHT_SETS = {"tuned": NneonneoWeights(), "published": NNEONNEO_PUBLISHED}
@@ -97,36 +113,53 @@ class ExpectimaxAgent(BaseAgent):
         order: tie-break order between equal values (a seed number or "clockwise").
     """
 
+    @agent_options
     def __init__(
         self,
-        depth: int | str = "adaptive",
-        time_budget: float | None = None,
-        heuristic: str = "nneonneo",
-        weights: dict[str, float] | str | None = None,
-        p_two: float = P_TWO,
-        prob_cutoff: float = 1e-4,
-        tt_bits: int = 20,
-        depth_offset: int = 1,
-        min_depth: int = 2,
-        max_depth: int = 8,
-        evaluator: Callable[..., float] | None = None,
-        data: tuple | None = None,
-        reward_weight: float | None = None,
-        order: str = "003",
+        depth: int | str = option(
+            "adaptive", DEPTH, choices=("adaptive",), web=(1, 6),
+            help="moves (each followed by a spawn) searched ahead: D = D-ply; 'adaptive' picks it per board "
+            "from the number of distinct tiles", source="nneonneo/2048-ai (adaptive rule); seed 003 uses 2"),
+        time_budget: float | None = option(
+            None, "seconds per move: deepen 1, 2, ... up to max_depth while time is left (overrides depth)",
+            "number", lo=0, lo_open=True, none="a fixed depth", web=(0.01, 1.0),
+            source="iterative deepening, as seed 003's minimax"),
+        heuristic: str = option(
+            "nneonneo", "the built-in evaluation of leaf boards", "choice", choices=HEURISTICS, web=WEB,
+            source="'nneonneo': nneonneo/2048-ai; 'seed003': seed 003's five-term heuristic"),
+        weights: dict[str, float] | str | None = option(
+            None, "heuristic weights over the defaults: a dict of fields, or a named set",
+            allowed="'tuned', 'published', a dict (nneonneo: lost, empty, merges, monotonicity, mono_power, "
+            "sum, sum_power; seed003: max_log2, free, adjacent_equal, edges, gradient), or None",
+            source="nneonneo's published constants ('published') or this toolkit's tuned ones"),
+        p_two: float = option(P_TWO, P_TWO_SEARCH),
+        prob_cutoff: float = option(1e-4, PROB_CUTOFF, web=(1e-4, None)),
+        tt_bits: int = option(20, TT_BITS),
+        depth_offset: int = option(
+            1, "with depth='adaptive': subtract this from nneonneo's depth rule", "whole", web=(-3, 3),
+            why="negative searches deeper", source="this toolkit (speed/strength trade)"),
+        min_depth: int = option(2, DEPTH, help="with depth='adaptive': the shallowest depth used (at most "
+                                "max_depth)", source="this toolkit", web=(None, 6)),
+        max_depth: int = option(8, DEPTH, help="the deepest depth: the adaptive rule's cap and time_budget's "
+                                "limit", source="this toolkit", web=(None, 6), web_default=6),
+        evaluator: Callable[..., float] | None = option(
+            None, "Python API only: a custom numba after-state evaluator replacing the heuristic (see "
+            "ai2048.search.expectimax); not settable from the command line",
+            allowed="a numba @njit function, or None for the built-in heuristic", source="this toolkit"),
+        data: tuple | None = option(None, "Python API only: the data tuple passed to a custom evaluator",
+                                    allowed="a tuple (only with evaluator), or None", source="this toolkit"),
+        reward_weight: float | None = option(
+            None, "weight of the moves' rewards added to leaf values; None means 0 with a built-in heuristic "
+            "and 1 with a custom evaluator (value = future score)", "number", lo=0, none="",
+            web=(None, 100.0), source="this toolkit"),
+        order: str = option("003", ORDER),
     ) -> None:
-        if depth != "adaptive":
-            check_depth(depth)
         self.depth = depth
-        self.min_depth = check_depth(min_depth, "min_depth")
-        self.max_depth = check_depth(max_depth, "max_depth")
+        self.min_depth, self.max_depth = min_depth, max_depth
         if self.min_depth > self.max_depth:
             raise ValueError(f"min_depth={min_depth} is larger than max_depth={max_depth}")
-        if not isinstance(depth_offset, int) or isinstance(depth_offset, bool):
-            raise TypeError(f"depth_offset must be an integer, got {depth_offset!r}")
         self.depth_offset = depth_offset
-        if time_budget is not None and (isinstance(time_budget, bool) or not float(time_budget) > 0):
-            raise ValueError(f"time_budget={time_budget} must be a positive number of seconds (or None)")
-        self.time_budget = None if time_budget is None else float(time_budget)
+        self.time_budget = time_budget
         if evaluator is None:
             if data is not None:
                 raise ValueError("data= is only used with evaluator=; built-in heuristics take weights=")
@@ -137,10 +170,8 @@ class ExpectimaxAgent(BaseAgent):
                 data = ()
             rw = 1.0 if reward_weight is None else reward_weight
         self.order = check_order(order)
-        self.search = Expectimax(
-            evaluator, data, p_two=checks.probability("p_two", p_two, zero=False), prob_cutoff=prob_cutoff,
-            reward_weight=float(rw), tt_bits=tt_bits,
-        )
+        self.search = Expectimax(evaluator, data, p_two=p_two, prob_cutoff=prob_cutoff,
+                                 reward_weight=float(rw), tt_bits=tt_bits)
         self.last_depth = 0
 
     def depth_for(self, board: int) -> int:
@@ -182,8 +213,16 @@ class ExpectimaxAgent(BaseAgent):
         return int(self.search.stats[0])
 
 
+@agent_options
 def seed003_expectimax(
-    depth: int = 2, p_two: float = P_TWO, prob_cutoff: float = 0.0, tt_bits: int = 20, order: str = "003"
+    depth: int = option(2, DEPTH, help="moves (each followed by a spawn) searched ahead: D = D-ply",
+                        source="seed 003: depth 2 (2-ply)", web=(None, 3)),
+    p_two: float = option(
+        P_TWO, P_TWO_SEARCH, help="probability of a 2 at chance nodes",
+        source="seed 003's text places a 2 or a 4; its code (ParkerD559) 2s only: p_two=1.0"),
+    prob_cutoff: float = option(0.0, PROB_CUTOFF, web=WEB),
+    tt_bits: int = option(20, TT_BITS),
+    order: str = option("003", ORDER),
 ) -> ExpectimaxAgent:
     """Seed 003's expectimax: depth 2, its five-term heuristic, chance nodes over 2s and 4s.
 
@@ -210,23 +249,31 @@ class MinimaxAgent(BaseAgent):
         order: tie-break order (a seed number or "clockwise").
     """
 
+    @agent_options
     def __init__(
         self,
-        depth: int | None = 4,
-        time_limit: float | None = 0.2,
-        prune: bool = True,
-        fours: bool = False,
-        weights: list[float] | None = None,
-        order: str = "003",
-        node_budget: int | None = None,
+        depth: int | None = option(
+            4, DEPTH, none="no cap; needs time_limit", web=(None, 5), web_none=False,
+            help="moves searched ahead (the tile placements between them are the adversary's); with "
+            "time_limit the deepest allowed", source="seed 003 (depth 4 plays best here: docs/search.md)"),
+        # never None on the web: a fixed depth-5 search without pruning, fours on, is 4 x 112**4 leaves on
+        # an open board (tens of seconds with the GIL held, docs/ui.md); a time limit bounds it
+        time_limit: float | None = option(
+            0.2, "seconds per move: deepen 1, 2, ... within it", "number", lo=0, lo_open=True,
+            none="a fixed depth", web=(0.01, 1.0), web_none=False, source="seed 003: 0.2 s per move"),
+        prune: bool = option(True, "alpha-beta pruning (the same move as without it under every tie order, "
+                             "fewer nodes)", "flag", web=WEB, source="seed 003: with and without alpha-beta"),
+        fours: bool = option(False, "the adversary may also place 4s", "flag", web=WEB,
+                             source="seed 003 places 2s only (false)"),
+        weights: list[float] | None = option(
+            None, "utility weights [smoothness, monotonicity, ln-empty, max4tile]",
+            allowed="a list of 4 numbers, or None for the seed's", source="seed 003's minimax utility"),
+        order: str = option("003", ORDER),
+        node_budget: int | None = option(
+            None, "nodes (moves tried) per move over every depth: deepen 1, 2, ... within it, the same on "
+            "any machine", "whole", lo=1, none="", source="seed 003's cut-off shrinks with the nodes "
+            "expanded (docs/search.md)"),
     ) -> None:
-        if depth is not None:
-            check_depth(depth)
-        if time_limit is not None and (isinstance(time_limit, bool) or not float(time_limit) > 0):
-            raise ValueError(f"time_limit={time_limit} must be a positive number of seconds (or None)")
-        if node_budget is not None and (isinstance(node_budget, bool) or not isinstance(node_budget, int)
-                                        or node_budget < 1):
-            raise ValueError(f"node_budget={node_budget!r} must be an integer >= 1 (or None)")
         if depth is None and time_limit is None and node_budget is None:
             raise ValueError("minimax needs a depth, a time_limit or a node_budget (or a depth with either)")
         w = np.array(weights if weights is not None else SEED003_UTILITY_WEIGHTS, dtype=np.float64)
@@ -235,7 +282,7 @@ class MinimaxAgent(BaseAgent):
                 f"weights must be 4 numbers (smoothness, monotonicity, ln-empty, max4tile), got {weights}"
             )
         self.depth = depth
-        self.time_limit = None if time_limit is None else float(time_limit)
+        self.time_limit = time_limit
         self.node_budget = node_budget
         self.order = check_order(order)
         self.search = Minimax(seed003_utility, (w,), prune=prune, fours=fours, order=self.order)
@@ -275,20 +322,30 @@ class MonteCarloAgent(BaseAgent):
         order: tie-break order (seed 002: w, a, s, d).
     """
 
-    def __init__(self, playouts: int = 50, playouts_total: int | None = None, p_two: float = P_TWO,
-                 seed: int | None = None, order: str = "002") -> None:
-        for key, value, most in (("playouts", playouts, MAX_PLAYOUTS),
-                                 ("playouts_total", playouts_total, MAX_PLAYOUTS_TOTAL)):
-            if value is None and key == "playouts_total":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
-                raise ValueError(f"{key}={value!r} must be an integer in 1..{most:,} (random games per "
-                                 "decision: more would take minutes a move)")
+    @agent_options
+    def __init__(
+        self,
+        playouts: int = option(
+            50, "random playouts per legal first move; a move's value is their mean final score", "whole",
+            lo=1, hi=MAX_PLAYOUTS, why=_PLAYOUTS_WHY, web=(None, WEB_PLAYOUTS),
+            source="seed 002 part 3 (p-mckenzie/2048), budget per first move (about 4x the seed's "
+            "simulation_size)"),
+        playouts_total: int | None = option(
+            None, "the seed's budget instead: this many playouts in all, each starting with a uniformly "
+            "random legal move; moves no playout tried are not chosen", "whole", lo=1, hi=MAX_PLAYOUTS_TOTAL,
+            none="playouts", why=_PLAYOUTS_WHY, web=(None, 4 * WEB_PLAYOUTS),
+            source="seed 002 part 3: simulation_size (5, 20, 50, 100, 150 in its runs)"),
+        p_two: float = option(P_TWO, P_TWO_SEARCH, help="probability of a 2 at the playouts' spawns",
+                              source="2048 rules"),
+        seed: int | None = option(None, SEED),
+        order: str = option("002", ORDER, help="tie-break order between moves of equal mean",
+                            source="seed 002 tries w, a, s, d"),
+    ) -> None:
         self.playouts = playouts
         self.playouts_total = playouts_total
-        self.p_two = checks.probability("p_two", p_two, zero=False)
+        self.p_two = p_two
         self.order = check_order(order)
-        self._state = seed_state(checks.seed("seed", seed))  # seed_state masks a negative seed to 64 bits
+        self._state = seed_state(seed)
 
     def reset(self, seed: int | None = None) -> None:
         self._state = seed_state(checks.seed("seed", seed))

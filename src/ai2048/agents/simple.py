@@ -8,6 +8,7 @@ import numpy as np
 
 from ai2048 import checks, engine
 from ai2048.agents.base import BaseAgent
+from ai2048.agents.options import ORDER, SEED, agent_options, option
 from ai2048.agents.seed_actions import best_in_order, check_order
 from ai2048.board_io import check_board
 from ai2048.rules import ACTION_NAMES, Action
@@ -41,8 +42,9 @@ def immediate_rewards(b: np.uint64) -> np.ndarray:
 class RandomAgent(BaseAgent):
     """Uniform over the legal moves; ``seed`` (or ``reset(seed)``) fixes its choices."""
 
-    def __init__(self, seed: int | None = None) -> None:
-        self._rng = np.random.default_rng(checks.seed("seed", seed))
+    @agent_options
+    def __init__(self, seed: int | None = option(None, SEED)) -> None:
+        self._rng = np.random.default_rng(seed)
 
     def reset(self, seed: int | None = None) -> None:
         self._rng = np.random.default_rng(checks.seed("seed", seed))
@@ -67,7 +69,12 @@ class GreedyAgent(BaseAgent):
         order: tie-break order, a seed number ("004": up, down, left, right) or "clockwise".
     """
 
-    def __init__(self, order: str = "004") -> None:
+    @agent_options
+    def __init__(
+        self,
+        order: str = option("004", ORDER, help="tie-break order between moves with the same immediate reward",
+                            source="seed 004's demo takes the first best of up, down, left, right"),
+    ) -> None:
         self.order = check_order(order)
 
     def act(self, board: int) -> Action:

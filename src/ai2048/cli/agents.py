@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ai2048.agents.base import available, config_keys
-from ai2048.agents.option_help import format_option_help
+from ai2048.agents.base import available, config_keys, format_option_help
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

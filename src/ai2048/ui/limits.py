@@ -7,6 +7,11 @@ trained networks are offered only as *models* — run directories found in ``ai2
 DIR`` (named by their folder) and the networks shipped in :mod:`ai2048.models` — chosen by name
 (``"model:NAME"``), never by a path. The ranges keep one decision well under a second on a small
 machine (measured figures in docs/ui.md).
+
+Which agents the web offers is decided here (:data:`WEB_AGENT_NAMES`, :data:`MODEL_AGENT_NAMES`);
+which of an agent's options it offers, in what range and with what default, is part of each
+option's one declaration beside its agent (``web=`` in :mod:`ai2048.agents.options`), read by
+:func:`web_settings`.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import Any
 
 from ai2048 import checks
 from ai2048.agents import available, make_agent
-from ai2048.agents.seed_actions import SEED_ORDERS
+from ai2048.agents.base import options_of
 
 SEED_MAX = (1 << 63) - 1
 MODEL_PREFIX = "model:"
@@ -34,20 +39,28 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 @dataclass(frozen=True)
 class Setting:
-    """One web setting: its kind ("int", "float", "bool", "choice", "seed") and range."""
+    """One web setting: its kind ("int", "float", "bool", "choice", "seed") and range (``lo_open`` and
+    ``hi_open`` leave a bound out)."""
 
     kind: str
     lo: float = 0
     hi: float = 0
     choices: tuple[Any, ...] = ()
     optional: bool = False  # null is allowed (the agent's own "none")
+    lo_open: bool = False
+    hi_open: bool = False
 
     def describe(self) -> str:
         none = " or null" if self.optional else ""
         if self.kind in ("int", "float"):
             extra = "".join(f" or {c!r}" for c in self.choices)
             what = "a whole number" if self.kind == "int" else "a number"
-            return f"{what} in {self.lo:g}..{self.hi:g}{extra}{none}"
+            if self.lo_open or self.hi_open:
+                rng = checks.describe_range(self.lo, self.hi, whole=False, lo_open=self.lo_open,
+                                            hi_open=self.hi_open)
+            else:
+                rng = f"in {self.lo:g}..{self.hi:g}"
+            return f"{what} {rng}{extra}{none}"
         if self.kind == "seed":
             return f"a whole number in 0..2**63-1{none}"
         if self.kind == "bool":
@@ -76,7 +89,7 @@ class Setting:
             if self.kind == "int":
                 return checks.whole(key, value, int(self.lo), int(self.hi))
             if self.kind == "float":
-                return checks.number(key, value, self.lo, self.hi)
+                return checks.number(key, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
         except ValueError:
             pass
         raise bad()
@@ -99,57 +112,55 @@ def Float(lo: float, hi: float, optional: bool = False) -> Setting:  # noqa: N80
 
 
 BOOL = Setting("bool")
-SEED = Setting("seed", optional=True)
-P_TWO = Float(0.0, 1.0)
-ORDER = Setting("choice", choices=tuple(SEED_ORDERS))
-TT_BITS = Int(0, 20)  # 2**20 entries: ~32 MiB a table (tt_bits=24 was 335 MB)
-PUCT = Float(0.0, 10.0)
-PLAYOUTS_MAX = 2000
-"""``montecarlo``'s ``playouts`` per legal first move on the web: at most 4 x 2000 random games a decision."""
-PLAYOUTS_TOTAL = Int(1, 4 * PLAYOUTS_MAX, optional=True)
-"""``montecarlo``'s ``playouts_total`` (seed 002's ``simulation_size``: playouts in all): the same
-most random games a decision as ``playouts`` allows on an open board; null uses ``playouts``."""
 
-WEB_AGENTS: dict[str, dict[str, Setting]] = {
-    "random": {"seed": SEED},
-    "greedy": {"order": ORDER},
-    "expectimax": {
-        "depth": Int(1, 6, "adaptive"), "time_budget": Float(0.01, 1.0, optional=True),
-        "heuristic": Setting("choice", choices=("nneonneo", "seed003")), "p_two": P_TWO,
-        "prob_cutoff": Float(1e-4, 1.0), "tt_bits": TT_BITS, "depth_offset": Int(-3, 3),
-        "min_depth": Int(1, 6), "max_depth": Int(1, 6), "reward_weight": Float(0.0, 100.0, optional=True),
-        "order": ORDER,
-    },
-    "expectimax-seed003": {"depth": Int(1, 3), "p_two": P_TWO, "prob_cutoff": Float(0.0, 1.0),
-                           "tt_bits": TT_BITS, "order": ORDER},
-    # time_limit is never null on the web: a fixed depth-5 search without pruning, fours on, is 4 x 112**4
-    # leaves on an open board (49-88 s on a 2-core machine, the GIL held throughout: every request
-    # waited); with a time limit it deepens under a node budget and stops within it
-    "minimax": {"depth": Int(1, 5), "time_limit": Float(0.01, 1.0), "prune": BOOL,
-                "fours": BOOL, "order": ORDER},
-    "montecarlo": {"playouts": Int(1, PLAYOUTS_MAX), "playouts_total": PLAYOUTS_TOTAL, "p_two": P_TWO,
-                   "seed": SEED, "order": ORDER},
-    "lazyzero-random": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT,
-                        "temperature": Float(0.0, 10.0), "seed": SEED},
-}
+
+def web_setting(key: str, option: checks.Option) -> Setting:
+    """Agent option ``key`` as the web takes it: the range, choices and None of its declaration's
+    ``web`` (:meth:`ai2048.checks.Option.web_option`); a number the web offers must be bounded both ways."""
+    w = option.web_option()
+    if w is None:
+        raise ValueError(f"option {key} is not offered on the web (its declaration has no web=...)")
+    optional = w.none is not None
+    if w.kind in ("whole", "number"):
+        if w.lo is None or w.hi is None:
+            raise ValueError(f"web setting {key} needs both bounds (a request's work must be bounded): "
+                             "give web=(lo, hi)")
+        kind = "int" if w.kind == "whole" else "float"
+        return Setting(kind, w.lo, w.hi, w.choices, optional, w.lo_open, w.hi_open)
+    if w.kind == "seed":
+        return Setting("seed", optional=True)
+    if w.kind == "flag" and not w.choices:
+        return BOOL
+    if w.kind == "choice":
+        return Setting("choice", choices=w.choices, optional=optional)
+    raise ValueError(f"web setting {key}: a {w.kind} option{' with words' if w.choices else ''} cannot be "
+                     "offered on the web")
+
+
+def web_settings(agent: str) -> dict[str, Setting]:
+    """The settings a request may change for registered agent ``agent``: its options declared with
+    ``web=``, in signature order."""
+    return {k: web_setting(k, o) for k, o in options_of(agent).items() if o.web is not None}
+
+
+WEB_AGENT_NAMES = ("random", "greedy", "expectimax", "expectimax-seed003", "minimax", "montecarlo",
+                   "lazyzero-random")
+"""Agents the web offers by name (their networks aside: those are models)."""
+
+MODEL_AGENT_NAMES = ("dqn", "qnet", "policy", "lazyzero", "lazyzero-chance", "ntuple", "endgame")
+"""Agents that play a trained network, offered as models (by the ``agent`` their run's meta.json names)."""
+
+WEB_AGENTS: dict[str, dict[str, Setting]] = {name: web_settings(name) for name in WEB_AGENT_NAMES}
 """Agents the web offers by name, each with the settings a request may change and their ranges."""
 
-WEB_DEFAULTS: dict[str, dict[str, Any]] = {"expectimax": {"max_depth": 6}}
-"""Settings the web uses where a request gives none (the command line's adaptive expectimax goes to
-depth 8, seconds per move late in a game; the web stops at 6)."""
+WEB_DEFAULTS: dict[str, dict[str, Any]] = {
+    name: defaults for name in WEB_AGENT_NAMES
+    if (defaults := {k: o.web_default for k, o in options_of(name).items()
+                     if o.web is not None and o.web_default is not None})}
+"""Settings the web uses where a request gives none (``web_default=``: the command line's adaptive
+expectimax goes to depth 8, seconds per move late in a game; the web stops at 6)."""
 
-MODEL_SETTINGS: dict[str, dict[str, Setting]] = {
-    "dqn": {"policy": Setting("choice", choices=("greedy", "entropy")), "seed": SEED},
-    "qnet": {},
-    "policy": {},
-    "lazyzero": {"rollouts": Int(1, 400), "depth": Int(1, 4), "puct": PUCT, "temperature": Float(0.0, 10.0),
-                 "seed": SEED},
-    "lazyzero-chance": {"simulations": Int(1, 800), "puct": PUCT, "seed": SEED},
-    "ntuple": {"depth": Int(1, 3), "prob_cutoff": Float(1e-4, 1.0), "tt_bits": TT_BITS, "p_two": P_TWO,
-               "downgrade": BOOL},
-    "endgame": {"depth": Int(1, 3), "min_value": Float(0.0, 0.99), "prob_cutoff": Float(1e-4, 1.0),
-                "tt_bits": TT_BITS},
-}
+MODEL_SETTINGS: dict[str, dict[str, Setting]] = {name: web_settings(name) for name in MODEL_AGENT_NAMES}
 """Agents that play a trained network, by the ``agent`` their run's meta.json names, with web settings."""
 
 WARM_UP: dict[str, tuple[dict[str, Any], ...]] = {
@@ -350,7 +361,7 @@ def build(agent: str, config: dict[str, Any], models: dict[str, Model]) -> Any:
 def listing(models: dict[str, Model],
             extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
     """What ``GET /api/agents`` shows: every web agent and model with its settings, their ranges and
-    one line of help each (:mod:`ai2048.agents.option_help`, as ``ai2048 agents NAME`` prints)."""
+    one line of help each (the options' declarations, as ``ai2048 agents NAME`` prints)."""
     from ai2048.agents import config_keys
 
     descriptions = available()
@@ -373,11 +384,9 @@ def listing(models: dict[str, Model],
 
 
 def _help(agent: str, keys: Any) -> dict[str, str]:
-    """Each web setting's help line: what it does and the seed it comes from."""
-    from ai2048.agents.option_help import OPTIONS
-
-    table = OPTIONS.get(agent, {})
-    return {k: f"{table[k].what} [from: {table[k].source}]" for k in keys if k in table}
+    """Each web setting's help line: what it does and the seed it comes from (its declaration)."""
+    options = options_of(agent)
+    return {k: f"{options[k].help} [from: {options[k].source}]" for k in keys if k in options}
 
 
 def _jsonable(v: Any) -> Any:
