@@ -35,7 +35,8 @@ uvicorn = pytest.importorskip("uvicorn", reason="uvicorn comes with the 'ui' ext
 
 from _ui_server_helpers import free_port  # noqa: E402
 from ai2048.ui.guard import _host_name  # noqa: E402
-from ai2048.ui.server import AgentCache, Limits, create_app  # noqa: E402
+from ai2048.ui.server import create_app  # noqa: E402
+from ai2048.ui.state import AgentCache, Limits  # noqa: E402
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TIMEOUT = 1.0  # the subprocess server's --request-timeout
@@ -390,7 +391,7 @@ def test_undo_history__bounded_on_the_web_and_the_record_stays_a_replay() -> Non
     """Each move kept for undo holds a copy of the game (~2 KiB): 256 web games of 10,000 moves kept
     5 GiB. The web keeps the last MAX_UNDO moves; the terminal keeps all."""
     from ai2048.records import GameRecorder
-    from ai2048.ui.server import MAX_UNDO
+    from ai2048.ui.routes import MAX_UNDO
     from ai2048.ui.session import PlaySession
 
     r = GameRecorder(seed=3, max_undo=5)

@@ -27,8 +27,11 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from _ui_server_helpers import SLOW_AGENT, dqn_model_run, raw_exchange, serving  # noqa: E402
-from ai2048.ui.server import MAX_BODY_BYTES, GameStore, Limits, create_app, parse_body  # noqa: E402
+from ai2048.ui.bodies import parse_body  # noqa: E402
+from ai2048.ui.guard import MAX_BODY_BYTES  # noqa: E402
+from ai2048.ui.server import create_app  # noqa: E402
 from ai2048.ui.session import PlaySession  # noqa: E402
+from ai2048.ui.state import GameStore, Limits  # noqa: E402
 
 JSON = {"Content-Type": "application/json"}
 

@@ -18,7 +18,8 @@ with warnings.catch_warnings():
 
 from ai2048 import Action, Game, move, to_tiles  # noqa: E402
 from ai2048.records import GameRecord  # noqa: E402
-from ai2048.ui.server import MAX_BODY_BYTES, create_app  # noqa: E402
+from ai2048.ui.guard import MAX_BODY_BYTES  # noqa: E402
+from ai2048.ui.server import create_app  # noqa: E402
 
 SEED = 10  # UP is illegal at the start
 

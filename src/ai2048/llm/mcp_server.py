@@ -8,7 +8,7 @@ hint may name). Every result carries the board as text (the text env's observati
 A hint runs an agent for whoever drives the server, so it is bounded the way the web app bounds
 one: only the web's agents with settings inside their ranges, trained networks by model name
 (never a path), built agents kept in a small cache (:mod:`ai2048.ui.limits`,
-:class:`ai2048.ui.server.AgentCache`). Games are kept in the web app's bounded store (least
+:class:`ai2048.ui.state.AgentCache`). Games are kept in the web app's bounded store (least
 recently used dropped beyond ``max_games``, idle ones after ``game_ttl`` seconds). A mistake (an
 unknown game, an unreadable or illegal move, a setting out of range) is a tool error whose text
 says what to do, which the model reads.
@@ -27,8 +27,8 @@ from ai2048.envs.text import INSTRUCTIONS, describe_board
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES
 from ai2048.ui.limits import check_settings, default_agent, listing, scan_models
-from ai2048.ui.server import AgentCache, ApiError, GameStore
 from ai2048.ui.session import PlaySession
+from ai2048.ui.state import AgentCache, ApiError, GameStore
 
 GUIDE = (INSTRUCTIONS + " Start with new_game, then call move with the game_id and your move until the "
          "game is over; read_board shows the board again, hint asks an ai2048 agent what it would play.")

@@ -3,7 +3,7 @@
 openenv-core's routes (``/ws`` for sessions, and ``/reset``, ``/step``, ``/state``, ``/schema``,
 ``/metadata``, ``/health``, ``/mcp``) on a FastAPI app without the generated docs pages, with:
 
-- the web app's :class:`~ai2048.ui.server.Guard` in front: only this machine's loopback names
+- the web app's :class:`~ai2048.ui.guard.Guard` in front: only this machine's loopback names
   (or ``--host``/``--allow-host``) in ``Host`` (421), no cross-site ``Origin`` (403) — WebSocket
   handshakes included, so a web page cannot drive the server — bodies of at most ``max_message``
   bytes read within ``request_timeout`` (413, 408), JSON posts only (415);
@@ -33,7 +33,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from ai2048.envs.text import OPTION_NAMES
 from ai2048.llm.openenv_env import Game2048Action, Game2048Environment, Game2048Observation
-from ai2048.ui.server import Guard, allowed_hosts
+from ai2048.ui.guard import Guard, allowed_hosts
 
 DEFAULT_PORT = 8049
 

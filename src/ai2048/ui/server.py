@@ -38,11 +38,9 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from ai2048.ui import routes
-from ai2048.ui.bodies import parse_body
-from ai2048.ui.guard import MAX_BODY_BYTES, Guard, allowed_hosts
+from ai2048.ui.guard import Guard, allowed_hosts
 from ai2048.ui.limits import Setting, scan_models
-from ai2048.ui.routes import MAX_UNDO
-from ai2048.ui.state import AgentCache, ApiError, GameStore, Limits, WebState, default_choice
+from ai2048.ui.state import ApiError, Limits, WebState, default_choice
 
 
 def create_app(default_agent: str = "expectimax", default_config: dict[str, Any] | None = None,
@@ -69,5 +67,4 @@ def create_app(default_agent: str = "expectimax", default_config: dict[str, Any]
     return app
 
 
-__all__ = ["MAX_BODY_BYTES", "MAX_UNDO", "AgentCache", "ApiError", "GameStore", "Guard", "Limits",
-           "allowed_hosts", "create_app", "parse_body"]
+__all__ = ["create_app"]
