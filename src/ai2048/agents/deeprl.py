@@ -54,8 +54,13 @@ def centred_rewards(rewards: np.ndarray, legal: np.ndarray, scale: float) -> np.
 class _NetAgent(BaseAgent):
     kind = ""
 
-    def __init__(self, weights: str | Path, device: str, threads: int) -> None:
-        """Load the network; each agent below declares (and so checks) these options."""
+    @agent_options
+    def __init__(
+        self,
+        weights: str | Path = option(REQUIRED, WEIGHTS_RUN),
+        device: str = option("cpu", DEVICE),
+        threads: int = option(1, NET_THREADS),
+    ) -> None:
         import torch
 
         if threads >= 1:  # 0 keeps torch's default
@@ -152,16 +157,6 @@ class QNetAgent(_NetAgent):
 
     kind = "qnet"
 
-    @agent_options
-    def __init__(
-        self,
-        weights: str | Path = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train "
-                                     "qnet`", source="seed 003's Q-network"),
-        device: str = option("cpu", DEVICE),
-        threads: int = option(1, NET_THREADS),
-    ) -> None:
-        super().__init__(weights, device, threads)
-
     def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         after, rew, legal = all_moves(boards)
         if self.config.get("mode", "q") == "q":
@@ -175,16 +170,6 @@ class PolicyAgent(_NetAgent):
     """Seed 002's policy network: the most probable legal move."""
 
     kind = "policy"
-
-    @agent_options
-    def __init__(
-        self,
-        weights: str | Path = option(REQUIRED, WEIGHTS_RUN, help="the run directory written by `ai2048 train "
-                                     "policy`", source="seed 002's policy MLP (p-mckenzie/2048)"),
-        device: str = option("cpu", DEVICE),
-        threads: int = option(1, NET_THREADS),
-    ) -> None:
-        super().__init__(weights, device, threads)
 
     def values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         _, _, legal = all_moves(boards)

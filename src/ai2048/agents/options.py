@@ -127,7 +127,7 @@ DEPTH = Option("moves (each followed by a spawn) searched ahead", "whole", lo=1,
                why="1 = one move layer, greedy on the evaluator")
 WEIGHTS_RUN = Option("the run directory of a trained network (its meta.json/config.json and weights)",
                      allowed="a path to a run directory (required)",
-                     source="this toolkit's `ai2048 train ...` output")
+                     source="this toolkit's `ai2048 train ...` output (the agent's description names it)")
 DEVICE = Option("torch device the network runs on", allowed="'cpu', 'cuda', 'cuda:N' or 'auto' (an absent "
                 "GPU is an error)", source="this toolkit")
 NET_THREADS = Option("torch CPU threads", "whole", lo=0, why="0 keeps torch's default", source="this toolkit")
