@@ -110,5 +110,5 @@ def test_cli_agents__lists_names_and_config_keys(capsys) -> None:
     out = capsys.readouterr().out
     assert "expectimax" in out and "minimax" in out and "montecarlo" in out
     assert main(["agents", "minimax"]) == 0
-    assert "time_limit=0.2  allowed: a positive float, or None" in capsys.readouterr().out
+    assert "time_limit=0.2  allowed: a finite number > 0, or None" in capsys.readouterr().out
     assert main(["agents", "nope"]) == 2
