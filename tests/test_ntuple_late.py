@@ -13,8 +13,9 @@ import pytest
 
 from ai2048.checkpoint import read_jsonl
 from ai2048.cli import main
-from ai2048.evaluate.pool import POOL_FORMAT, make_pool, max_tiles, read_pool, save_pool
+from ai2048.evaluate.pool import POOL_FORMAT, make_pool, read_pool, save_pool
 from ai2048.ntuple.network import load_file
+from ai2048.records import max_tiles
 from ai2048.rules import RULES_VERSION
 from ai2048.train.ntuple import NTupleConfig, eval_command, eval_settings, run
 
@@ -41,10 +42,6 @@ def test_pool__each_board_is_the_first_holding_the_tile_and_the_same_seed_gives_
     assert data["format"] == POOL_FORMAT and data["patterns"] is None and data["tile"] == 64
     assert [r["seed"] for r in data["boards"]] == sorted(r["seed"] for r in data["boards"])
     assert all(100 <= r["seed"] < 108 and r["moves"] > 0 for r in data["boards"])
-
-
-def test_max_tiles__known_boards() -> None:
-    assert max_tiles(np.array([0, 0x1, 0xE0, 0xF000000000000001], np.uint64)).tolist() == [0, 2, 16384, 32768]
 
 
 def _bad(tmp_path: Path, **change: object) -> Path:
@@ -74,6 +71,8 @@ def test_read_pool__bad_files_raise_naming_the_fix(tmp_path: Path, change: dict,
         read_pool(_bad(tmp_path, **change))
     with pytest.raises(ValueError, match="does not exist; make one with `ai2048 pool"):
         read_pool(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="is not a file"):
+        read_pool(tmp_path)
 
 
 @pytest.mark.parametrize(

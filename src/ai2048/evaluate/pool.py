@@ -28,6 +28,7 @@ import numpy as np
 from ai2048.checkpoint import read_json, write_json
 from ai2048.checks import whole
 from ai2048.game import Game
+from ai2048.records import max_tiles
 from ai2048.rules import RULES_VERSION
 
 POOL_FORMAT = "ai2048-restart-pool/1"
@@ -62,6 +63,8 @@ def read_pool(path: str | Path) -> RestartPool:
     """A pool file, checked: its format and rules version, and at least one board, each holding the
     pool's tile. Errors name the file and the fix."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ValueError(f"restart pool {path} is not a file; name the JSON file `ai2048 pool` wrote")
     if not path.is_file():
         raise ValueError(f"restart pool {path} does not exist; make one with "
                          f"`ai2048 pool ntuple --out {path}`")
@@ -94,15 +97,6 @@ def read_pool(path: str | Path) -> RestartPool:
     patterns = data.get("patterns")
     return RestartPool(boards, scores, tile, str(data.get("agent")), dict(data.get("config") or {}),
                        None if patterns is None else str(patterns), path)
-
-
-def max_tiles(boards: np.ndarray) -> np.ndarray:
-    """int64 [n]: the largest tile of each board."""
-    b = boards.astype(np.uint64)
-    top = np.zeros(b.size, np.int64)
-    for i in range(16):
-        top = np.maximum(top, ((b >> np.uint64(4 * i)) & np.uint64(15)).astype(np.int64))
-    return np.where(top > 0, np.int64(1) << top, 0)
 
 
 def _init(name: str, config: dict[str, Any]) -> None:

@@ -167,26 +167,16 @@ def listing(directory: str | Path | None = None) -> list[dict]:
     return rows
 
 
-def _layers(keys: np.ndarray, fixed_mask: int) -> np.ndarray:
-    """int64 [n]: the layer of each key (half the sum of its free tiles; ``kernels.free_sum``)."""
-    free = keys & np.uint64(~fixed_mask & 0xFFFFFFFFFFFFFFFF)
-    total = np.zeros(keys.size, np.int64)
-    for q in range(16):
-        e = ((free >> np.uint64(4 * q)) & np.uint64(15)).astype(np.int64)
-        total += np.where(e > 0, np.int64(1) << e, 0)
-    return total // 2
-
-
 def distill(table: Table, looked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distilled arrays of ``table``: the keys ``looked`` (zeros ignored) with their values, sorted
     within layers, and the layer offsets. A key the table does not hold keeps the value -1, which the
     agent reads as it reads a position the table lacks (never the best move), so a distilled table
     decides as the full one wherever it holds every key a decision looks up."""
-    from ai2048.tables.kernels import find
+    from ai2048.tables.kernels import find, free_sum
 
-    fixed = int(table.spec.formation.fixed_mask)
+    fixed = np.uint64(table.spec.formation.fixed_mask)
     keys = np.unique(looked[looked != 0].astype(np.uint64))
-    layer = _layers(keys, fixed)
+    layer = np.array([free_sum(k, fixed) // 2 for k in keys], dtype=np.int64)
     order = np.lexsort((keys, layer))
     keys, layer = keys[order], layer[order]
     inside = layer + 1 < table.offsets.size  # beyond the table's layers move_values looks nothing up
