@@ -346,3 +346,34 @@ def test_cli_bench__eval_section_times_an_ntuple_run(weights: Path, tmp_path: Pa
                  "--json", str(out)]) == 0
     figs = {f["key"]: f for f in json.loads(out.read_text())["figures"]}
     assert figs["eval_ntuple"]["value"] > 0 and figs["eval_ntuple"]["baseline_value"] > 0
+
+
+def test_game_kernel__rooted_downgrade_plays_acts_moves_from_a_late_board() -> None:
+    """``downgrade="rooted"`` fixes its map at each search's root (a root hook); the whole-game kernel
+    calls the hook too, so from a board holding a 16384 it plays exactly the moves ``act`` chooses."""
+    from ai2048.engine.board import pack
+    from ai2048.engine.moves import move
+    from ai2048.engine.spawn import spawn
+
+    agent = make_agent("ntuple", depth=2, downgrade="rooted", tt_bits=12)
+    kernel = kernel_of(agent)
+    assert kernel is not None
+    start = int(pack(np.array([10, 12, 13, 14, 10, 2, 1, 0, 1, 3, 1, 0, 2, 0, 0, 0])))
+    boards, scores, moves, status, nacts, acts = evaluate_fast._buffers(1, 60)
+    boards[0] = start
+    states = np.array([11], np.uint64)
+    kernel.play(kernel.context(None), boards, states.copy(), scores, moves, status, acts, nacts, 60, 0.9,
+                np.zeros(1, np.int64), *end_rule_args(None, False))
+    assert nacts[0] == 60
+    b, st = np.uint64(start), states.copy()
+    for a in acts[0, :60]:
+        assert int(agent.act(int(b))) == int(a)
+        b = spawn(move(b, np.int64(a))[0], st, 0.9)
+    assert int(b) == int(boards[0])
+    one, two = kernel.context(None)[0], kernel.context(None)[0]  # threads: a root gap each
+    assert one[-1] is not two[-1] and one[0] is two[0]
+
+
+def test_fast_path__rooted_downgrade_plays_the_python_loops_games_on_two_threads() -> None:
+    _assert_same_games(make_agent("ntuple", depth=2, downgrade="rooted", tt_bits=14), games=4, workers=2,
+                       seed=31)

@@ -515,3 +515,44 @@ def test_value_late__reads_the_board_downgraded_in_its_own_stage(cells: list[int
     got = generic.ntuple_value_residual(np.uint64(b), net.data())
     assert got == pytest.approx(ref_value(net, b, 3), abs=1e-6)
     assert (got == pytest.approx(ref_value(net, b, 0), abs=1e-6)) == (max(cells) < 14)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 15), min_size=16, max_size=16),
+       st.lists(st.integers(0, 15), min_size=16, max_size=16))
+def test_value_rooted__reads_every_board_through_its_roots_map(root: list[int], cells: list[int]) -> None:
+    """``downgrade="rooted"``: ``set_root_gap`` fixes the root's highest gap, and every board the search
+    values is read with the tiles above that gap lowered, in its own stage (the reference lowers by
+    hand)."""
+    net = Network("0123,4567", stages=(14,))
+    net.w[:] = np.random.default_rng(3).normal(0, 10, net.w.size)
+    data = (*net.data(), np.zeros(1, np.int64))
+    generic.set_root_gap(np.uint64(int(engine.board.pack(np.array(root)))), data)
+    top = max(root)
+    gaps = [e for e in range(1, top) if e not in root] if top >= 14 else []
+    g = max(gaps, default=0)
+    assert int(data[5][0]) == g
+    b = int(engine.board.pack(np.array(cells)))
+    lowered = [e - 1 if g >= 1 and e > g else e for e in cells]
+    stage = 1 if max(cells) >= 14 else 0
+    want = sum(float(net.w[i]) for i in ref_indices(net, int(engine.board.pack(np.array(lowered))), 0, stage))
+    assert generic.ntuple_value_rooted(np.uint64(b), data) == pytest.approx(want, abs=1e-6)
+
+
+def test_move_values__rooted_reads_the_after_states_through_the_boards_own_map() -> None:
+    """At 1 ply, ``downgrade="rooted"`` lowers every after-state with the map of the board moved from:
+    the merge that fills the gap (two 1024s under a top row without a 2048) keeps its material."""
+    from ai2048.models import store
+
+    net = store.shared(None, None)
+    b = np.uint64(int(engine.board.pack(np.array([10, 12, 13, 14, 10, 2, 1, 0, 1, 3, 1, 0, 2, 0, 0, 0]))))
+    g = generic.highest_gap(b)
+    assert g == 11  # 2048 is missing below the 16384
+    got = net.move_values(int(b), downgrade=4)
+    for a in range(4):
+        after, r = engine.move(b, a)
+        if after == b:
+            assert np.isnan(got[a])
+            continue
+        low = int(generic.lower_above(np.uint64(after), np.int64(g)))
+        assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)

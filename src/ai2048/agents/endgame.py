@@ -9,8 +9,9 @@ largest (moves of exactly equal value are told apart by the network's search), a
 value is above ``min_value``; otherwise, and when no table applies, the
 network's search moves (macroxue/2048-ai plays this way: a search drives the large tiles into
 place, lookups build the next one). The network never trained on boards holding two very large
-tiles, so by default it values a board holding a 16384 as if its highest gap were closed
-(``16384 4096 2048`` as ``8192 4096 2048``; see ``ntuple.kernels.downgrade_top``).
+tiles, so by default its search reads every board through the map that closes the highest gap of
+the board being decided (``16384 4096 2048`` as ``8192 4096 2048``; ``ntuple.kernels.set_root_gap``):
+one map for the whole search, so the merges that fill the gap read as the progress they are.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ class EndgameAgent(BaseAgent):
         prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
         p_two: the spawn odds; must be the tables' (they are solved for one).
         downgrade: how the network values boards past its training (``ntuple``'s option): the
-            default ``"highest"`` values a board holding a 16384 with its highest gap closed, so the
-            game to 32768 is played as the network's game to 16384.
+            default ``"rooted"`` reads every board of a search with the tiles above the highest gap
+            of the board being decided lowered by one, so the game to 32768 is played as the
+            network's game to 16384 and a merge that fills the gap keeps its worth (docs/tables.md).
     """
 
     @agent_options
@@ -115,9 +117,10 @@ class EndgameAgent(BaseAgent):
         p_two: float = option(P_TWO, P_TWO_SEARCH, web=None, help="probability of a 2; must be the one the "
                               "tables were solved for", source="2048 rules"),
         downgrade: bool | str = option(
-            "highest", DOWNGRADE, help="how the network values boards past its training: 'highest' (a board "
-            "holding a 16384 with its highest gap closed), 'lowest' (Guei et al.), 'residual' (a network "
-            "trained with a residual late stage), or false"),
+            "rooted", DOWNGRADE, help="how the network values boards past its training: 'rooted' (every "
+            "board of a search read with the tiles above the highest gap of the board being decided "
+            "lowered), 'highest' (each board with its own highest gap closed), 'lowest' (Guei et al.), "
+            "'residual' (a network trained with a residual late stage), or false"),
     ) -> None:
         names = check_table_names(tables)
         self.min_value = float(min_value)

@@ -60,10 +60,12 @@ def load_ntuple_network(weights: str | Path, patterns: str | None = None) -> Net
     return net
 
 
-DOWNGRADES = ("none", "lowest", "highest", "residual")
-"""``downgrade``'s modes, in the kernels' numbering (0, 1, 2, 3); ``True`` is ``"lowest"``. Residual is
+DOWNGRADES = ("none", "lowest", "highest", "residual", "rooted")
+"""``downgrade``'s modes, in the kernels' numbering (0 .. 4); ``True`` is ``"lowest"``. Residual is
 for a network trained with a residual late stage (``train ntuple --downgrade residual``,
-``kernels.base_value``)."""
+``kernels.base_value``); rooted closes the highest gap of the board being decided, on every board
+its search values (``kernels.ntuple_value_rooted``)."""
+ROOTED = DOWNGRADES.index("rooted")
 
 DOWNGRADE = Option("how the network values boards past its training", "flag", choices=DOWNGRADES,
                    source="Guei et al. 2022 (tile-downgrading); the highest-gap and residual variants are "
@@ -99,8 +101,11 @@ class NTupleAgent(BaseAgent):
             the lowest gap closed (Guei et al. 2022); ``"highest"`` from a 16384, the highest gap
             closed (the late game as the network's familiar 8192 game); ``"residual"``: for a network
             trained with ``--downgrade residual`` (its late stage adds a correction to the first
-            stage's ``"highest"`` value, ``ntuple.kernels.base_value``); ``False`` or ``"none"``: off.
-            Every mode values a board in its own stage (``ntuple.kernels.view``).
+            stage's ``"highest"`` value, ``ntuple.kernels.base_value``); ``"rooted"``: from a 16384,
+            every board valued (the search's leaves, or the four after-states at 1 ply) with the tiles
+            above the highest gap *of the board being decided* lowered, one map for all of them
+            (``ntuple.kernels.set_root_gap``); ``False`` or ``"none"``: off. Every mode values a
+            board in its own stage (``ntuple.kernels.view``).
         prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
         tt_bits: log2 size of the expectimax transposition table (0 = none).
         p_two: probability of a 2 assumed by before-state values and the search.
@@ -125,8 +130,9 @@ class NTupleAgent(BaseAgent):
         downgrade: bool | str = option(
             False, DOWNGRADE, web=WEB, web_choices=(),
             help="value boards with their large tiles lowered: true/'lowest' with a 32768 (lowest gap "
-            "closed), 'highest' from a 16384 (highest gap closed); 'residual' for a network trained with "
-            "--downgrade residual"),
+            "closed), 'highest' from a 16384 (each board's highest gap closed), 'rooted' from a 16384 (the "
+            "highest gap of the board being decided closed on every board its search values); 'residual' "
+            "for a network trained with --downgrade residual"),
         prob_cutoff: float = option(1e-4, PROB_CUTOFF, web=(1e-4, None)),
         tt_bits: int = option(20, TT_BITS),
         p_two: float = option(P_TWO, P_TWO_SEARCH, help="probability of a 2 assumed by before-state values "
@@ -186,10 +192,15 @@ class NTupleAgent(BaseAgent):
                 ev = k.ntuple_value_before
             else:
                 ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late,
-                      k.ntuple_value_residual)[self.downgrade]
+                      k.ntuple_value_residual, k.ntuple_value_rooted)[self.downgrade]
+            data: tuple = self.net.data()
+            hook = None
+            if self.downgrade == ROOTED:  # the search's map is fixed at its root: set_root_gap
+                data, hook = (*data, np.zeros(1, np.int64)), k.set_root_gap  # data[-1]: the gap
             self.search = Expectimax(
                 ev,
-                self.net.data(),
+                data,
+                root_hook=hook,
                 p_two=self.p_two,
                 prob_cutoff=prob_cutoff,
                 reward_weight=1.0,

@@ -331,25 +331,41 @@ def downgrade(b: np.uint64) -> np.uint64:
 
 
 @njit(cache=True)
+def highest_gap(b: np.uint64) -> int:
+    """The exponent :func:`downgrade_top` closes on ``b``: the largest ``g`` >= 1 missing below the
+    board's largest tile, when that is :data:`LATE_DOWNGRADE_FROM` or more; else 0 (no change)."""
+    present = _exponents_present(b)
+    top = 15
+    while top > 1 and not (present >> top) & 1:
+        top -= 1
+    if top < LATE_DOWNGRADE_FROM:
+        return 0
+    g = top - 1
+    while g >= 1 and (present >> g) & 1:
+        g -= 1
+    return max(g, 0)
+
+
+@njit(cache=True)
 def downgrade_top(b: np.uint64) -> np.uint64:
     """Late-game downgrading: with a 16384 or larger on the board, close the highest gap.
 
     Finds the largest exponent ``g`` >= 1 missing below the board's largest tile and lowers every
     tile above ``g`` by one: a board building its second 16384 beside the first (``16384 4096
     2048 ...``, no 8192) is valued as the network's familiar ``8192 4096 2048 ...``, a phase it
-    trained on. Unlike :func:`downgrade` the small tiles stay as they are, so the boards of one
-    search mostly share one mapping (a merge rarely fills the highest gap). Boards below
+    trained on. Unlike :func:`downgrade` the small tiles stay as they are. Boards below
     :data:`LATE_DOWNGRADE_FROM` or without a gap are returned unchanged.
     """
-    present = _exponents_present(b)
-    top = 15
-    while top > 1 and not (present >> top) & 1:
-        top -= 1
-    if top < LATE_DOWNGRADE_FROM:
+    g = highest_gap(b)
+    if g < 1:
         return b
-    g = top - 1
-    while g >= 1 and (present >> g) & 1:
-        g -= 1
+    return _lower_above(b, g)
+
+
+@njit(cache=True)
+def lower_above(b: np.uint64, g: np.int64) -> np.uint64:
+    """``b`` with every tile above exponent ``g`` lowered by one (``g`` < 1: unchanged): the map a
+    search fixes at its root (:func:`ntuple_value_rooted`)."""
     if g < 1:
         return b
     return _lower_above(b, g)
@@ -357,12 +373,29 @@ def downgrade_top(b: np.uint64) -> np.uint64:
 
 RESIDUAL = 3
 """The kernels' ``dg`` of a residual late stage (:func:`base_value`): boards are read as they are."""
+ROOTED = 4
+"""The kernels' ``dg`` of ``downgrade="rooted"``: the 1-ply choice reads its four after-states through
+the :func:`downgrade_top` map of the board it moves from (as :func:`ntuple_value_rooted` in a search)."""
+FIXED_MAP = 16
+"""``dg`` of ``FIXED_MAP + g``: every tile above exponent ``g`` lowered by one (:func:`lower_above`);
+what :data:`ROOTED` becomes once its board's gap is known (:func:`rooted`)."""
+
+
+@njit(cache=True, inline="always")
+def rooted(b: np.uint64, dg: int) -> int:
+    """``dg`` for the after-states of ``b``: :data:`ROOTED` becomes ``FIXED_MAP + highest_gap(b)``."""
+    if dg == ROOTED:
+        return FIXED_MAP + highest_gap(b)
+    return dg
 
 
 @njit(cache=True, inline="always")
 def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
     """``b`` as the network's features read it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True``
-    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is."""
+    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is, :data:`FIXED_MAP` + ``g``
+    through :func:`lower_above` ``g``."""
+    if mode >= FIXED_MAP:
+        return lower_above(b, mode - FIXED_MAP)
     if mode == 1:
         return downgrade(b)
     if mode == 2:
@@ -420,6 +453,24 @@ def ntuple_value_late(b: np.uint64, data: tuple) -> float:
 def ntuple_value_residual(b: np.uint64, data: tuple) -> float:
     """:func:`ntuple_value` of ``b`` plus its :func:`base_value` (a residual late stage)."""
     return _value_as(b, data, RESIDUAL)
+
+
+@njit(cache=True)
+def ntuple_value_rooted(b: np.uint64, data: tuple) -> float:
+    """:func:`ntuple_value` of ``b`` read through the map its search fixed at the root: every tile
+    above ``data[5][0]`` lowered by one (:func:`set_root_gap`), in ``b``'s stage."""
+    w, runs, nruns, tbase, stages, gap = data
+    table = w.size // (stages.size + 1)
+    return value_at(lower_above(b, gap[0]), stage_of(b, stages) * table, w, runs, nruns, tbase)
+
+
+@njit(cache=True)
+def set_root_gap(b: np.uint64, data: tuple) -> None:
+    """Before a search from ``b``: fix the map :func:`ntuple_value_rooted` reads every board through
+    to ``b``'s own :func:`downgrade_top` (its :func:`highest_gap`). With a map of its own per board
+    (``downgrade="highest"``), a merge that fills the highest gap moves the gap down and reads as a
+    loss of material, and the search shuns the merges that build the next large tile."""
+    data[5][0] = highest_gap(b)
 
 
 @njit(cache=True, **HOT)
@@ -528,6 +579,7 @@ def greedy_choice(
     table = w.size // (stages.size + 1)
     best = _NEG
     zero = np.uint64(0)
+    dg = rooted(b, dg)
     if kind == AFTER:  # written out: a loop over a tuple of the four results plays slower in numba
         n0, r0, k0, x0, o0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
         n1, r1, k1, x1, o1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
@@ -595,6 +647,7 @@ def move_values(
     cannot play (an illegal one, unless ``ILLEGAL_PENALTY``)."""
     table = w.size // (stages.size + 1)
     out = np.full(4, np.nan)
+    dg = rooted(b, dg)
     for a in range(4):
         nb, r, ok = scored_move(b, a)
         if not ok:

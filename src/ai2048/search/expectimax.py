@@ -204,6 +204,11 @@ class Expectimax:
         prob_cutoff: chance nodes reached with a smaller cumulative probability are leaves.
         reward_weight: weight of the move reward added to after-state values (0 for heuristics).
         tt_bits: log2 of the transposition table size (0 = no table).
+        root_hook: numba ``@njit`` ``(board uint64, data tuple) -> None`` called before each search
+            with the board searched from (e.g. the n-tuple kernels' ``set_root_gap``, which fixes
+            how ``evaluate`` reads every board of that search); it may write only ``data[-1]``, an
+            array that each thread playing whole games gets a copy of (:meth:`thread_data`); None:
+            nothing.
     """
 
     def __init__(
@@ -215,9 +220,12 @@ class Expectimax:
         prob_cutoff: float = 1e-4,
         reward_weight: float = 0.0,
         tt_bits: int = 20,
+        root_hook: Callable[..., None] | None = None,
     ) -> None:
         if not is_jitted(evaluate):
             raise TypeError("evaluate must be a numba @njit function (board uint64, data tuple) -> float64")
+        if root_hook is not None and not is_jitted(root_hook):
+            raise TypeError("root_hook must be a numba @njit function (board uint64, data tuple) -> None")
         if not isinstance(data, tuple):
             raise TypeError(f"data must be a tuple of arrays, got {type(data).__name__}")
         if not 0.0 <= float(prob_cutoff) < 1.0:
@@ -230,8 +238,16 @@ class Expectimax:
         self.prob_cutoff = float(prob_cutoff)
         self.reward_weight = float(reward_weight)
         self.tt_bits = int(tt_bits)
+        self.root_hook = root_hook
         self._rate = 0.0  # nodes per second seen so far, for time budgets
         self._alloc()
+
+    def thread_data(self) -> tuple:
+        """``data`` for one more thread searching at the same time: the same arrays, but its own copy
+        of the root hook's state (``data[-1]``), so one thread's root does not change another's."""
+        if self.root_hook is None:
+            return self.data
+        return (*self.data[:-1], self.data[-1].copy())
 
     def _alloc(self) -> None:
         size = (1 << self.tt_bits) if self.tt_bits else 0
@@ -263,6 +279,8 @@ class Expectimax:
 
     def values(self, board: int, depth: int, node_limit: int = 0) -> tuple[np.ndarray, bool]:
         """Values [4] of each move at fixed ``depth`` and whether the node limit stopped the search."""
+        if self.root_hook is not None:
+            self.root_hook(np.uint64(board), self.data)
         st = self.stats
         st[GEN] += 1
         st[ABORTED] = 0

@@ -45,6 +45,13 @@ GREEDY: Callable[..., Any] = unbound_evaluator
 """An n-tuple kernels module's ``greedy_choice``, bound in :func:`choose_ntuple`."""
 ROOT: Callable[..., Any] = unbound_evaluator
 """A compiled search root (expectimax ``root_values`` or ``minimax_root``), bound in the search choosers."""
+HOOK: Callable[..., Any] = unbound_evaluator
+"""An expectimax search's ``root_hook``, bound in :func:`expectimax_kernel` (:func:`no_hook` when none)."""
+
+
+@njit(cache=True)
+def no_hook(b: np.uint64, data: tuple) -> None:
+    """The root hook of a search that has none."""
 
 
 def end_rule_args(goal_tile: int | None, end_on_full_board: bool,
@@ -179,10 +186,11 @@ def choose_ntuple(b: np.uint64, ctx: tuple) -> int:  # template: GREEDY is bound
 
 
 def choose_expectimax(b: np.uint64, ctx: tuple) -> int:  # template: ROOT is bound by ``bind``
-    """An expectimax move as :class:`ai2048.search.expectimax.Expectimax` makes it, then the agent's
-    tie-break: ``ctx = (data, depth (0 = adaptive), offset, min_depth, max_depth, p_two, cutoff,
-    reward_weight, tt, tt_f, stats, order)``."""
+    """An expectimax move as :class:`ai2048.search.expectimax.Expectimax` makes it (its root hook,
+    its root values), then the agent's tie-break: ``ctx = (data, depth (0 = adaptive), offset,
+    min_depth, max_depth, p_two, cutoff, reward_weight, tt, tt_f, stats, order)``."""
     data, depth, offset, lo, hi, p_two, cutoff, rw, tt, tt_f, stats, order = ctx
+    HOOK(b, data)
     d = depth
     if d <= 0:
         d = min(max(max(4, _ex.distinct_tiles(b) - 1) - offset, lo), hi)
@@ -281,7 +289,7 @@ def expectimax_kernel(search: _ex.Expectimax, depth: int, order: Sequence[int], 
                       min_depth: int = 2, max_depth: int = 8) -> GameKernel:
     """Games of an expectimax agent at a fixed ``depth`` (0 = nneonneo's adaptive rule with ``offset``
     and bounds), breaking ties in ``order``; every thread gets its own transposition table."""
-    choose = bind(choose_expectimax, ROOT=search._root)
+    choose = bind(choose_expectimax, ROOT=search._root, HOOK=search.root_hook or no_hook)
     arr = order_array(order)
 
     def context(seed: int | None) -> tuple:
@@ -289,8 +297,8 @@ def expectimax_kernel(search: _ex.Expectimax, depth: int, order: Sequence[int], 
         tt = np.zeros((size, 4), dtype=np.uint64)
         stats = np.zeros(8, dtype=np.int64)
         stats[_ex.SHIFT] = 64 - search.tt_bits
-        return (search.data, np.int64(depth), np.int64(offset), np.int64(min_depth), np.int64(max_depth),
-                search.p_two, search.prob_cutoff, search.reward_weight, tt, tt.view(np.float64), stats, arr)
+        return (search.thread_data(), np.int64(depth), np.int64(offset), np.int64(min_depth),
+                np.int64(max_depth), search.p_two, search.prob_cutoff, search.reward_weight, tt, tt.view(np.float64), stats, arr)
 
     return GameKernel(bind(play_batch, CHOOSE=choose), context)
 
