@@ -298,7 +298,8 @@ def expectimax_kernel(search: _ex.Expectimax, depth: int, order: Sequence[int], 
         stats = np.zeros(8, dtype=np.int64)
         stats[_ex.SHIFT] = 64 - search.tt_bits
         return (search.thread_data(), np.int64(depth), np.int64(offset), np.int64(min_depth),
-                np.int64(max_depth), search.p_two, search.prob_cutoff, search.reward_weight, tt, tt.view(np.float64), stats, arr)
+                np.int64(max_depth), search.p_two, search.prob_cutoff, search.reward_weight, tt,
+                tt.view(np.float64), stats, arr)
 
     return GameKernel(bind(play_batch, CHOOSE=choose), context)
 
