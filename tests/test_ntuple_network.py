@@ -539,6 +539,14 @@ def test_value_rooted__reads_every_board_through_its_roots_map(root: list[int], 
     assert generic.ntuple_value_rooted(np.uint64(b), data) == pytest.approx(want, abs=1e-6)
 
 
+def test_downgrade_modes__the_agents_names_are_the_kernels_numbers() -> None:
+    from ai2048.agents.ntuple import DOWNGRADES, ROOTED
+
+    assert DOWNGRADES.index("residual") == generic.RESIDUAL
+    assert ROOTED == DOWNGRADES.index("rooted") == generic.ROOTED
+    assert generic.FIXED_MAP > len(DOWNGRADES)
+
+
 def test_move_values__rooted_reads_the_after_states_through_the_boards_own_map() -> None:
     """At 1 ply, ``downgrade="rooted"`` lowers every after-state with the map of the board moved from:
     the merge that fills the gap (two 1024s under a top row without a 2048) keeps its material."""

@@ -333,7 +333,8 @@ def downgrade(b: np.uint64) -> np.uint64:
 @njit(cache=True)
 def highest_gap(b: np.uint64) -> int:
     """The exponent :func:`downgrade_top` closes on ``b``: the largest ``g`` >= 1 missing below the
-    board's largest tile, when that is :data:`LATE_DOWNGRADE_FROM` or more; else 0 (no change)."""
+    board's largest tile when that tile's exponent is :data:`LATE_DOWNGRADE_FROM` or more; 0 (no
+    change) below it or without a gap."""
     present = _exponents_present(b)
     top = 15
     while top > 1 and not (present >> top) & 1:
