@@ -9,8 +9,8 @@ positions a distilled table does not all hold goes to the network's search, so o
 it holds the agent decides exactly as with the full tables (game-difficulty/2048EndgameTablebase
 ships such a distilled table with its standalone agent; this code is our own).
 
-    ai2048 tables distill --games 2800 --seed 920000 --set depth=2 --workers 2 \
-        --out src/ai2048/tables/distilled
+    ai2048 tables distill --games 2800 --seed 920000 --set depth=2 --set downgrade=highest \
+        --workers 2 --out src/ai2048/tables/distilled
 """
 
 from __future__ import annotations
