@@ -68,8 +68,8 @@ its search values (``kernels.ntuple_value_rooted``)."""
 ROOTED = DOWNGRADES.index("rooted")
 
 DOWNGRADE = Option("how the network values boards past its training", "flag", choices=DOWNGRADES,
-                   source="Guei et al. 2022 (tile-downgrading); the highest-gap, residual and rooted variants are "
-                   "this toolkit's")
+                   source="Guei et al. 2022 (tile-downgrading); the highest-gap, residual and rooted "
+                   "variants are this toolkit's")
 """``downgrade`` of the n-tuple and endgame agents: a flag (``True``: ``"lowest"``) or a mode's name."""
 MODEL = Option("a shipped network's name (see `ai2048 models`)", source="this toolkit's trained networks",
                allowed="a name, or None for the default one (only without weights)")
