@@ -521,22 +521,39 @@ def test_value_late__reads_the_board_downgraded_in_its_own_stage(cells: list[int
 @given(st.lists(st.integers(0, 15), min_size=16, max_size=16),
        st.lists(st.integers(0, 15), min_size=16, max_size=16))
 def test_value_rooted__reads_every_board_through_its_roots_map(root: list[int], cells: list[int]) -> None:
-    """``downgrade="rooted"``: ``set_root_gap`` fixes the root's highest gap, and every board the search
-    values is read with the tiles above that gap lowered, in its own stage (the reference lowers by
-    hand)."""
+    """``downgrade="rooted"``: ``set_root_gap`` fixes the root's map (its highest gap closed, and once
+    more while a 16384 or more is still on top), and every board the search values is read through
+    it, in its own stage (the reference closes the gaps by hand)."""
     net = Network("0123,4567", stages=(14,))
     net.w[:] = np.random.default_rng(3).normal(0, 10, net.w.size)
-    data = (*net.data(), np.zeros(1, np.int64))
+    data = (*net.data(), np.zeros(2, np.int64))
     generic.set_root_gap(np.uint64(int(engine.board.pack(np.array(root)))), data)
-    top = max(root)
-    gaps = [e for e in range(1, top) if e not in root] if top >= 14 else []
-    g = max(gaps, default=0)
-    assert int(data[5][0]) == g
-    b = int(engine.board.pack(np.array(cells)))
-    lowered = [e - 1 if g >= 1 and e > g else e for e in cells]
+    gs, x = [], list(root)
+    for _ in range(2):
+        top = max(x)
+        g = max([e for e in range(1, top) if e not in x], default=0) if top >= 14 else 0
+        gs.append(g)
+        x = [e - 1 if g >= 1 and e > g else e for e in x]
+    assert [int(v) for v in data[5]] == gs
+    assert gs[1] == 0 or max(root) == 15  # a second closure only under a 32768
+    lowered = list(cells)
+    for g in gs:
+        lowered = [e - 1 if g >= 1 and e > g else e for e in lowered]
     stage = 1 if max(cells) >= 14 else 0
+    b = int(engine.board.pack(np.array(cells)))
     want = sum(float(net.w[i]) for i in ref_indices(net, int(engine.board.pack(np.array(lowered))), 0, stage))
     assert generic.ntuple_value_rooted(np.uint64(b), data) == pytest.approx(want, abs=1e-6)
+
+
+def test_root_gaps__a_32768_board_reads_with_8192_on_top() -> None:
+    pack = engine.board.pack
+    b = np.uint64(int(pack(np.array([15, 13, 12, 11, 9, 3, 1] + [0] * 9))))  # 32768 8192 4096 2048 512 ...
+    g1, g2 = generic.root_gaps(b)
+    assert (g1, g2) == (14, 10)  # 16384 missing, then (32768 read as 16384) 1024 missing
+    got = generic.lower_twice(b, np.int64(g1), np.int64(g2))
+    assert int(got) == int(pack(np.array([13, 12, 11, 10, 9, 3, 1] + [0] * 9)))
+    one = np.uint64(int(pack(np.array([14, 12, 11, 9, 3] + [0] * 11))))  # a 16384 on top: one closure
+    assert generic.root_gaps(one) == (13, 0)
 
 
 def test_downgrade_modes__the_agents_names_are_the_kernels_numbers() -> None:
@@ -554,13 +571,22 @@ def test_move_values__rooted_reads_the_after_states_through_the_boards_own_map()
 
     net = store.shared(None, None)
     b = np.uint64(int(engine.board.pack(np.array([10, 12, 13, 14, 10, 2, 1, 0, 1, 3, 1, 0, 2, 0, 0, 0]))))
-    g = generic.highest_gap(b)
-    assert g == 11  # 2048 is missing below the 16384
+    g1, g2 = generic.root_gaps(b)
+    assert (g1, g2) == (11, 0)  # 2048 is missing below the 16384
     got = net.move_values(int(b), downgrade=4)
     for a in range(4):
         after, r = engine.move(b, a)
         if after == b:
             assert np.isnan(got[a])
             continue
-        low = int(generic.lower_above(np.uint64(after), np.int64(g)))
+        low = int(generic.lower_above(np.uint64(after), np.int64(g1)))
         assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)
+    b32 = np.uint64(int(engine.board.pack(np.array([15, 13, 12, 11, 9, 9, 1, 0, 1, 3, 1, 0, 2, 0, 0, 0]))))
+    g1, g2 = generic.root_gaps(b32)
+    assert g2 > 0  # under a 32768 the map closes two gaps, at 1 ply as in a search
+    got = net.move_values(int(b32), downgrade=4)
+    for a in range(4):
+        after, r = engine.move(b32, a)
+        if after != b32:
+            low = int(generic.lower_twice(np.uint64(after), np.int64(g1), np.int64(g2)))
+            assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)

@@ -196,7 +196,7 @@ class NTupleAgent(BaseAgent):
             data: tuple = self.net.data()
             hook = None
             if self.downgrade == ROOTED:  # the search's map is fixed at its root: set_root_gap
-                data, hook = (*data, np.zeros(1, np.int64)), k.set_root_gap  # data[-1]: the gap
+                data, hook = (*data, np.zeros(2, np.int64)), k.set_root_gap  # data[-1]: the gaps
             self.search = Expectimax(
                 ev,
                 data,

@@ -372,31 +372,50 @@ def lower_above(b: np.uint64, g: np.int64) -> np.uint64:
     return _lower_above(b, g)
 
 
+@njit(cache=True)
+def root_gaps(b: np.uint64) -> tuple[int, int]:
+    """The two exponents the rooted map closes on ``b``: :func:`highest_gap` of ``b``, then of ``b``
+    with that gap closed (0 when its largest tile is then below :data:`LATE_DOWNGRADE_FROM`). A
+    board holding a 32768 thus reads with its largest tile at 8192, as one holding a 16384 does:
+    one closure would leave a 16384 on top, the phase the network never learned to convert."""
+    g1 = highest_gap(b)
+    return g1, highest_gap(lower_above(b, np.int64(g1)))
+
+
+@njit(cache=True, inline="always")
+def lower_twice(b: np.uint64, g1: np.int64, g2: np.int64) -> np.uint64:
+    """:func:`lower_above` ``g1``, then ``g2``: the map :func:`root_gaps` fixes."""
+    return lower_above(lower_above(b, g1), g2)
+
+
 RESIDUAL = 3
 """The kernels' ``dg`` of a residual late stage (:func:`base_value`): boards are read as they are."""
 ROOTED = 4
 """The kernels' ``dg`` of ``downgrade="rooted"``: the 1-ply choice reads its four after-states through
 the :func:`downgrade_top` map of the board it moves from (as :func:`ntuple_value_rooted` in a search)."""
 FIXED_MAP = 16
-"""``dg`` of ``FIXED_MAP + g``: every tile above exponent ``g`` lowered by one (:func:`lower_above`);
-what :data:`ROOTED` becomes once its board's gap is known (:func:`rooted`)."""
+"""``dg`` of ``FIXED_MAP + g1 + 16 * g2``: :func:`lower_twice` ``g1, g2``; what :data:`ROOTED`
+becomes once its board's gaps are known (:func:`rooted`)."""
 
 
 @njit(cache=True, inline="always")
 def rooted(b: np.uint64, dg: int) -> int:
-    """``dg`` for the after-states of ``b``: :data:`ROOTED` becomes ``FIXED_MAP + highest_gap(b)``."""
+    """``dg`` for the after-states of ``b``: :data:`ROOTED` becomes ``FIXED_MAP + g1 + 16 * g2`` of
+    ``b``'s :func:`root_gaps`."""
     if dg == ROOTED:
-        return FIXED_MAP + highest_gap(b)
+        g1, g2 = root_gaps(b)
+        return FIXED_MAP + g1 + 16 * g2
     return dg
 
 
 @njit(cache=True, inline="always")
 def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
     """``b`` as the network's features read it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True``
-    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is, :data:`FIXED_MAP` + ``g``
-    through :func:`lower_above` ``g``."""
+    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is, :data:`FIXED_MAP` + ``g1 + 16 * g2``
+    through :func:`lower_twice` (:data:`FIXED_MAP`)."""
     if mode >= FIXED_MAP:
-        return lower_above(b, mode - FIXED_MAP)
+        m = mode - FIXED_MAP
+        return lower_twice(b, np.int64(m & 15), np.int64(m >> 4))
     if mode == 1:
         return downgrade(b)
     if mode == 2:
@@ -458,20 +477,23 @@ def ntuple_value_residual(b: np.uint64, data: tuple) -> float:
 
 @njit(cache=True)
 def ntuple_value_rooted(b: np.uint64, data: tuple) -> float:
-    """:func:`ntuple_value` of ``b`` read through the map its search fixed at the root: every tile
-    above ``data[5][0]`` lowered by one (:func:`set_root_gap`), in ``b``'s stage."""
+    """:func:`ntuple_value` of ``b`` read through the map its search fixed at the root
+    (:func:`lower_twice` with the gaps ``data[5]``, :func:`set_root_gap`), in ``b``'s stage."""
     w, runs, nruns, tbase, stages, gap = data
     table = w.size // (stages.size + 1)
-    return value_at(lower_above(b, gap[0]), stage_of(b, stages) * table, w, runs, nruns, tbase)
+    return value_at(lower_twice(b, gap[0], gap[1]), stage_of(b, stages) * table, w, runs, nruns, tbase)
 
 
 @njit(cache=True)
 def set_root_gap(b: np.uint64, data: tuple) -> None:
     """Before a search from ``b``: fix the map :func:`ntuple_value_rooted` reads every board through
-    to ``b``'s own :func:`downgrade_top` (its :func:`highest_gap`). With a map of its own per board
-    (``downgrade="highest"``), a merge that fills the highest gap moves the gap down and reads as a
-    loss of material, and the search shuns the merges that build the next large tile."""
-    data[5][0] = highest_gap(b)
+    to ``b``'s own (:func:`root_gaps`: its highest gap closed, twice with a 32768). With a map of its
+    own per board (``downgrade="highest"``), a merge that fills the highest gap moves the gap down
+    and reads as a loss of material, and the search shuns the merges that build the next large
+    tile."""
+    g1, g2 = root_gaps(b)
+    data[5][0] = g1
+    data[5][1] = g2
 
 
 @njit(cache=True, **HOT)
