@@ -411,8 +411,8 @@ def rooted(b: np.uint64, dg: int) -> int:
 @njit(cache=True, inline="always")
 def downgrade_as(b: np.uint64, mode: int) -> np.uint64:
     """``b`` as the network's features read it: ``mode`` 0 as it is, 1 :func:`downgrade` (a ``True``
-    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is, :data:`FIXED_MAP` + ``g1 + 16 * g2``
-    through :func:`lower_twice` (:data:`FIXED_MAP`)."""
+    flag reads as 1), 2 :func:`downgrade_top`, 3 (:data:`RESIDUAL`) as it is, and
+    :data:`FIXED_MAP` + ``g1 + 16 * g2`` through :func:`lower_twice` ``g1, g2``."""
     if mode >= FIXED_MAP:
         m = mode - FIXED_MAP
         return lower_twice(b, np.int64(m & 15), np.int64(m >> 4))
