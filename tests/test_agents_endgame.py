@@ -19,14 +19,9 @@ SPEC = tiny_table_spec()
 
 
 @pytest.fixture
-def tables_dir(tiny_tables):
-    return tiny_tables
-
-
-@pytest.fixture
-def agent(tables_dir, monkeypatch):
+def agent(tiny_tables, monkeypatch):
     monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
-    return make_agent("endgame", tables=SPEC.name, tables_dir=str(tables_dir))
+    return make_agent("endgame", tables=SPEC.name, tables_dir=str(tiny_tables))
 
 
 def _cells(b: int) -> list[int]:
@@ -105,15 +100,15 @@ def test_bad_settings_are_named(config, message, tmp_path):
         make_agent("endgame", tables_dir=str(tmp_path), **config)
 
 
-def test_tables_load_once_per_process(tables_dir, monkeypatch):
+def test_tables_load_once_per_process(tiny_tables, monkeypatch):
     monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
-    a = endgame.load_tables((SPEC.name,), tables_dir)
-    b = endgame.load_tables((SPEC.name,), tables_dir)
+    a = endgame.load_tables((SPEC.name,), tiny_tables)
+    b = endgame.load_tables((SPEC.name,), tiny_tables)
     assert a[0] is b[0]
     assert isinstance(a[0].keys, np.memmap)
 
 
-def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tables_dir, tmp_path, monkeypatch):
+def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tiny_tables, tmp_path, monkeypatch):
     from ai2048.ui.limits import scan_models
 
     monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
@@ -121,11 +116,11 @@ def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tables_
     monkeypatch.setenv(store.ENV_VAR, str(tmp_path))
     assert "endgame" not in scan_models(None)
     monkeypatch.setattr(store, "DISTILLED_DIR", tmp_path / "distilled")  # or its distilled copy ships
-    store.write_distilled(tmp_path / "distilled" / f"{SPEC.name}.npz", store.load(SPEC.name, tables_dir),
+    store.write_distilled(tmp_path / "distilled" / f"{SPEC.name}.npz", store.load(SPEC.name, tiny_tables),
                           np.zeros(0, np.uint64), {})
     assert "endgame" in scan_models(None)
     (tmp_path / "distilled" / f"{SPEC.name}.npz").unlink()
-    monkeypatch.setenv(store.ENV_VAR, str(tables_dir))
+    monkeypatch.setenv(store.ENV_VAR, str(tiny_tables))
     model = scan_models(None)["endgame"]
     agent = model.build(depth=1)
     g = Game(seed=2)

@@ -23,11 +23,6 @@ SPEC = tiny_table_spec()
 
 
 @pytest.fixture
-def built(tiny_tables):
-    return tiny_tables
-
-
-@pytest.fixture
 def spec(monkeypatch, tmp_path):
     """The tiny table registered, the package's distilled folder moved to ``tmp_path / 'distilled'``
     and the agents' table cache emptied."""
@@ -55,9 +50,9 @@ def _boards(table: store.Table, n: int, seed: int) -> list[int]:
     return out
 
 
-def _distilled_agent(built, spec, tmp_path, boards: list[int]) -> tuple:
+def _distilled_agent(tiny_tables, spec, tmp_path, boards: list[int]) -> tuple:
     """The full agent, and an agent on the distillate of its decisions on ``boards``."""
-    full = make_agent("endgame", tables=spec.name, tables_dir=str(built), depth=1)
+    full = make_agent("endgame", tables=spec.name, tables_dir=str(tiny_tables), depth=1)
     full.record = {}
     for b in boards:
         full.table_values(b)
@@ -72,9 +67,9 @@ def _distilled_agent(built, spec, tmp_path, boards: list[int]) -> tuple:
     return full, small
 
 
-def test_distilled_decides_as_the_full_table_on_the_boards_it_was_made_from(built, spec, tmp_path):
-    boards = _boards(store.load(spec.name, built), 300, 1)
-    full, small = _distilled_agent(built, spec, tmp_path, boards)
+def test_distilled_decides_as_the_full_table_on_the_boards_it_was_made_from(tiny_tables, spec, tmp_path):
+    boards = _boards(store.load(spec.name, tiny_tables), 300, 1)
+    full, small = _distilled_agent(tiny_tables, spec, tmp_path, boards)
     for b in boards:
         want, got = full.table_values(b), small.table_values(b)
         if want is None:
@@ -86,9 +81,9 @@ def test_distilled_decides_as_the_full_table_on_the_boards_it_was_made_from(buil
         assert int(full.act(b)) == int(small.act(b))
 
 
-def test_on_other_boards_it_decides_only_when_it_knows_every_move(built, spec, tmp_path):
-    table = store.load(spec.name, built)
-    full, small = _distilled_agent(built, spec, tmp_path, _boards(table, 100, 2))
+def test_on_other_boards_it_decides_only_when_it_knows_every_move(tiny_tables, spec, tmp_path):
+    table = store.load(spec.name, tiny_tables)
+    full, small = _distilled_agent(tiny_tables, spec, tmp_path, _boards(table, 100, 2))
     known = unknown = 0
     for b in _boards(table, 300, 3):
         got = small.table_values(b)
@@ -103,7 +98,7 @@ def test_on_other_boards_it_decides_only_when_it_knows_every_move(built, spec, t
     assert known and unknown
 
 
-def test_a_game_replays_exactly_from_its_own_distillate(built, spec, tmp_path):
+def test_a_game_replays_exactly_from_its_own_distillate(tiny_tables, spec, tmp_path):
     def play(agent) -> tuple[int, int]:
         agent.reset(5)
         g = Game(seed=5)
@@ -111,7 +106,7 @@ def test_a_game_replays_exactly_from_its_own_distillate(built, spec, tmp_path):
             g.step(agent.act(g.board))
         return g.score, g.moves
 
-    full = make_agent("endgame", tables=spec.name, tables_dir=str(built), depth=1)
+    full = make_agent("endgame", tables=spec.name, tables_dir=str(tiny_tables), depth=1)
     full.record = {}
     first = play(full)
     assert full.record and full.table_moves > 0
@@ -121,14 +116,14 @@ def test_a_game_replays_exactly_from_its_own_distillate(built, spec, tmp_path):
     assert play(small) == first and small.table_moves == full.table_moves
 
 
-def test_bad_distilled_files_are_named(built, spec, tmp_path):
+def test_bad_distilled_files_are_named(tiny_tables, spec, tmp_path):
     path = store.DISTILLED_DIR / f"{spec.name}.npz"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"not a zip")
     with pytest.raises(store.TableError, match="unreadable distilled table"):
         store.load_distilled(spec.name)
     other = TableSpec(formations.F442, 5, 2 ** 12)
-    store.write_distilled(path, store.load(spec.name, built), np.zeros(0, np.uint64), {})
+    store.write_distilled(path, store.load(spec.name, tiny_tables), np.zeros(0, np.uint64), {})
     assert store.load_distilled(spec.name).keys.size == 0
     (path.parent / f"{other.name}.npz").write_bytes(path.read_bytes())
     with pytest.raises(store.TableError, match="distilled for another version"):
@@ -136,9 +131,9 @@ def test_bad_distilled_files_are_named(built, spec, tmp_path):
     assert store.load_distilled(TableSpec(formations.F442, 6, 2 ** 12)) is None
 
 
-def test_cli_distills_from_built_tables_only(built, spec, tmp_path, capsys):
+def test_cli_distills_from_built_tables_only(tiny_tables, spec, tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["tables", "distill", spec.name, "--dir", str(built), "--seed", "5", "--set", "depth=1",
+    args = ["tables", "distill", spec.name, "--dir", str(tiny_tables), "--seed", "5", "--set", "depth=1",
             "--no-progress"]
     assert main([*args, "--games", "2", "--out", str(out)]) == 0
     assert f"{spec.name}: " in capsys.readouterr().out
@@ -147,7 +142,7 @@ def test_cli_distills_from_built_tables_only(built, spec, tmp_path, capsys):
     assert "--games=0 must be a whole number" in capsys.readouterr().err
     assert main(args) == 2
     assert "needs --out" in capsys.readouterr().err
-    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", store.load(spec.name, built),
+    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", store.load(spec.name, tiny_tables),
                           np.zeros(0, np.uint64), {})
     with pytest.raises(ValueError, match="is not built"):
         distill.collect({"tables": spec.name, "tables_dir": str(tmp_path), "depth": 1}, games=1, seed=0,
