@@ -392,7 +392,7 @@ RESIDUAL = 3
 """The kernels' ``dg`` of a residual late stage (:func:`base_value`): boards are read as they are."""
 ROOTED = 4
 """The kernels' ``dg`` of ``downgrade="rooted"``: the 1-ply choice reads its four after-states through
-the :func:`downgrade_top` map of the board it moves from (as :func:`ntuple_value_rooted` in a search)."""
+the :func:`root_gaps` map of the board it moves from (as :func:`ntuple_value_rooted` in a search)."""
 FIXED_MAP = 16
 """``dg`` of ``FIXED_MAP + g1 + 16 * g2``: :func:`lower_twice` ``g1, g2``; what :data:`ROOTED`
 becomes once its board's gaps are known (:func:`rooted`)."""
