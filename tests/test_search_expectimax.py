@@ -169,6 +169,8 @@ def test_expectimax__rejects_bad_settings() -> None:
         Expectimax(lambda b, d: 0.0, (TABLE,))
     with pytest.raises(TypeError, match="tuple"):
         Expectimax(nneonneo_eval, TABLE)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="root_hook must be a numba"):
+        Expectimax(nneonneo_eval, (TABLE,), root_hook=lambda b, d: None)
 
 
 def test_adaptive_depth__follows_nneonneo_rule() -> None:
