@@ -11,8 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ai2048.agents.base import load_agent, run_settings
+from ai2048.agents.ntuple import DOWNGRADES
 from ai2048.checkpoint import read_jsonl
 from ai2048.cli import main
+from ai2048.cli._agents import build_agent
 from ai2048.evaluate.pool import POOL_FORMAT, make_pool, read_pool, save_pool
 from ai2048.ntuple.network import load_file
 from ai2048.records import max_tiles
@@ -120,6 +123,22 @@ def test_run__restarts_from_the_pool_keeps_it_in_the_checkpoint_and_resumes_exac
     assert np.array_equal(load_file(part / "weights.npz")[0].w, load_file(a / "weights.npz")[0].w)
     assert eval_settings(cfg) == {"downgrade": "highest"}
     assert "--set downgrade=highest" in eval_command(cfg, a)
+    # `ai2048 eval RUN` plays the run as it trained (the downgrade read from its meta.json), overrides win
+    assert run_settings(a) == {"downgrade": "highest"}
+    assert load_agent(a).downgrade == DOWNGRADES.index("highest")
+    assert load_agent(a, downgrade="none").downgrade == 0
+    assert build_agent(str(a), {})[2] == {"weights": str(a), "downgrade": "highest"}  # what eval.json records
+
+
+def test_run_settings__bad_plays_in_meta_is_a_clear_error(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "meta.json").write_text(json.dumps({"agent": "ntuple", "info": {"plays": ["downgrade"]}}))
+    with pytest.raises(ValueError, match="info.plays must be an object of agent settings"):
+        load_agent(run_dir)
+    (run_dir / "meta.json").write_text(json.dumps({"agent": "ntuple", "info": {"plays": {"weights": "x"}}}))
+    with pytest.raises(ValueError, match="not weights"):
+        run_settings(run_dir)
 
 
 def test_cli__pool_then_train_from_it(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -590,3 +590,15 @@ def test_move_values__rooted_reads_the_after_states_through_the_boards_own_map()
         if after != b32:
             low = int(generic.lower_twice(np.uint64(after), np.int64(g1), np.int64(g2)))
             assert got[a] == pytest.approx(int(r) + net.value(low), rel=1e-6)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_agent__downgrade_with_a_before_state_network_is_refused_at_every_depth(depth: int) -> None:
+    """A before-state network's kernels read the board as it is: ``downgrade`` would be ignored, so
+    it is an error before any move (at 1 ply it used to be dropped silently)."""
+    from ai2048.agents.ntuple import NTupleAgent
+
+    net = Network(SMALL, kind="before")
+    with pytest.raises(ValueError, match="before-states.*downgrade=none"):
+        NTupleAgent(weights=net, depth=depth, downgrade="highest")
+    assert NTupleAgent(weights=net, depth=depth, downgrade="none").downgrade == 0

@@ -137,7 +137,11 @@ def test_cli_distills_from_built_tables_only(tiny_tables, spec, tmp_path, capsys
             "--no-progress"]
     assert main([*args, "--games", "2", "--out", str(out)]) == 0
     assert f"{spec.name}: " in capsys.readouterr().out
-    assert store.load_distilled(spec.name, out).keys.size > 0
+    kept = store.load_distilled(spec.name, out)
+    assert kept.keys.size > 0
+    # the recipe names every setting, defaults included (downgrade was not set on the command line)
+    assert kept.meta["agent"]["depth"] == 1 and kept.meta["agent"]["downgrade"] == "rooted"
+    assert "tables_dir" not in kept.meta["agent"]
     assert main([*args, "--games", "0", "--out", str(out)]) == 2
     assert "--games=0 must be a whole number" in capsys.readouterr().err
     assert main(args) == 2

@@ -173,6 +173,19 @@ def run_agent_name(path: str | Path) -> str:
     return name
 
 
+def run_settings(path: str | Path) -> dict[str, Any]:
+    """The settings a run directory's agent plays with unless overridden: its ``meta.json``'s
+    ``info.plays``, written by the trainer (an n-tuple run trained with ``--downgrade highest`` plays
+    ``downgrade="highest"``, as its own final evaluation did); empty for a run that records none."""
+    meta_path = Path(path) / "meta.json"
+    info = read_json(meta_path, "run metadata").get("info")
+    plays = info.get("plays", {}) if isinstance(info, dict) else {}
+    if not isinstance(plays, dict) or "weights" in plays:
+        raise ValueError(f"{meta_path}: info.plays must be an object of agent settings (not weights), "
+                         f"got {plays!r}; remove it to play the run with the agent's defaults")
+    return dict(plays)
+
+
 def check_run_overrides(path: str | Path, overrides: dict[str, Any]) -> None:
     """A run directory is the weights its agent plays: a ``weights`` setting beside it is refused."""
     if "weights" in overrides:
@@ -184,6 +197,8 @@ def check_run_overrides(path: str | Path, overrides: dict[str, Any]) -> None:
 
 
 def load_agent(path: str | Path, **overrides: Any) -> Any:
-    """Rebuild a trained agent from its run directory (``meta.json`` names the agent)."""
+    """Rebuild a trained agent from its run directory (``meta.json`` names the agent and the settings
+    it plays with, :func:`run_settings`; ``overrides`` win)."""
     check_run_overrides(path, overrides)
-    return make_agent(run_agent_name(path), weights=str(Path(path)), **overrides)
+    name = run_agent_name(path)
+    return make_agent(name, weights=str(Path(path)), **{**run_settings(path), **overrides})

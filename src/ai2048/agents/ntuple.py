@@ -182,13 +182,14 @@ class NTupleAgent(BaseAgent):
             self.net = weights
         else:
             self.net = load_ntuple_network(weights, patterns)
+        if self.net.kind == "before" and self.downgrade:  # its kernels read the board as it is, at any depth
+            raise ValueError(f"downgrade={downgrade!r} reads after-states, and this network values "
+                             "before-states: play it with downgrade=none, or give an after-state network")
         self.k = play_kernels(self.net.tuples, tie_order, illegal_action)
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k
             if self.net.kind == "before":
-                if self.downgrade:
-                    raise ValueError(f"downgrade={downgrade!r} is implemented for after-state networks only")
                 ev = k.ntuple_value_before
             else:
                 ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late,

@@ -14,6 +14,7 @@ from ai2048.agents.base import (
     load_agent,
     make_agent,
     run_agent_name,
+    run_settings,
 )
 from ai2048.cli._common import parse_value
 
@@ -47,7 +48,8 @@ def check_agent(spec: str, sets: dict[str, Any]) -> None:
         )
     if _is_run_dir(spec):
         check_run_overrides(spec, sets)
-        check_agent_config(run_agent_name(spec), {"weights": os.path.normpath(spec), **sets})
+        name = run_agent_name(spec)
+        check_agent_config(name, {"weights": os.path.normpath(spec), **run_settings(spec), **sets})
     else:
         check_agent_config(spec, sets)
 
@@ -66,7 +68,7 @@ def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, An
     if _is_run_dir(spec):
         run = os.path.normpath(spec)
         agent = load_agent(run, **sets)
-        return agent, getattr(agent, "name", run), {"weights": run, **sets}
+        return agent, getattr(agent, "name", run), {"weights": run, **run_settings(run), **sets}
     return make_agent(spec, **sets), spec, dict(sets)
 
 

@@ -138,12 +138,16 @@ def _distill_config(args: argparse.Namespace) -> dict:
 
 
 def _distill(args: argparse.Namespace) -> int:
+    from ai2048.agents.base import config_keys
     from ai2048.evaluate import distill
 
     config = _distill_config(args)
     looked = distill.collect(config, games=args.games, seed=args.seed, workers=args.workers,
                              progress=args.progress)
-    agent = {k: v for k, v in config.items() if k != "tables_dir"}
+    # every setting the games were played with, defaults included: a later change of default leaves
+    # the distillate's recipe unambiguous
+    played = {**config_keys("endgame"), **config}
+    agent = {k: v for k, v in played.items() if k != "tables_dir"}
     info = {"games": args.games, "seed": args.seed, "agent": agent}
     kept = distill.write(config, looked, args.out, info)
     for name, n in kept.items():

@@ -128,7 +128,7 @@ class NTupleConfig(RunConfig):
         "how boards holding a 16384 are valued: none (as they are); highest (their highest gap closed, "
         "in their own stage: kernels.view); residual (a stage above the first learns a correction, from "
         "zero, to the first stage's value of the board with its highest gap closed: kernels.base_value); "
-        "play the network with --set downgrade=<the same>",
+        "`ai2048 eval RUN` plays the network the same way (meta.json's info.plays)",
         choices=DOWNGRADES,
     )
     p_two: float = option(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
@@ -591,7 +591,8 @@ def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
     loop = Loop(
         out, cfg, TRAINER, resumed, total=cfg.games, counters=st.c, step="done", clock="counted",
         smoothing=0.1, first_save="checkpoint", checkpoint=WeightsFile(cfg),
-        info=lambda: {"patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages)},
+        info=lambda: {"patterns": st.net.patterns, "state": cfg.state, "stages": list(cfg.stages),
+                      "plays": eval_settings(cfg)},
     )
     loop.track(st)
     net, w = st.net, cfg.workers
