@@ -3,6 +3,7 @@ elsewhere, never an illegal move; a missing table is named with the command that
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import numpy as np
@@ -80,6 +81,22 @@ def test_a_whole_game_is_legal_and_reproducible(agent):
         return g.score, g.moves
 
     assert play(5) == play(5)
+
+
+def test_a_pickled_agent_plays_the_same_moves_and_carries_no_table(agent, monkeypatch):
+    """Pickling keeps the settings and the network; the tables are loaded again by name (a table is
+    gigabytes, never copied into the pickle)."""
+    blob = pickle.dumps(agent)
+    assert len(blob) < agent.search.net.w.nbytes + 2**20 and agent.tables[0].keys.nbytes > 0
+    endgame._LOADED.clear()  # as in a fresh process
+    back = pickle.loads(blob)
+    assert back.tables[0].spec == agent.tables[0].spec and back.search.downgrade == agent.search.downgrade
+    rng = random.Random(3)
+    boards = [_in_formation(agent.tables[0], rng) for _ in range(40)] + [Game(seed=s).board for s in range(5)]
+    for b in boards:
+        if any(reference.legal_mask(_cells(b))):
+            assert back.act(b) == agent.act(b)
+            assert back.explain(b) == agent.explain(b)
 
 
 @pytest.mark.parametrize(

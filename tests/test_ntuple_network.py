@@ -602,3 +602,39 @@ def test_agent__downgrade_with_a_before_state_network_is_refused_at_every_depth(
     with pytest.raises(ValueError, match="before-states.*downgrade=none"):
         NTupleAgent(weights=net, depth=depth, downgrade="highest")
     assert NTupleAgent(weights=net, depth=depth, downgrade="none").downgrade == 0
+
+
+@pytest.mark.parametrize(("depth", "downgrade"), [(1, "none"), (2, "rooted")])
+def test_agent__pickles_and_plays_the_same_moves(depth: int, downgrade: str) -> None:
+    """An n-tuple agent pickles (for process pools, ``copy.deepcopy``): its kernels and search are
+    compiled code, built again on unpickling, and it plays and values boards as before."""
+    import pickle
+
+    from ai2048.agents.ntuple import NTupleAgent
+
+    net = Network(SMALL, stages=(12,))
+    net.w[:] = np.random.default_rng(5).standard_normal(net.w.size).astype(np.float32)
+    agent = NTupleAgent(weights=net, depth=depth, downgrade=downgrade, tie_order="004")
+    back = pickle.loads(pickle.dumps(agent))
+    assert back.net is not net and np.array_equal(back.net.w, net.w) and back.order == agent.order
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        cells = rng.integers(0, 15, 16)
+        b = int(engine.board.pack(cells))
+        if engine.is_over(np.uint64(b)):
+            continue
+        assert np.array_equal(back.values(b), agent.values(b))
+        assert back.act(b) == agent.act(b)
+
+
+def test_network__pickles_its_tc_records_as_one_table() -> None:
+    import pickle
+
+    net = Network(SMALL, tc=True, init_value=8.0)
+    e, _ = net.tc_arrays()
+    e[:3] = 1.5
+    back = pickle.loads(pickle.dumps(net))
+    assert np.array_equal(back.w, net.w) and np.array_equal(back.tc_arrays()[0], e)
+    back.w[0] = 42.0  # the weights are still the records' first column
+    assert back._records is not None and back._records[0, 0] == 42.0
+    assert back.value(0x1) == pytest.approx(float(back.k.ntuple_value(np.uint64(0x1), back.data())))

@@ -129,21 +129,38 @@ class EndgameAgent(BaseAgent):
             if formations.spec(n).p_two != self.p_two:
                 solved = formations.spec(n).p_two
                 raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
-        self.tables = load_tables(names, tables_dir)
+        self._where = (names, tables_dir)
+        self._load()
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
                                   tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
-        self.by_target: dict[tuple[str, int], store.Table] = {}
-        for t in self.tables:
-            self.by_target[(t.spec.formation.name, t.spec.target)] = t
-        forms = {t.spec.formation.name: t.spec.formation for t in self.tables}
-        self.formations = [(f, np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(f.anchor))
-                           for f in forms.values()]
         self.table_moves = 0
         self.moves = 0
         self.record: dict[str, list[np.ndarray]] | None = None
         """When a dict, every table decision adds the keys it looks up under the table's name
         (:func:`ai2048.tables.lookup.looked_up`): what ``ai2048 tables distill`` keeps."""
         self.table_values(self._in_formation(self.tables[0]))  # the lookup kernels load here, not mid-game
+
+    def _load(self) -> None:
+        """The tables (memory-mapped, shared by the process's agents) and their formations."""
+        self.tables = load_tables(*self._where)
+        self.by_target: dict[tuple[str, int], store.Table] = {}
+        for t in self.tables:
+            self.by_target[(t.spec.formation.name, t.spec.target)] = t
+        forms = {t.spec.formation.name: t.spec.formation for t in self.tables}
+        self.formations = [(f, np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(f.anchor))
+                           for f in forms.values()]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its settings and network search; the tables are loaded again by name on
+        unpickling (a table is gigabytes on disk, not copied into the pickle)."""
+        state = dict(vars(self))
+        for k in ("tables", "by_target", "formations"):
+            del state[k]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._load()
 
     @staticmethod
     def _in_formation(table: store.Table) -> int:

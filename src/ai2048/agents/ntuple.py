@@ -185,6 +185,12 @@ class NTupleAgent(BaseAgent):
         if self.net.kind == "before" and self.downgrade:  # its kernels read the board as it is, at any depth
             raise ValueError(f"downgrade={downgrade!r} reads after-states, and this network values "
                              "before-states: play it with downgrade=none, or give an after-state network")
+        self._built = (tie_order, illegal_action, prob_cutoff, tt_bits)
+        self._build()
+
+    def _build(self) -> None:
+        """The compiled parts: the kernels the network plays with and, at depth >= 2, its search."""
+        tie_order, illegal_action, prob_cutoff, tt_bits = self._built
         self.k = play_kernels(self.net.tuples, tie_order, illegal_action)
         self.search: Expectimax | None = None
         if self.depth >= 2:
@@ -207,6 +213,17 @@ class NTupleAgent(BaseAgent):
                 reward_weight=1.0,
                 tt_bits=tt_bits,
             )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as its network and settings; the kernels module and the search (compiled code)
+        are built again on unpickling."""
+        state = dict(vars(self))
+        del state["k"], state["search"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self._build()
 
     def values(self, board: int) -> np.ndarray:
         """[4] value of each move (``-inf`` where illegal; with ``illegal_action="penalty"`` a move

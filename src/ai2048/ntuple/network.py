@@ -81,6 +81,21 @@ class Network:
                 )
             self.w = weights
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without its kernels module (compiled code, rebuilt on unpickling) and, with TC
+        records, without the weights view into them (it is their first column again)."""
+        state = dict(vars(self))
+        del state["k"]
+        if state["_records"] is not None:
+            del state["w"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self.k = specialized(self.tuples)
+        if self._records is not None:
+            self.w = self._records[:, 0]
+
     def tc_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Temporal-coherence accumulators ``(E, A)`` (Jaśkowski 2018) stored beside the weights.
 
