@@ -130,7 +130,8 @@ WEIGHTS_RUN = Option("the run directory of a trained network (its meta.json/conf
                      source="this toolkit's `ai2048 train ...` output (the agent's description names it)")
 DEVICE = Option("torch device the network runs on", allowed="'cpu', 'cuda', 'cuda:N' or 'auto' (an absent "
                 "GPU is an error)", source="this toolkit")
-NET_THREADS = Option("torch CPU threads", "whole", lo=0, why="0 keeps torch's default", source="this toolkit")
+NET_THREADS = Option("torch CPU threads, set for the whole process when the agent is built (torch has one "
+                     "setting)", "whole", lo=0, why="0 keeps torch's default", source="this toolkit")
 SEARCH_THREADS = Option("torch CPU threads of the network calls", "whole", lo=1, hi=64,
                         why="at most the machine's cores", source="this toolkit")
 IN_FLIGHT = Option("games each evaluation process (each of --workers) searches at once (one network call "
