@@ -49,6 +49,30 @@ class RunConfig:
     """The run fields a resumed run may change (a trainer's ``resumable`` adds its own)."""
 
 
+DEVICE_HELP = "cpu, cuda, cuda:N or auto (CUDA when present)"
+"""The help text of every torch trainer's ``device`` field (:class:`TorchRunConfig`)."""
+
+
+@dataclass(frozen=True)
+class TorchRunConfig(RunConfig):
+    """The run fields of every torch trainer's config, after :class:`RunConfig`'s: where the network
+    runs, torch's CPU threads and TensorBoard logs; a resumed run may change each. Declared here once,
+    without torch (the CLI reads them without it); a trainer redeclares one to give it its own default
+    or help."""
+
+    device: str = option("cpu", DEVICE_HELP)
+    threads: int = option(
+        1,
+        "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on "
+        "idle cores)",
+        lo=1,
+    )
+    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
+
+    RESUMABLE: ClassVar[tuple[str, ...]] = (*RunConfig.RESUMABLE, "device", "threads", "tensorboard")
+    """The run fields a resumed torch run may change (a trainer's ``resumable`` adds its own)."""
+
+
 def config_help(cls: type) -> dict[str, str]:
     """Field name -> its one-line help (``field(metadata={"help": ...})``, as :func:`option` writes it)."""
     return {f.name: f.metadata.get("help", "") for f in dataclasses.fields(cls)}

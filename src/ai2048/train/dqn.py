@@ -31,7 +31,7 @@ from ai2048.engine.board import exponents, flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_options, option
+from ai2048.train.config import TorchRunConfig, check_options, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
 from ai2048.train.run import Counters, Loop, start
@@ -52,7 +52,7 @@ BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
 
 
 @dataclass(frozen=True)
-class DQNConfig(RunConfig):
+class DQNConfig(TorchRunConfig):
     """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
 
     checkpoint_every: int = option(100, "save a checkpoint every this many finished games", lo=1)
@@ -135,14 +135,6 @@ class DQNConfig(RunConfig):
         "learn each sampled transition under a random one of the "
         "board's 8 symmetries (move and legal moves relabelled)",
     )
-    device: str = option("cpu", "cpu, cuda, cuda:N or auto (CUDA when present)")
-    threads: int = option(
-        1,
-        "torch CPU threads (1 is fastest on a shared or busy "
-        "machine; more only help large batches on idle cores)",
-        lo=1,
-    )
-    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
         if isinstance(self.tile_bonus, list):
@@ -539,5 +531,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
-    resumable=(*RunConfig.RESUMABLE, "episodes", "tensorboard", "device", "threads"),
+    resumable=(*TorchRunConfig.RESUMABLE, "episodes"),
 )

@@ -42,16 +42,18 @@ from ai2048.nets.resnet import (
 )
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_options, option
+from ai2048.train.config import DEVICE_HELP, TorchRunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, torch_save
 
 
 @dataclass(frozen=True)
-class LazyZeroConfig(RunConfig):
+class LazyZeroConfig(TorchRunConfig):
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
 
     checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)", lo=1)
+    device: str = option("auto", DEVICE_HELP)
+    threads: int = option(1, "CPU threads for torch and numba", lo=1)
 
     channels: int = option(16, "residual trunk channels (seed: 16)")
     blocks: int = option(6, "residual blocks in the trunk (seed: 6)")
@@ -87,12 +89,9 @@ class LazyZeroConfig(RunConfig):
     policy_factor: float = option(1.0, "weight of the policy cross-entropy in the loss", lo=0)
     replay_max_games: int = option(20000, "whole games kept in the replay memory", lo=1)
     replay_min_games: int = option(20000, "games in memory before training starts", lo=1)
-    device: str = option("auto", "'cpu', 'cuda', 'cuda:N' or 'auto'")
     env_backend: str = option(
         "auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)"
     , choices=("auto", "torch", "engine"))
-    threads: int = option(1, "CPU threads for torch and numba", lo=1)
-    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -103,8 +102,6 @@ class LazyZeroConfig(RunConfig):
                 f"({self.replay_max_games}): training would never start; lower replay_min_games or raise "
                 "replay_max_games"
             )
-        if not isinstance(self.device, str):
-            raise TypeError(f"device must be a string, got {type(self.device).__name__}")
 
     def network(self) -> ResNetConfig:
         """The network sizes as a :class:`ResNetConfig` (checks them)."""

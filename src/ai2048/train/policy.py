@@ -37,7 +37,7 @@ from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_options, option
+from ai2048.train.config import TorchRunConfig, check_options, option
 from ai2048.train.run import Counters, Loop, start
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
@@ -60,7 +60,7 @@ CURRICULUM_LAST = 10
 
 
 @dataclass(frozen=True)
-class PolicyConfig(RunConfig):
+class PolicyConfig(TorchRunConfig):
     """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
     ``forget_interval``)."""
 
@@ -143,14 +143,6 @@ class PolicyConfig(RunConfig):
         False,
         "seed 002's bug: the random games play to the end whatever cutoff says",
     )
-    device: str = option("cpu", "cpu, cuda, cuda:N or auto")
-    threads: int = option(
-        1,
-        "torch CPU threads (1 is fastest on a shared or busy machine; more only help large batches on "
-        "idle cores)",
-        lo=1,
-    )
-    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -605,5 +597,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
-    resumable=(*RunConfig.RESUMABLE, "epochs", "target_score", "tensorboard", "device", "threads"),
+    resumable=(*TorchRunConfig.RESUMABLE, "epochs", "target_score"),
 )

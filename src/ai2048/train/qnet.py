@@ -31,7 +31,7 @@ from ai2048.engine.moves import all_moves
 from ai2048.nets import SeedNet, build_net
 from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, check_options, option
+from ai2048.train.config import TorchRunConfig, check_options, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
 from ai2048.train.run import Counters, Loop, start
@@ -48,7 +48,7 @@ from ai2048.train.torchrun import (
 
 
 @dataclass(frozen=True)
-class QNetConfig(RunConfig):
+class QNetConfig(TorchRunConfig):
     """Every setting of a seed 003 Q-network run."""
 
     checkpoint_every: int = option(100, "checkpoint every this many finished games", lo=1)
@@ -86,13 +86,6 @@ class QNetConfig(RunConfig):
     eps_steps: int = option(100_000, "ε decays linearly over this many transitions", lo=1)
     target_sync: int = option(500, "copy the online net into the target net every this many gradient steps",
                               lo=1)
-    device: str = option("cpu", "cpu, cuda, cuda:N or auto")
-    threads: int = option(
-        1,
-        "torch CPU threads (1 is fastest on a shared or busy "
-        "machine; more only help large batches on idle cores)",
-        lo=1,
-    )
     validate_every: int = option(
         0,
         "every this many training games, play validate_games greedy games on held-out "
@@ -100,7 +93,6 @@ class QNetConfig(RunConfig):
         lo=0,
     )
     validate_games: int = option(200, "games per validation (the same fixed held-out set each time)", lo=1)
-    tensorboard: bool = option(True, "also write TensorBoard logs when tensorboard is installed")
 
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
@@ -342,5 +334,5 @@ TRAINER = Trainer(
     run,
     PRESETS,
     preset_help=PRESET_HELP,
-    resumable=(*RunConfig.RESUMABLE, "episodes", "tensorboard", "device", "threads"),
+    resumable=(*TorchRunConfig.RESUMABLE, "episodes"),
 )
