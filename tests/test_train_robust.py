@@ -20,6 +20,7 @@ import pytest
 from ai2048.checkpoint import hold_run, read_jsonl
 from ai2048.cli import main
 from ai2048.train import TRAINERS, get_trainer
+from ai2048.train.config import TorchRunConfig
 
 FIELDS = [
     (name, f.name, typing.get_type_hints(get_trainer(name).config_cls)[f.name])
@@ -80,6 +81,21 @@ def test_cli_train__cuda_without_cuda_leaves_no_directory(tmp_path: Path, capsys
     assert main(["train", "dqn", "--device", "cuda", "--out", str(out)]) == 2
     assert "torch sees no CUDA device" in capsys.readouterr().err and not out.exists()
     assert main(["train", "lazyzero", "--device", "cuda", "--out", str(out)]) == 2
+    assert not out.exists()
+
+
+TORCH_TRAINERS = [n for n in sorted(TRAINERS) if issubclass(get_trainer(n).config_cls, TorchRunConfig)]
+
+
+@pytest.mark.parametrize("name", TORCH_TRAINERS)
+def test_torch_trainers__a_bad_device_fails_before_the_run_directory_exists(
+        tmp_path: Path, name: str) -> None:
+    """``run()`` itself (the Python API, no CLI to clean up after it) reads the device first."""
+    assert set(TORCH_TRAINERS) >= {"dqn", "lazyzero", "policy", "qnet"}
+    trainer = get_trainer(name)
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match="device='tpu' is not one of 'cpu', 'cuda', 'cuda:N', 'auto'"):
+        trainer.run(trainer.config_cls(device="tpu", progress=False), out)
     assert not out.exists()
 
 

@@ -56,9 +56,9 @@ DEVICE_HELP = "cpu, cuda, cuda:N or auto (CUDA when present)"
 @dataclass(frozen=True)
 class TorchRunConfig(RunConfig):
     """The run fields of every torch trainer's config, after :class:`RunConfig`'s: where the network
-    runs, torch's CPU threads and TensorBoard logs; a resumed run may change each. Declared here once,
-    without torch (the CLI reads them without it); a trainer redeclares one to give it its own default
-    or help."""
+    runs, torch's CPU threads and TensorBoard logs (:func:`ai2048.train.torchrun.start_torch` applies
+    the first two); a resumed run may change each. Declared here once, without torch (the CLI reads
+    them without it); a trainer redeclares one to give it its own default or help."""
 
     device: str = option("cpu", DEVICE_HELP)
     threads: int = option(

@@ -29,12 +29,11 @@ import torch.nn.functional as F
 from ai2048.agents.deeprl import entropy_probabilities
 from ai2048.engine.board import exponents, flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
-from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig, check_options, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
-from ai2048.train.run import Counters, Loop, start
+from ai2048.train.run import Counters, Loop
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -43,6 +42,7 @@ from ai2048.train.torchrun import (
     flushed_denormals,
     save_model,
     soft_update,
+    start_torch,
 )
 
 EXPLORATIONS = ("entropy", "lai_robbins", "torch_version", "greedy")
@@ -420,14 +420,8 @@ def td_loss(
 
 def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
     """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
-    out = Path(out)
-    resolve_device(config.device)  # a bad or absent device fails before the run directory is touched
-    resumed = start(out, config, TRAINER, resume)
-    cfg = config
-    device = resolve_device(cfg.device)
-    torch.set_num_threads(cfg.threads)
-    torch.manual_seed(cfg.seed)
-    gen = np.random.default_rng(cfg.seed)
+    out, cfg = Path(out), config
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
     spec = cfg.net_spec()
     policy = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(policy).eval()

@@ -32,7 +32,6 @@ import torch
 
 from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env
-from ai2048.nets.device import resolve_device
 from ai2048.nets.resnet import (
     VALUE_ACTIVATIONS,
     FusedPolicyValue,
@@ -43,8 +42,8 @@ from ai2048.nets.resnet import (
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
 from ai2048.train.config import DEVICE_HELP, TorchRunConfig, check_options, option
-from ai2048.train.run import Counters, Loop, start
-from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, torch_save
+from ai2048.train.run import Counters, Loop
+from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, start_torch, torch_save
 
 
 @dataclass(frozen=True)
@@ -280,14 +279,10 @@ def run(config: LazyZeroConfig, out: Path, resume: bool = False) -> Path:
     if not isinstance(config, LazyZeroConfig):
         raise TypeError(f"config must be a LazyZeroConfig, got {type(config).__name__}")
     out, cfg = Path(out), config
-    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
-    resumed = start(out, cfg, TRAINER, resume)
-    device = resolve_device(cfg.device)
-    torch.set_num_threads(cfg.threads)
+    resumed, device, _ = start_torch(out, cfg, TRAINER, resume)
     import numba
 
     numba.set_num_threads(max(1, min(cfg.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))
-    torch.manual_seed(cfg.seed)
     model = PolicyValueResNet(cfg.network()).to(device)
     opt: torch.optim.Optimizer
     if cfg.optimizer == "adamw":

@@ -35,10 +35,9 @@ from ai2048.envs.batch import GameBatch
 from ai2048.envs.options import EnvOptions
 from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
-from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig, check_options, option
-from ai2048.train.run import Counters, Loop, start
+from ai2048.train.run import Counters, Loop
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -46,6 +45,7 @@ from ai2048.train.torchrun import (
     Weights,
     flushed_denormals,
     save_model,
+    start_torch,
 )
 
 GAME_WEIGHTS = ("scores", "max", "log2_max", "tile_sums", "binary")
@@ -512,12 +512,7 @@ class Memory:
 def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
-    resumed = start(out, cfg, TRAINER, resume)
-    device = resolve_device(cfg.device)
-    torch.set_num_threads(cfg.threads)
-    torch.manual_seed(cfg.seed)
-    gen = np.random.default_rng(cfg.seed)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
     spec = cfg.net_spec()
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)

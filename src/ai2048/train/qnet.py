@@ -29,12 +29,11 @@ from ai2048.checkpoint import append_jsonl
 from ai2048.engine.board import exponents
 from ai2048.engine.moves import all_moves
 from ai2048.nets import SeedNet, build_net
-from ai2048.nets.device import resolve_device
 from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig, check_options, option
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
-from ai2048.train.run import Counters, Loop, start
+from ai2048.train.run import Counters, Loop
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     VALIDATION_SEED,
@@ -44,6 +43,7 @@ from ai2048.train.torchrun import (
     flushed_denormals,
     greedy_mean_score,
     save_model,
+    start_torch,
 )
 
 
@@ -214,12 +214,7 @@ def validate(
 def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resolve_device(cfg.device)  # a bad or absent device fails before the run directory is touched
-    resumed = start(out, cfg, TRAINER, resume)
-    device = resolve_device(cfg.device)
-    torch.set_num_threads(cfg.threads)
-    torch.manual_seed(cfg.seed)
-    gen = np.random.default_rng(cfg.seed)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
     spec = cfg.net_spec()
     online = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(online).eval()

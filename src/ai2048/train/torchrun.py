@@ -1,8 +1,10 @@
-"""What the torch trainers (dqn, qnet, policy) add to :mod:`ai2048.train.run`: devices, torch files.
+"""What the torch trainers (dqn, qnet, policy, lazyzero) add to :mod:`ai2048.train.run`: the start of a
+run on its device (:func:`start_torch`), torch files.
 
 Their run directories hold, besides the files every run has, ``checkpoint.pt`` (everything needed
-to resume) and ``model.pt`` (the network spec and weights an agent loads). Both are written
-atomically and read with ``weights_only=True``.
+to resume) and ``model.pt`` (the network spec and weights an agent loads; LazyZero's holds the
+weights only, its sizes are in ``config.json``). Both are written atomically and read with
+``weights_only=True``.
 """
 
 from __future__ import annotations
@@ -17,11 +19,32 @@ import torch
 from torch import nn
 
 from ai2048.checkpoint import atomic_write
+from ai2048.nets.device import resolve_device
 from ai2048.nets.files import MODEL_FORMAT, load_torch_file, load_weights, torch_bytes
+from ai2048.train import Trainer
+from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
+from ai2048.train.run import start
 
 CHECKPOINT_FORMAT = 1
 """``format`` of the ``checkpoint.pt`` files; ``model.pt`` files carry :data:`MODEL_FORMAT`."""
+
+
+def start_torch(
+    out: Path, config: TorchRunConfig, trainer: Trainer, resume: bool
+) -> tuple[bool, torch.device, np.random.Generator]:
+    """The start of every torch trainer's ``run()``: :func:`~ai2048.train.run.start` on the config's
+    device, with torch's CPU threads and seed set from the config; returns (whether the run resumes,
+    the device, a numpy generator seeded with ``config.seed``).
+
+    The device is read first, so a bad or absent one (``device="tpu"``, ``"cuda"`` without CUDA) fails
+    before the run directory is touched.
+    """
+    device = resolve_device(config.device)
+    resumed = start(out, config, trainer, resume)
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    return resumed, device, np.random.default_rng(config.seed)
 
 
 @contextlib.contextmanager
