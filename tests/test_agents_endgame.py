@@ -73,6 +73,32 @@ def test_agent_uses_the_search_outside_the_formations(agent):
         g.step(a)
 
 
+def test_late_depth_searches_deeper_from_16384_on(tiny_tables, monkeypatch):
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    agent = make_agent("endgame", tables=SPEC.name, tables_dir=str(tiny_tables), depth=1, late_depth=2)
+    assert agent.late.depth == 2 and agent.search.depth == 1 and agent.late.net is agent.search.net
+    same = make_agent("endgame", tables=SPEC.name, tables_dir=str(tiny_tables), depth=2, late_depth=2)
+    assert same.late is same.search
+    deeper = searched = 0
+    for seed in range(40):
+        g = Game(seed=seed)
+        for _ in range(seed % 7):
+            g.step(agent.search.act(g.board))
+        for top, late in ((13, False), (14, True), (15, True)):  # 8192: depth; 16384 and 32768: late_depth
+            cells = _cells(g.board)
+            cells[cells.index(0)] = top
+            b = sum(e << (4 * q) for q, e in enumerate(cells))
+            if agent.table_values(b) is not None or not any(reference.legal_mask(cells)):
+                continue
+            want = (agent.late if late else agent.search).values(b)
+            assert agent.searcher(b) is (agent.late if late else agent.search)
+            assert agent.act(b) == int(np.argmax(want)) or want[int(agent.act(b))] == want.max()
+            assert agent.explain(b) == (agent.late if late else agent.search).explain(b)
+            deeper += late and not np.array_equal(want, agent.search.values(b))
+            searched += 1
+    assert searched > 60 and deeper > 20  # the late boards were searched deeper, to other values
+
+
 def test_a_whole_game_is_legal_and_reproducible(agent):
     def play(seed: int) -> tuple[int, int]:
         g = Game(seed=seed)
@@ -109,6 +135,8 @@ def test_a_pickled_agent_plays_the_same_moves_and_carries_no_table(agent, monkey
         ({"tables": 5}, r"tables must be 'default' or comma-separated"),
         ({"min_value": 1.0}, r"min_value=1.0 must be a finite number in \[0, 1\)"),
         ({"min_value": float("nan")}, r"min_value=nan must be a finite number in \[0, 1\)"),
+        ({"late_depth": 0}, r"late_depth=0 must be a whole number in 1..6, or None"),
+        ({"late_depth": 2.5}, r"late_depth=2.5 must be a whole number in 1..6, or None"),
         ({"p_two": 0.8, "tables": "442-64"}, r"table 442-64 is solved for p_two=0.9, not 0.8"),
     ],
 )

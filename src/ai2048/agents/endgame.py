@@ -25,12 +25,17 @@ from ai2048.agents.base import BaseAgent
 from ai2048.agents.ntuple import DOWNGRADE, MODEL, NTupleAgent
 from ai2048.agents.options import DEPTH, P_TWO_SEARCH, PROB_CUTOFF, TT_BITS, agent_options, option
 from ai2048.agents.simple import named, playable
+from ai2048.engine.board import max_exponent
 from ai2048.engine.moves import four_moves
+from ai2048.ntuple.kernels import LATE_DOWNGRADE_FROM
 from ai2048.rules import P_TWO, Action
 from ai2048.tables import formations, store
 from ai2048.tables.lookup import looked_up, match, move_values
 
 _LOADED: dict[tuple[str, str], store.Table] = {}
+
+LATE_FROM = LATE_DOWNGRADE_FROM
+"""The exponent (16384) from which ``late_depth`` searches: where the late-game reading starts."""
 
 
 def check_table_names(tables: Any) -> tuple[str, ...]:
@@ -84,6 +89,8 @@ class EndgameAgent(BaseAgent):
         model, weights: the n-tuple network (default: the shipped one).
         prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
         p_two: the spawn odds; must be the tables' (they are solved for one).
+        late_depth: the search's depth once the board holds a 16384 or more (None: ``depth``
+            throughout): a deeper search where the conversion to 32768 is decided (docs/tables.md).
         downgrade: how the network values boards past its training (``ntuple``'s option): the
             default ``"rooted"`` reads every board of a search with the tiles above the highest gap
             of the board being decided lowered by one, so the game to 32768 is played as the
@@ -116,6 +123,10 @@ class EndgameAgent(BaseAgent):
         tt_bits: int = option(20, TT_BITS),
         p_two: float = option(P_TWO, P_TWO_SEARCH, web=None, help="probability of a 2; must be the one the "
                               "tables were solved for", source="2048 rules"),
+        late_depth: int | None = option(
+            None, "the network search's depth once the board holds a 16384 or more (the game to 32768)",
+            "whole", lo=1, hi=6, none="depth throughout", web=None,
+            source="this toolkit: the search deepened where the conversion is decided"),
         downgrade: bool | str = option(
             "rooted", DOWNGRADE, help="how the network values boards past its training: 'rooted' (every "
             "board of a search read with the tiles above the highest gap of the board being decided "
@@ -133,6 +144,10 @@ class EndgameAgent(BaseAgent):
         self._load()
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
                                   tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
+        self.late = self.search  # the network's search from LATE_FROM on: the same, or a deeper one
+        if late_depth is not None and late_depth != depth:  # one network, shared read-only
+            self.late = NTupleAgent(weights=self.search.net, depth=late_depth, prob_cutoff=prob_cutoff,
+                                    tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
         self.table_moves = 0
         self.moves = 0
         self.record: dict[str, list[np.ndarray]] | None = None
@@ -199,6 +214,10 @@ class EndgameAgent(BaseAgent):
                     best = v
         return best
 
+    def searcher(self, board: int) -> NTupleAgent:
+        """The network search that plays ``board``: ``late_depth``'s once it holds a 16384 or more."""
+        return self.late if int(max_exponent(np.uint64(board))) >= LATE_FROM else self.search
+
     def act(self, board: int) -> Action:
         b = playable(board)
         self.moves += 1
@@ -206,7 +225,7 @@ class EndgameAgent(BaseAgent):
         if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
             self.table_moves += 1
             return self._table_move(int(b), v)
-        return self.search.act(int(b))
+        return self.searcher(int(b)).act(int(b))
 
     def _table_move(self, board: int, v: np.ndarray) -> Action:
         """The table's best move; moves the table values exactly alike (building a small target is
@@ -214,11 +233,11 @@ class EndgameAgent(BaseAgent):
         tied = np.nan_to_num(v, nan=-1.0) == np.nanmax(v)
         if tied.sum() == 1:
             return Action(int(np.argmax(tied)))
-        searched = np.asarray(self.search.values(board), dtype=float)
+        searched = np.asarray(self.searcher(board).values(board), dtype=float)
         return Action(int(np.argmax(np.where(tied, searched, -np.inf))))
 
     def explain(self, board: int) -> dict[str, float]:
         v = self.table_values(int(playable(board)))
         if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
             return named(np.where(np.isnan(v), -np.inf, v))
-        return self.search.explain(board)
+        return self.searcher(int(playable(board))).explain(board)
