@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from ai2048 import checks
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,7 +173,8 @@ def run_tests(rec: dict[str, Any], work: Path) -> None:
     junit = work / "tests.xml"
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "-k", TEST_SELECTION,
            f"--junitxml={junit}", *files]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    path = [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     rec["command"] = shlex.join(cmd[1:])
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     rec["returncode"] = proc.returncode
@@ -286,9 +288,9 @@ def run_bad_input(rec: dict[str, Any], device: torch.device, work: Path, seed: i
         pairs = zip(outputs["cpu"], outputs[device.type], strict=True)
         diff = max(float((a - b).abs().max()) for a, b in pairs)
         rec[f"saved_on_{saved_on}_max_output_diff"] = diff
-        if diff > 1e-4:
+        if diff > 1e-2:  # GPU convolutions in TF32 round to about 1e-3; another network differs by far more
             problems.append(f"saved on {saved_on}: outputs differ across devices by {diff}")
-    # a GPU this machine does not have: the device reader, an agent and the trainer each refuse it
+    # a GPU this machine does not have: an agent and the trainer each refuse it, the trainer before any file
     if torch.cuda.device_count() > 7:
         rec["missing_device"] = f"not checked: this machine has {torch.cuda.device_count()} GPUs"
     else:
@@ -400,19 +402,21 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError("no output folder: give --out DIR (or set OUT)")
         out = check_out_dir(args.out)
         assert out is not None
-        threads = args.threads or (1 if args.dry_run else os.cpu_count() or 1)
-        if threads < 1 or not np.isfinite(args.budget_s) or args.budget_s <= 0:
-            raise ValueError("--threads and --budget-s must be positive")
-        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         sizes = DRY if args.dry_run else FULL
+        default_threads = 1 if args.dry_run else os.cpu_count() or 1
+        threads = checks.whole("--threads", default_threads if args.threads is None else args.threads, 1)
+        checks.number("--budget-s", args.budget_s, 0, lo_open=True)
+        train_min_s = checks.number("--train-min-s", sizes.train_min_s if args.train_min_s is None
+                                    else args.train_min_s, 0)
+        eval_games = checks.whole("--eval-games", sizes.eval_games if args.eval_games is None
+                                  else args.eval_games, 1)
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         cfg = make_config(LazyZeroConfig, PRESETS, "gpu", **{
             **sizes.overrides, "device": str(device), "seed": args.seed, "threads": threads,
             "progress": False, "tensorboard": False, **parse_sets(args.sets)})
     except ValueError as e:
         print(f"gpu_check: {e}", file=sys.stderr)
         return 2
-    train_min_s = sizes.train_min_s if args.train_min_s is None else args.train_min_s
-    eval_games = args.eval_games or sizes.eval_games
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(threads)
     import numba
@@ -422,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         "dry_run": args.dry_run, "device": str(device),
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor()
         or platform.machine(),
-        "torch": torch.__version__, "cuda": torch.version.cuda, "numba": numba.__version__,
+        "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+        "numba": numba.__version__,
         "python": platform.python_version(), "threads": threads, "seed": args.seed, "commit": _commit(),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "budget_s": args.budget_s,
         "command": shlex.join([Path(sys.executable).name, *sys.argv]),

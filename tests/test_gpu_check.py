@@ -22,8 +22,8 @@ STEPS = ["tests", "env", "selfplay", "bad_input", "train", "eval_lazyzero_chance
 
 
 def _script(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
-           "NUMBA_NUM_THREADS": "1"}
+    path = [str(ROOT / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "NUMBA_NUM_THREADS": "1"}
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env,
                           timeout=3700)
 
@@ -107,3 +107,18 @@ def test_step__a_failure_or_overrun_is_recorded_with_the_figures_so_far(tmp_path
     assert saved["overruns"]["error"].startswith("out of time") and saved["overruns"]["seconds"] < 5
     assert saved["skipped"]["error"].startswith("skipped")
     assert "FAILED: RuntimeError" in (tmp_path / "gpu_check.md").read_text()
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--budget-s", "nan"], "--budget-s=nan must be a finite number > 0"),
+    (["--eval-games", "0"], "--eval-games=0 must be a whole number >= 1"),
+    (["--threads", "0"], "--threads=0 must be a whole number >= 1"),
+    (["--train-min-s", "-1"], "--train-min-s=-1.0 must be a finite number >= 0"),
+    (["--set", "rolouts=3"], "has no key(s) rolouts"),
+    (["--set", "num_envs=0"], "num_envs"),
+])
+def test_bad_options__a_clear_error_before_any_work(tmp_path, capsys, args, says):
+    assert _module().main(["--dry-run", "--out", str(tmp_path / "out"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpu_check: ") and says in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
