@@ -32,6 +32,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -179,8 +180,8 @@ def run_tests(rec: dict[str, Any], work: Path) -> None:
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     rec["returncode"] = proc.returncode
     rec["output_tail"] = (proc.stdout + proc.stderr)[-2000:]
-    suite = ET.parse(junit).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
+    root = ET.parse(junit).getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
     assert suite is not None, f"{junit} holds no testsuite"
     counts = {k: int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped")}
     rec.update(counts, passed=counts["tests"] - counts["failures"] - counts["errors"] - counts["skipped"])
@@ -260,7 +261,12 @@ def _storage_devices(path: Path) -> str:
     from ai2048.nets.files import load_torch_file
 
     tags: set[str] = set()
-    load_torch_file(path, "network file", map_location=lambda storage, tag: (tags.add(tag), storage)[1])
+
+    def keep(storage: Any, tag: str) -> Any:
+        tags.add(tag)
+        return storage
+
+    load_torch_file(path, "network file", map_location=keep)
     return ",".join(sorted(tags))
 
 
@@ -312,10 +318,10 @@ def run_bad_input(rec: dict[str, Any], device: torch.device, work: Path, seed: i
         rec["error"] = "; ".join(problems)
 
 
-def run_train(rec: dict[str, Any], cfg: Any, work: Path, out: Path) -> Path:
+def run_train(rec: dict[str, Any], cfg: Any, work: Path, out: Path) -> None:
     """Train ``cfg`` (its ``duration`` the budget) in ``work``; copy what an agent loads to ``out``."""
     from ai2048.agents.lazyzero import WEIGHTS
-    from ai2048.checkpoint import atomic_write, read_json
+    from ai2048.checkpoint import atomic_path, read_json
     from ai2048.train.lazyzero import run
 
     rec.update(duration_s=cfg.duration, config=asdict(cfg))
@@ -332,10 +338,9 @@ def run_train(rec: dict[str, Any], cfg: Any, work: Path, out: Path) -> Path:
         rec["last_epoch"] = json.loads(metrics.read_text().strip().splitlines()[-1])
     for name in ("config.json", "meta.json", WEIGHTS, "metrics.jsonl"):
         if (run_dir / name).exists():
-            data = (run_dir / name).read_bytes()
-            atomic_write(out / name, lambda f, data=data: f.write(data))
+            with atomic_path(out / name) as tmp:
+                shutil.copyfile(run_dir / name, tmp)
     rec["checkpoint"] = str(out)
-    return out
 
 
 def run_eval(rec: dict[str, Any], agent: str, config: dict[str, Any], games: int, seed: int) -> None:
