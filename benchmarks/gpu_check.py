@@ -9,7 +9,8 @@ left of ``--budget-s``, the figures written to ``OUT/gpu_check.json`` and ``OUT/
 2. ``env``: random-play steps/s of ``TorchEnv2048`` on the device beside the numba ``batch_step``
    kernel on the CPU, measured in the same run (``bench_torch_env.py``'s functions).
 3. ``selfplay``: the trainer's self-play moves (``lazy_search`` + ``choose_actions``) with the ``gpu``
-   preset's network, games and search: moves/s and games finished per second.
+   preset's network, games and search: moves/s and games finished per second (the train step's
+   games/s covers minutes).
 4. ``bad_input``: a network saved on the GPU loads on the CPU and the reverse (same outputs), and
    ``device="cuda:7"`` on a machine with fewer GPUs is a clear error.
 5. ``train``: ``ai2048.train.lazyzero.run`` with the ``gpu`` preset for what the budget leaves (at
@@ -213,7 +214,9 @@ def _network(cfg: Any, device: torch.device) -> Any:
 
 def run_selfplay(rec: dict[str, Any], cfg: Any, device: torch.device, seconds: float) -> None:
     """The training loop's self-play moves (its search, move choice and env) on an untrained network: the
-    cost of a move does not depend on the weights."""
+    cost of a move does not depend on the weights. The games start together, so a window shorter than a
+    game counts few finished ones: ``moves_per_s`` is the rate, the train step's ``games_per_s`` the
+    games a longer stretch finishes."""
     from ai2048.envs.torch_env import make_batch_env
     from ai2048.search.lazyzero import choose_actions, lazy_search
 
