@@ -385,7 +385,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="folder for gpu_check.json, gpu_check.md and the trained network (default: $OUT)")
     p.add_argument("--dry-run", action="store_true",
                    help="every size shrunk, on the CPU when there is no CUDA device (minutes in all)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the training run and of the evaluation games")
+    p.add_argument("--seed", type=int, default=0, help="seed of the training run")
+    p.add_argument("--eval-seed", type=int, default=1_000_000,
+                   help="seed of the first evaluation game (fresh to the training run's games)")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads of torch, numba and the searches (default: all cores; 1 with --dry-run)")
     p.add_argument("--train-min-s", type=float, default=None,
@@ -416,6 +418,8 @@ def main(argv: list[str] | None = None) -> int:
         checks.number("--budget-s", args.budget_s, 0, lo_open=True)
         train_min_s = checks.number("--train-min-s", sizes.train_min_s if args.train_min_s is None
                                     else args.train_min_s, 0)
+        checks.whole("--seed", args.seed, 0)
+        checks.whole("--eval-seed", args.eval_seed, 0)
         eval_games = checks.whole("--eval-games", sizes.eval_games if args.eval_games is None
                                   else args.eval_games, 1)
         device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -436,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         or platform.machine(),
         "torch": torch.__version__, "cuda": torch.version.cuda, "cudnn_tf32": torch.backends.cudnn.allow_tf32,
         "numba": numba.__version__,
-        "python": platform.python_version(), "threads": threads, "seed": args.seed, "commit": _commit(),
+        "python": platform.python_version(), "threads": threads, "seed": args.seed,
+        "eval_seed": args.eval_seed, "commit": _commit(),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "budget_s": args.budget_s,
         "command": shlex.join([Path(sys.executable).name, *sys.argv]),
     })
@@ -458,10 +463,11 @@ def main(argv: list[str] | None = None) -> int:
         weights = str(out / "lazyzero-gpu")
         common = {"weights": weights, "device": str(device), "seed": args.seed, "threads": threads,
                   "games_in_flight": eval_games}
+        chance = {**common, "simulations": sizes.eval_simulations}
         report.step("eval_lazyzero_chance", left() / 2, lambda r: run_eval(
-            r, "lazyzero-chance", {**common, "simulations": sizes.eval_simulations}, eval_games, args.seed))
+            r, "lazyzero-chance", chance, eval_games, args.eval_seed))
         report.step("eval_lazyzero", left(), lambda r: run_eval(
-            r, "lazyzero", {**common, "rollouts": sizes.eval_rollouts}, eval_games, args.seed))
+            r, "lazyzero", {**common, "rollouts": sizes.eval_rollouts}, eval_games, args.eval_seed))
     failed = [k for k, v in report.data["steps"].items() if not v["ok"]]
     print(f"gpu_check: {report.elapsed():.0f} s; {out / 'gpu_check.json'}; "
           + (f"failed: {', '.join(failed)}" if failed else "every step ok"), flush=True)

@@ -69,6 +69,7 @@ def test_dry_run__every_step_records_its_figures(tmp_path):
     for name, agent in (("eval_lazyzero_chance", "lazyzero-chance"), ("eval_lazyzero", "lazyzero")):
         ev = steps[name]
         assert ev["agent"] == agent and ev["games"] == ev["games_requested"] == 4 and not ev["interrupted"]
+        assert ev["eval_seed"] == data["eval_seed"] == 1_000_000  # fresh to the training run's seed
         assert ev["moves_mean"] > 0 and ev["tiles"][-1]["reached"] >= 1
     summary = (out / "gpu_check.md").read_text()
     assert all(f"**{name}**" in summary for name in STEPS) and "FAILED" not in summary
@@ -114,6 +115,7 @@ def test_step__a_failure_or_overrun_is_recorded_with_the_figures_so_far(tmp_path
     (["--eval-games", "0"], "--eval-games=0 must be a whole number >= 1"),
     (["--threads", "0"], "--threads=0 must be a whole number >= 1"),
     (["--train-min-s", "-1"], "--train-min-s=-1.0 must be a finite number >= 0"),
+    (["--eval-seed", "-1"], "--eval-seed=-1 must be a whole number >= 0"),
     (["--set", "rolouts=3"], "has no key(s) rolouts"),
     (["--set", "num_envs=0"], "num_envs"),
 ])

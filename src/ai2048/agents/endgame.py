@@ -34,9 +34,6 @@ from ai2048.tables.lookup import looked_up, match, move_values
 
 _LOADED: dict[tuple[str, str], store.Table] = {}
 
-LATE_FROM = LATE_DOWNGRADE_FROM
-"""The exponent (16384) from which ``late_depth`` searches: where the late-game reading starts."""
-
 
 def check_table_names(tables: Any) -> tuple[str, ...]:
     """``"default"``, or a comma-separated list (or sequence) of registered table names."""
@@ -144,7 +141,7 @@ class EndgameAgent(BaseAgent):
         self._load()
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
                                   tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
-        self.late = self.search  # the network's search from LATE_FROM on: the same, or a deeper one
+        self.late = self.search  # the network's search from a 16384 on: the same, or a deeper one
         if late_depth is not None and late_depth != depth:  # one network, shared read-only
             self.late = NTupleAgent(weights=self.search.net, depth=late_depth, prob_cutoff=prob_cutoff,
                                     tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
@@ -216,7 +213,7 @@ class EndgameAgent(BaseAgent):
 
     def searcher(self, board: int) -> NTupleAgent:
         """The network search that plays ``board``: ``late_depth``'s once it holds a 16384 or more."""
-        return self.late if int(max_exponent(np.uint64(board))) >= LATE_FROM else self.search
+        return self.late if int(max_exponent(np.uint64(board))) >= LATE_DOWNGRADE_FROM else self.search
 
     def act(self, board: int) -> Action:
         b = playable(board)
