@@ -8,6 +8,7 @@ the warm-up exits cleanly. The browser test measures the first board after "read
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -106,6 +107,38 @@ def test_serve__refuses_connections_until_ready_and_ctrl_c_during_the_warm_up_ex
     assert "interrupted" in err and "Traceback" not in err
     assert "web app on" not in out  # stopped before it was ready
     assert time.monotonic() - t0 < 30
+
+
+def test_serve__a_ctrl_c_swallowed_inside_the_warm_up_still_stops_it(monkeypatch, capsys) -> None:
+    """Regression: a Ctrl-C that landed in a ctypes callback of numba's cache loading was printed and
+    swallowed there, and the server went on to serve. The warm-up remembers it and stops at its next step."""
+    import uvicorn
+
+    from ai2048.cli import main
+    from ai2048.ui import warmup
+
+    real, calls = warmup._decide, []
+
+    def decide_swallowing_an_interrupt(agent, name, config) -> None:
+        calls.append(name)
+        if len(calls) == 1:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(5)  # the handler runs here
+            except KeyboardInterrupt:
+                pass  # as "Exception ignored on calling ctypes callback function" does
+        real(agent, name, config)
+
+    monkeypatch.setattr(warmup, "_decide", decide_swallowing_an_interrupt)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: pytest.fail("served after a Ctrl-C"))
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    assert main(["serve", "--port", str(port), "--agent", "random"]) == 130
+    out = capsys.readouterr()
+    assert "interrupted" in out.err and "web app on" not in out.out
+    assert calls == ["random"]  # the default agent's decision; the next step stopped
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 NO_COMPILE_SCRIPT = textwrap.dedent('''

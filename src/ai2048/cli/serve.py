@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,27 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class Interrupts:
+    """Ctrl-C (SIGINT) within ``with``: raised at once as KeyboardInterrupt, as by default, and also
+    remembered in ``seen``, for the code that must not go on after an interrupt something swallowed
+    (the warm-up: an interrupt inside a ctypes callback of numba's kernel loading is only printed)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: Any = None
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> Interrupts:
+        self._old = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._old)
+
+
 def run(args: argparse.Namespace) -> int:
     from ai2048.ui.deps import require
 
@@ -106,9 +128,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"models: {', '.join(MODEL_PREFIX + m for m in models)}")
         from ai2048.ui.warmup import warm_up
 
-        print("warming up: agents, kernels and models (Ctrl-C stops) ...", flush=True)
-        # the default agent first (a broken model fails here, clearly), then every agent's kernels
-        seconds = warm_up(app, say=lambda line: print(line, flush=True))
+        with Interrupts() as interrupts:
+            print("warming up: agents, kernels and models (Ctrl-C stops) ...", flush=True)
+            # the default agent first (a broken model fails here, clearly), then every agent's kernels
+            seconds = warm_up(app, say=lambda line: print(line, flush=True), stopped=lambda: interrupts.seen)
         print(f"ready in {seconds:.1f} s", flush=True)
         print(f"ai2048 web app on http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
         from ai2048.ui.protocol import protocol_class

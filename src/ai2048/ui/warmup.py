@@ -9,9 +9,12 @@ undo, a record, and a hint and an AI move with the default agent), then plays on
 with every web agent and every model at each entry of :data:`ai2048.ui.limits.WARM_UP`.
 
 The work is bounded by those tables and the models on offer, and it runs in the calling (main)
-thread, so Ctrl-C stops it at once. Each model is loaded once (its entries share the network) and
-dropped before the next; only the default agent stays built, in the server's cache. A model that
-cannot be built is reported and skipped (its requests then get the same error, as a 400).
+thread, so Ctrl-C stops it at once; ``stopped`` is asked between its steps as well, because an
+interrupt that lands inside a ctypes callback of numba's kernel loading is printed and swallowed
+there ("Exception ignored on calling ctypes callback function"). Each model is loaded once (its
+entries share the network) and dropped before the next; only the default agent stays built, in the
+server's cache. A model that cannot be built is reported and skipped (its requests then get the
+same error, as a 400).
 """
 
 from __future__ import annotations
@@ -44,9 +47,16 @@ def _decide(agent: Any, name: str, config: dict[str, Any]) -> None:
     session.ai_move(agent)
 
 
-def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
+def warm_up(app: Any, say: Callable[[str], None] = lambda _: None,
+            stopped: Callable[[], bool] = lambda: False) -> float:
     """Load and compile everything the requests of ``app`` (:func:`ai2048.ui.server.create_app`) can
-    need; returns the seconds it took. ``say`` gets a line per model that cannot be built."""
+    need; returns the seconds it took. ``say`` gets a line per model that cannot be built; when
+    ``stopped()`` turns true the warm-up raises KeyboardInterrupt at its next step."""
+
+    def step() -> None:
+        if stopped():
+            raise KeyboardInterrupt
+
     t0 = time.monotonic()
     web = app.state.web  # ai2048.ui.state.WebState
     web.listing()  # GET /api/agents: every agent module imported, the answer kept
@@ -56,6 +66,7 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
     _decide(agent, default, default_config)
     for name in web.agent_names:
         for config in WARM_UP.get(name, ({},)):
+            step()
             _, checked = web.check(name, config)
             try:
                 built = build(name, checked, web.models)
@@ -66,6 +77,7 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
         name = MODEL_PREFIX + model_name
         held = []  # this model's agents share its network (loaded once) until the next model's turn
         for k, config in enumerate(WARM_UP.get(model.agent, ({},))):
+            step()
             _, checked = web.check(name, config)
             try:
                 built = build(name, checked, web.models)
@@ -77,6 +89,7 @@ def warm_up(app: Any, say: Callable[[str], None] = lambda _: None) -> float:
             _decide(built, name, checked)
             held.append(built)
         del held  # one model's network in memory at a time
+    step()
     return time.monotonic() - t0
 
 
