@@ -4,7 +4,11 @@ position a decision looks up, and hands the other decisions to the network's sea
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -62,9 +66,32 @@ def _distilled_agent(tiny_tables, spec, tmp_path, boards: list[int]) -> tuple:
     assert 0 < n < table.keys.size
     empty = tmp_path / "none"
     empty.mkdir(exist_ok=True)
-    small = make_agent("endgame", tables=spec.name, tables_dir=str(empty), depth=1)
+    with pytest.warns(store.DistilledTablesWarning) as said:
+        small = make_agent("endgame", tables=spec.name, tables_dir=str(empty), depth=1)
+    assert str(said[0].message).endswith(f"ai2048 tables build {spec.name} --dir {empty}")
     assert small.tables[0].meta["distilled"] and small.tables[0].keys.size == n
     return full, small
+
+
+def test_only_an_agent_on_distilled_tables_warns(tiny_tables, spec, tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", store.DistilledTablesWarning)
+        make_agent("endgame", tables=spec.name, tables_dir=str(tiny_tables), depth=1)  # built: silent
+    _distilled_agent(tiny_tables, spec, tmp_path, _boards(store.load(spec.name, tiny_tables), 5, 1))
+
+
+def test_cli__playing_from_the_shipped_distillates_says_so_once_in_a_line_with_the_build_command(tmp_path):
+    """What a fresh install plays: the default tables not built, their shipped copies read."""
+    argv = ["eval", "endgame", "--games", "2", "--seed", "3", "--set", "depth=1", "--workers", "2",
+            "--no-progress"]
+    run = subprocess.run([sys.executable, "-m", "ai2048", *argv], capture_output=True, text=True,
+                         env={**os.environ, "AI2048_TABLES": str(tmp_path)}, timeout=300)
+    assert run.returncode == 0, run.stderr
+    names = " ".join(formations.DEFAULT)
+    assert run.stderr.splitlines() == [
+        f"ai2048: endgame: {', '.join(formations.DEFAULT)} not built in {tmp_path}: playing from the small "
+        "distilled copies shipped in the package, weaker than the built tables (docs/tables.md gives both "
+        f"rates). Build them once for the full strength: ai2048 tables build {names}"]
 
 
 def test_distilled_decides_as_the_full_table_on_the_boards_it_was_made_from(tiny_tables, spec, tmp_path):

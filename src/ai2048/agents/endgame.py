@@ -16,6 +16,7 @@ one map for the whole search, so the merges that fill the gap read as the progre
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,14 @@ class EndgameAgent(BaseAgent):
                 raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
         self._where = (names, tables_dir)
         self._load()
+        distilled = [t.spec.name for t in self.tables if t.meta.get("distilled")]
+        if distilled:  # once per process (Python's default filter): the first agent built says it
+            where = store.tables_dir(tables_dir)
+            warnings.warn(store.DistilledTablesWarning(
+                f"endgame: {', '.join(distilled)} not built in {where}: playing from the small distilled "
+                "copies shipped in the package, weaker than the built tables (docs/tables.md gives both "
+                f"rates). Build them once for the full strength: "
+                f"{store.build_command(' '.join(distilled), tables_dir)}"), stacklevel=3)
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
                                   tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
         self.late = self.search  # the network's search from a 16384 on: the same, or a deeper one

@@ -12,6 +12,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 
 
@@ -50,8 +51,20 @@ def check(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def _format_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    line: str | None = None) -> str:
+    """ai2048's own warnings as one line for the person at the terminal, others as Python prints them."""
+    if category.__module__.startswith("ai2048."):
+        return f"ai2048: {message}\n"
+    return _python_format(message, category, filename, lineno, line)
+
+
+_python_format = warnings.formatwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
+    warnings.formatwarning = _format_warning
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

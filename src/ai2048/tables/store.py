@@ -54,6 +54,11 @@ class TableNotBuilt(FileNotFoundError):
     """A table that is not built (or whose build stopped) in the tables folder."""
 
 
+class DistilledTablesWarning(UserWarning):
+    """Tables read from the distilled copies shipped in the package because they are not built: the
+    agent plays, weaker than with the built tables (docs/tables.md)."""
+
+
 def build_command(name: str, directory: str | Path | None = None) -> str:
     extra = f" --dir {directory}" if directory is not None else ""
     return f"ai2048 tables build {name}{extra}"
