@@ -2,6 +2,7 @@
 
     python benchmarks/late_game_conversion.py endgame --set depth=2
     python benchmarks/late_game_conversion.py endgame --set depth=3 --set tables=442-128,442-256,442-512
+    python benchmarks/late_game_conversion.py endgame --set depth=3 --why    # how the lost games ended
     python benchmarks/late_game_conversion.py ntuple --set weights=runs/late --set depth=2 \
         --set downgrade=highest
 
@@ -39,14 +40,57 @@ def _init(name: str, config: dict[str, Any]) -> None:
     _AGENT = make_agent(name, **config)
 
 
-def _play_on(task: tuple[int, int, int]) -> dict[str, float]:
-    seed, board, score = task
+ENDINGS = ("never in a table", "inside a table's formation", "after a stuck table", "after a table's goal")
+"""How a game ended, by its last table decision (``--why``)."""
+
+
+def table_state(agent: Any, board: int) -> str:
+    """``"table"`` when a table of ``agent`` chooses the move on ``board``, ``"stuck"`` when the board is
+    in a table's formation but no move has a positive value (every legal move breaks it), else ``""``."""
+    v = agent.table_values(board)
+    if v is None:
+        return ""
+    return "table" if np.nanmax(v, initial=-1.0) > agent.min_value else "stuck"
+
+
+def ending(states: list[str]) -> tuple[str, int]:
+    """How a game whose moves had these :func:`table_state` ended, and the moves after its last table
+    move: never in a table, inside a table's formation (the last move a table's), after a stuck table
+    (the next board in a formation no move keeps), or after a table's goal (the next board in none)."""
+    if "table" not in states:
+        return ENDINGS[0], len(states)
+    last = len(states) - 1 - states[::-1].index("table")
+    after = len(states) - 1 - last
+    if after == 0:
+        return ENDINGS[1], 0
+    return (ENDINGS[2] if states[last + 1] == "stuck" else ENDINGS[3]), after
+
+
+def _play_on(task: tuple[int, int, int, bool]) -> dict[str, Any]:
+    seed, board, score, why = task
     g = Game(seed=seed, board=board)
     g.score = score
+    states: list[str] = []
     t0 = time.process_time()
     while not g.is_over:
+        if why:
+            states.append(table_state(_AGENT, int(g.board)))
         g.step(_AGENT.act(g.board))
-    return {"max_tile": g.max_tile, "score": g.score, "cpu": time.process_time() - t0}
+    out = {"max_tile": g.max_tile, "score": g.score, "cpu": time.process_time() - t0}
+    return {**out, "ending": ending(states)} if why else out
+
+
+def why_lost(out: list[dict[str, Any]]) -> str:
+    """The lost games (no 32768) counted by :data:`ENDINGS`, with the median moves after the last table
+    move."""
+    lost = [r["ending"] for r in out if r["max_tile"] < 32768]
+    parts = []
+    for e in ENDINGS:
+        after = [n for kind, n in lost if kind == e]
+        if after:
+            parts.append(f"{e} {len(after)}" + (f" (median {np.median(after):.0f} moves after its last table "
+                                                 "move)" if e in ENDINGS[2:] else ""))
+    return f"the {len(lost)} lost games ended: " + ("; ".join(parts) or "none")
 
 
 def main() -> None:
@@ -58,15 +102,19 @@ def main() -> None:
     p.add_argument("--pool-seed", type=int, default=700_000)
     p.add_argument("--seed", type=int, default=900_000)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--why", action="store_true",
+                   help="also count how each lost game ended, by its last table decision (endgame agents)")
     args = p.parse_args()
     config = parse_sets(args.set)
+    if args.why and not hasattr(make_agent(args.agent, **config), "table_values"):
+        p.error(f"--why needs an agent with endgame tables (endgame), not {args.agent}")
     if not args.pool.is_file():
         _, data = make_pool("ntuple", {"depth": 2}, tile=16384, games=args.pool_games, seed=args.pool_seed,
                             workers=args.workers)
         save_pool(args.pool, data)
     pool = read_pool(args.pool)
     starts = zip(pool.boards, pool.scores, strict=True)
-    tasks = [(args.seed + i, int(b), int(c)) for i, (b, c) in enumerate(starts)]
+    tasks = [(args.seed + i, int(b), int(c), args.why) for i, (b, c) in enumerate(starts)]
     t0 = time.perf_counter()
     with Pool(args.workers, initializer=_init, initargs=(args.agent, config)) as workers:
         out = list(workers.imap(_play_on, tasks))
@@ -76,6 +124,8 @@ def main() -> None:
           f"{100 * k / n:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}); mean final score "
           f"{np.mean([r['score'] for r in out]):,.0f}; {np.mean([r['cpu'] for r in out]):.2f} CPU s a game; "
           f"{time.perf_counter() - t0:.0f} s wall, {args.workers} workers")
+    if args.why:
+        print(why_lost(out))
 
 
 if __name__ == "__main__":

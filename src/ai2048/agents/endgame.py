@@ -140,14 +140,6 @@ class EndgameAgent(BaseAgent):
                 raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
         self._where = (names, tables_dir)
         self._load()
-        distilled = [t.spec.name for t in self.tables if t.meta.get("distilled")]
-        if distilled:  # once per process (Python's default filter): the first agent built says it
-            where = store.tables_dir(tables_dir)
-            warnings.warn(store.DistilledTablesWarning(
-                f"endgame: {', '.join(distilled)} not built in {where}: playing from the small distilled "
-                "copies shipped in the package, weaker than the built tables (docs/tables.md gives both "
-                f"rates). Build them once for the full strength: "
-                f"{store.build_command(' '.join(distilled), tables_dir)}"), stacklevel=3)
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,
                                   tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
         self.late = self.search  # the network's search from a 16384 on: the same, or a deeper one
@@ -160,6 +152,14 @@ class EndgameAgent(BaseAgent):
         """When a dict, every table decision adds the keys it looks up under the table's name
         (:func:`ai2048.tables.lookup.looked_up`): what ``ai2048 tables distill`` keeps."""
         self.table_values(self._in_formation(self.tables[0]))  # the lookup kernels load here, not mid-game
+        distilled = [t.spec.name for t in self.tables if t.meta.get("distilled")]
+        if distilled:  # once per process (Python's default filter): the first agent built says it
+            where = store.tables_dir(tables_dir)
+            warnings.warn(store.DistilledTablesWarning(
+                f"endgame: {', '.join(distilled)} not built in {where}: playing from the small distilled "
+                "copies shipped in the package, weaker than the built tables (docs/tables.md gives both "
+                f"rates). Build them once for the full strength: "
+                f"{store.build_command(' '.join(distilled), tables_dir)}"), stacklevel=3)
 
     def _load(self) -> None:
         """The tables (memory-mapped, shared by the process's agents) and their formations."""

@@ -56,7 +56,7 @@ class TableNotBuilt(FileNotFoundError):
 
 class DistilledTablesWarning(UserWarning):
     """Tables read from the distilled copies shipped in the package because they are not built: the
-    agent plays, weaker than with the built tables (docs/tables.md)."""
+    agent plays at once, but weaker than with the built tables (docs/tables.md)."""
 
 
 def build_command(name: str, directory: str | Path | None = None) -> str:
