@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.agents import make_agent
+from ai2048.agents.base import config_keys
 from ai2048.cli._common import parse_sets
 from ai2048.evaluate.pool import make_pool, read_pool, save_pool
 from ai2048.game import Game
@@ -106,7 +107,11 @@ def main() -> None:
                    help="also count how each lost game ended, by its last table decision (endgame agents)")
     args = p.parse_args()
     config = parse_sets(args.set)
-    if args.why and not hasattr(make_agent(args.agent, **config), "table_values"):
+    try:  # the agent built once: a bad name, key or value is named before the pool is made or any game played
+        make_agent(args.agent, **config)
+    except (ValueError, TypeError, OSError) as e:
+        p.error(str(e))
+    if args.why and "tables" not in config_keys(args.agent):
         p.error(f"--why needs an agent with endgame tables (endgame), not {args.agent}")
     if not args.pool.is_file():
         _, data = make_pool("ntuple", {"depth": 2}, tile=16384, games=args.pool_games, seed=args.pool_seed,

@@ -145,6 +145,19 @@ def test_bad_settings_are_named(config, message, tmp_path):
         make_agent("endgame", tables_dir=str(tmp_path), **config)
 
 
+def test_a_tables_dir_that_is_a_file_is_refused_before_any_table_is_read(tmp_path, monkeypatch):
+    """Regression: a file was read as a folder with no tables, and the distilled copies played."""
+    monkeypatch.setattr(endgame, "_LOADED", {})
+    path = tmp_path / "tables.txt"
+    path.write_text("not a folder")
+    with pytest.raises(ValueError, match=f"tables_dir {path} is a file, not a folder"):
+        make_agent("endgame", tables_dir=str(path))
+    monkeypatch.setenv("AI2048_TABLES", str(path))
+    with pytest.raises(ValueError, match=rf"\$AI2048_TABLES {path} is a file, not a folder"):
+        make_agent("endgame")
+    assert endgame._LOADED == {}
+
+
 def test_tables_load_once_per_process(tiny_tables, monkeypatch):
     monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
     a = endgame.load_tables((SPEC.name,), tiny_tables)

@@ -138,6 +138,7 @@ class EndgameAgent(BaseAgent):
             if formations.spec(n).p_two != self.p_two:
                 solved = formations.spec(n).p_two
                 raise ValueError(f"table {n} is solved for p_two={solved}, not {self.p_two}")
+        store.checked_dir(tables_dir, "tables_dir")
         self._where = (names, tables_dir)
         self._load()
         self.search = NTupleAgent(weights=weights, model=model, depth=depth, prob_cutoff=prob_cutoff,

@@ -27,9 +27,7 @@ def _names(args: argparse.Namespace) -> tuple[str, ...]:
 def check(args: argparse.Namespace) -> None:
     """Every check before the work: the table names, the folder, and for a build the disk and memory."""
     names = _names(args)
-    root = store.tables_dir(args.dir)
-    if root.exists() and not root.is_dir():
-        raise ValueError(f"--dir {root} is a file, not a folder; name a folder for the tables")
+    root = store.checked_dir(args.dir, "--dir")
     if args.action == "distill":
         from ai2048.checks import whole
         from ai2048.cli._agents import check_agent

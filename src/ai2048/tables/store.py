@@ -46,6 +46,15 @@ def tables_dir(directory: str | Path | None = None) -> Path:
     return Path(directory).expanduser() if directory is not None else default_dir()
 
 
+def checked_dir(directory: str | Path | None, label: str) -> Path:
+    """:func:`tables_dir`, refused (ValueError naming ``label``) when it exists and is not a folder."""
+    root = tables_dir(directory)
+    if root.exists() and not root.is_dir():
+        named = label if directory is not None else f"${ENV_VAR}" if os.environ.get(ENV_VAR) else "the cache"
+        raise ValueError(f"{named} {root} is a file, not a folder; name a folder for the tables")
+    return root
+
+
 class TableError(ValueError):
     """A table that is corrupt, unreadable or built for other rules."""
 
