@@ -19,9 +19,19 @@ from typing import TYPE_CHECKING
 from ai2048.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from ai2048.tables.build import BuildStopped, check_resources, requirements
+    from ai2048.tables.build import BuildStopped, check_resources, estimate, requirements
     from ai2048.tables.build import build as build_table
-    from ai2048.tables.formations import DEFAULT, TABLES, Formation, TableSpec, spec
+    from ai2048.tables.formations import (
+        DEFAULT,
+        LARGE,
+        TABLES,
+        Formation,
+        TableRules,
+        TableSpec,
+        expand,
+        sets,
+        spec,
+    )
     from ai2048.tables.lookup import looked_up, match, move_values, symmetry
     from ai2048.tables.store import (
         ENV_VAR,
@@ -44,7 +54,12 @@ _LAZY: dict[str, tuple[str, str]] = {
     "build_table": ("build", "build"),
     "check_resources": ("build", "check_resources"),
     "requirements": ("build", "requirements"),
+    "estimate": ("build", "estimate"),
     "DEFAULT": ("formations", "DEFAULT"),
+    "LARGE": ("formations", "LARGE"),
+    "TableRules": ("formations", "TableRules"),
+    "expand": ("formations", "expand"),
+    "sets": ("formations", "sets"),
     "Formation": ("formations", "Formation"),
     "TABLES": ("formations", "TABLES"),
     "TableSpec": ("formations", "TableSpec"),
@@ -75,16 +90,20 @@ __all__ = [
     "DistilledTablesWarning",
     "ENV_VAR",
     "Formation",
+    "LARGE",
     "TABLES",
     "Table",
     "TableError",
     "TableNotBuilt",
+    "TableRules",
     "TableSpec",
     "build_command",
     "build_table",
     "check_resources",
     "checked_dir",
     "default_dir",
+    "estimate",
+    "expand",
     "listing",
     "load",
     "load_distilled",
@@ -92,6 +111,7 @@ __all__ = [
     "match",
     "move_values",
     "requirements",
+    "sets",
     "spec",
     "symmetry",
     "tables_dir",
