@@ -280,14 +280,24 @@ def test_cli_lists_builds_and_verifies(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "tiny-16" in out and "not built" in out
     assert main(["tables", "build", "tiny-16", "--dir", str(tmp_path), "--no-progress"]) == 0
-    assert "positions" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "positions" in out
+    # the estimate comes first: positions, memory, disk and minutes
+    assert out.splitlines()[0].startswith("tiny-16: about 1,000 positions, ")
+    assert "GiB of memory" in out and "GB of disk" in out and "min on" in out
     assert main(["tables", "build", "tiny-16", "--dir", str(tmp_path)]) == 0
     assert "already built" in capsys.readouterr().out
     assert main(["tables", "verify", "tiny-16", "--dir", str(tmp_path)]) == 0
     assert main(["tables", "--dir", str(tmp_path)]) == 0
     assert "built" in capsys.readouterr().out
     assert main(["tables", "build", "nope", "--dir", str(tmp_path)]) == 2
-    assert "unknown table 'nope'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown table 'nope'" in err and "sets: default, large" in err
+    monkeypatch.setattr(formations, "LARGE", ("tiny-16",))  # a set name builds (and lists) its tables
+    assert main(["tables", "build", "large", "--dir", str(tmp_path)]) == 0
+    assert "tiny-16: already built" in capsys.readouterr().out
+    assert main(["tables", "--dir", str(tmp_path)]) == 0
+    assert "large" in capsys.readouterr().out
     (tmp_path / "afile").write_text("x")
     assert main(["tables", "--dir", str(tmp_path / "afile")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
