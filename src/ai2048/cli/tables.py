@@ -12,6 +12,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ai2048.cli._common import add_set_argument
 from ai2048.tables import formations, store
@@ -76,8 +77,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
+    from ai2048.progress import progress_bar
     from ai2048.tables.build import BuildStopped, build
     from ai2048.train.run import GracefulStop
 
@@ -89,10 +89,10 @@ def _build(args: argparse.Namespace) -> int:
                 print(f"{n}: already built in {folder}")
                 continue
             expected = formations.TABLES[n][1]
-            bar = tqdm(total=expected, desc=n, unit="pos", unit_scale=True, disable=not args.progress,
-                       file=sys.stderr)
+            bar = progress_bar(total=expected, desc=n, unit="pos", unit_scale=True,
+                               disable=not args.progress, file=sys.stderr)
 
-            def progress(phase: str, k: int, count: int, bar: tqdm = bar) -> None:
+            def progress(phase: str, k: int, count: int, bar: Any = bar) -> None:
                 bar.set_postfix_str(f"{phase} layer {k}", refresh=False)
                 if phase == "enumerating":
                     bar.update(count)
