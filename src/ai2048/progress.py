@@ -143,31 +143,29 @@ class LogProgress:
         self.close()
 
 
+LOG_OPTIONS = ("total", "initial", "desc", "unit", "unit_scale", "disable")
+"""The tqdm options a :class:`LogProgress` reads too; the others (``dynamic_ncols``, ``smoothing``, ...)
+shape a bar only."""
+
+
 def progress_bar(
     iterable: Iterable[Any] | None = None,
     *,
-    total: float | None = None,
-    initial: float = 0,
-    desc: str = "",
-    unit: str = "it",
-    unit_scale: bool = False,
-    disable: bool = False,
     file: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
-    **bar_options: Any,
+    **options: Any,
 ) -> Any:
     """A tqdm bar over ``iterable`` (or counted by ``update``) where ``file`` (default stderr) is a
     terminal or the process a Jupyter kernel; else a :class:`LogProgress` printing plain lines.
 
-    ``bar_options`` (``dynamic_ncols``, ``smoothing``, ...) go to tqdm only; ``clock`` is the log's
-    (tests pass a fake one).
+    ``options`` are tqdm's (``total``, ``initial``, ``desc``, ``unit``, ``unit_scale``, ``disable``,
+    and bar-only ones such as ``dynamic_ncols``); ``clock`` is the log's (tests pass a fake one).
     """
     stream = sys.stderr if file is None else file
     if is_terminal(stream) or (file is None and _in_notebook()):
         from tqdm.auto import tqdm as auto_tqdm  # a widget in Jupyter, the plain bar elsewhere
 
         bar = auto_tqdm if not is_terminal(stream) else tqdm
-        return bar(iterable, total=total, initial=initial, desc=desc, unit=unit, unit_scale=unit_scale,
-                   disable=disable, file=stream, **bar_options)
-    return LogProgress(iterable, total=total, initial=initial, desc=desc, unit=unit, unit_scale=unit_scale,
-                       disable=disable, file=file, clock=clock)
+        return bar(iterable, file=stream, **options)
+    log_options = {k: v for k, v in options.items() if k in LOG_OPTIONS}
+    return LogProgress(iterable, file=file, clock=clock, **log_options)
