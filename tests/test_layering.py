@@ -23,12 +23,13 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 # Layer of each top-level unit of ``ai2048`` (a subpackage or a module); a unit may import only
 # units of its own layer or below. "ai2048" is the package's own ``__init__`` (the public face).
 LAYERS: dict[str, int] = {
-    # 0: the rules, checks, file helpers, interval statistics, lazy exports: no ai2048 imports
+    # 0: the rules, checks, file helpers, interval statistics, lazy exports, progress: no ai2048 imports
     "rules": 0,
     "checks": 0,
     "checkpoint": 0,
     "stats": 0,
     "lazy": 0,
+    "progress": 0,
     # 1: numba kernels on uint64 boards, and when a parallel one runs on numba's threads
     "engine": 1,
     "threads": 1,

@@ -13,6 +13,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from ai2048.cli._common import add_set_argument
 from ai2048.tables import formations, store
@@ -75,8 +76,8 @@ def _list(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     import numba
-    from tqdm import tqdm
 
+    from ai2048.progress import progress_bar
     from ai2048.tables.build import BuildStopped, build, estimate
     from ai2048.train.run import GracefulStop
 
@@ -89,10 +90,10 @@ def _build(args: argparse.Namespace) -> int:
                 continue
             expected = formations.TABLES[n][1]
             print(estimate(n, numba.get_num_threads()), flush=True)
-            bar = tqdm(total=expected, desc=n, unit="pos", unit_scale=True, disable=not args.progress,
-                       file=sys.stderr)
+            bar = progress_bar(total=expected, desc=n, unit="pos", unit_scale=True,
+                               disable=not args.progress, file=sys.stderr)
 
-            def progress(phase: str, k: int, count: int, bar: tqdm = bar) -> None:
+            def progress(phase: str, k: int, count: int, bar: Any = bar) -> None:
                 bar.set_postfix_str(f"{phase} layer {k}", refresh=False)
                 if phase == "enumerating":
                     bar.update(count)

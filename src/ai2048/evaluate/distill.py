@@ -70,9 +70,9 @@ def collect(config: dict[str, Any], *, games: int, seed: int, workers: int = 1,
                                                                     initargs=(config,)))
             it = pool.imap_unordered(_game, seeds)
         if progress:
-            from tqdm import tqdm
+            from ai2048.progress import progress_bar
 
-            it = tqdm(it, total=games, desc="distill: games", unit="game")
+            it = progress_bar(it, total=games, desc="distill: games", unit="game")
         for got in it:
             for name, keys in got.items():
                 found.setdefault(name, []).append(keys)

@@ -88,7 +88,8 @@ def evaluate(
         seed: the evaluation seed (same seed, same games for every agent).
         workers: processes playing games in parallel (1 = in this process); an agent with games in
             flight batches the games of each process.
-        progress: show a progress bar (tqdm) with the running mean score.
+        progress: show progress with the running mean score (:func:`ai2048.progress.progress_bar`: a
+            bar on a terminal, a plain line each tenth of the games or 30 s in a file or pipe).
         config: the agent's config when ``agent`` is a name.
         p_two: spawn odds of the games.
         max_moves: stop each game after this many moves (None = play to the end).
@@ -131,10 +132,10 @@ def evaluate(
     stream: Any = None
     try:
         if progress:
-            from tqdm.auto import tqdm
+            from ai2048.progress import progress_bar
 
-            bar = tqdm(total=games, initial=len(by_index), desc=f"eval {name}", unit="game",
-                       dynamic_ncols=True)
+            bar = progress_bar(total=games, initial=len(by_index), desc=f"eval {name}", unit="game",
+                               dynamic_ncols=True)
         stream = _stream(ag, name, todo, rules, workers, kernel, backend, address)
         for i, rec, err in stream:
             if err is not None:

@@ -146,9 +146,9 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
     with ctx.Pool(workers, initializer=_init, initargs=(agent, config)) as pool:
         it = pool.imap(first_board, tasks)
         if progress:
-            from tqdm import tqdm
+            from ai2048.progress import progress_bar
 
-            it = tqdm(it, total=games, desc=f"pool: first {tile}", unit="game")
+            it = progress_bar(it, total=games, desc=f"pool: first {tile}", unit="game")
         found = [r for r in it if r is not None]
     seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True)) if found else ([], [], [], [])
     pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, agent, dict(config),

@@ -44,8 +44,6 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from tqdm import tqdm
-
 from ai2048.checkpoint import (
     RUN_META_FORMAT,
     append_jsonl,
@@ -58,6 +56,7 @@ from ai2048.checkpoint import (
     truncate_jsonl,
     write_json,
 )
+from ai2048.progress import progress_bar
 from ai2048.rules import RULES_VERSION
 from ai2048.train.config import BUDGET, make_config
 
@@ -507,7 +506,7 @@ class Loop:
             (self.bar_games, int(self.counters[self.games_key]), "game") if self.bar_games
             else (self.total, done, self.unit)
         )
-        self.bar = tqdm(
+        self.bar = progress_bar(
             total=bar_total or None,
             initial=bar_done,
             unit=bar_unit,
