@@ -5,3 +5,17 @@ The text env itself is :class:`ai2048.envs.text.TextGame2048Env` (``ai2048/TextG
 OpenEnv and MCP modules need the ``llm`` extra (``pip install 'ai2048[llm]'``); the harness needs
 only Linux.
 """
+
+from typing import Any
+
+
+def json_kind(value: Any) -> str:
+    """What JSON calls a parsed value (object, array, string, number, boolean, null), for messages
+    that tell a client what it sent."""
+    if isinstance(value, bool):
+        return "boolean"
+    kinds = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+    return kinds.get(type(value), "null" if value is None else type(value).__name__)
+
+
+__all__ = ["json_kind"]
