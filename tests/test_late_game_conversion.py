@@ -67,6 +67,11 @@ def _board(rows: list[list[int]]) -> int:
                for r, row in enumerate(rows) for c, v in enumerate(row))
 
 
+def _least_score(board: int) -> int:
+    """The score of a game that reaches ``board`` spawning only 4s (a pool's score must fit its tiles)."""
+    return sum((k - 2) << k for k in ((board >> (4 * i)) & 0xF for i in range(16)) if k >= 2)
+
+
 def test_script__why_splits_the_lost_games_of_a_pool(tmp_path: Path) -> None:
     """Two late-game boards played on with the shipped distilled tables at 1-ply: every lost game is
     counted once; an agent without tables is refused before any game."""
@@ -74,7 +79,7 @@ def test_script__why_splits_the_lost_games_of_a_pool(tmp_path: Path) -> None:
               _board([[16384, 8192, 4096, 512], [0, 2, 128, 256], [0, 2, 16, 4], [0, 0, 0, 4]])]
     pool = tmp_path / "pool.json"
     write_json(pool, {"format": POOL_FORMAT, "rules_version": RULES_VERSION, "tile": 16384, "agent": "ntuple",
-                      "config": {}, "boards": [{"board": b, "score": 200_000} for b in boards]})
+                      "config": {}, "boards": [{"board": b, "score": _least_score(b)} for b in boards]})
     env = {**os.environ, "AI2048_TABLES": str(tmp_path / "none")}
     cmd = [sys.executable, str(SCRIPT), "endgame", "--set", "depth=1", "--pool", str(pool), "--workers", "1",
            "--seed", "5", "--why"]

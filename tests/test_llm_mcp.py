@@ -154,3 +154,81 @@ def test_cli__bad_options_are_named(argv, match):
 
     with pytest.raises(ValueError, match=match):
         check(argv)
+
+
+def test_new_game__refuses_a_seed_of_text_or_true_and_arguments_it_does_not_take():
+    async def calls(c):
+        return [await call(c, "new_game", seed="12"), await call(c, "new_game", seed=True),
+                await call(c, "new_game", sed=12), await call(c, "read_board", game_id="x", extra=1),
+                await call(c, "new_game", seed=12)]
+
+    text, true, typo, extra, fine = run(calls)
+    assert "seed='12' must be a whole number" in text and "seed=True must be a whole number" in true
+    assert "new_game takes no argument 'sed'; its arguments: seed" in typo
+    assert "read_board takes no argument 'extra'; its arguments: game_id" in extra
+    assert str(fine["seed"]) == "12"  # the web state writes seeds as text (64-bit)
+
+
+BAD_LINES = [
+    ("[" * 250 + "]" * 250, -32600, None, "batches are not supported"),
+    ('{"a":' * 250 + "1" + "}" * 250, -32600, None, "jsonrpc must be"),
+    ('{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + '{"a":' * 250 + "1" + "}" * 251,
+     -32700, 1, "nested too deep"),
+    ("{not json", -32700, None, "the line is not JSON"),
+    ('[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600, None, "batches are not supported"),
+    ('{"jsonrpc": "1.0", "id": 2, "method": "ping"}', -32600, 2, 'jsonrpc must be "2.0"'),
+    ('{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": "x"}', -32600, 3, "params must be an object"),
+    ('{"jsonrpc": "2.0", "id": {}, "method": "ping"}', -32600, None, "id must be a string or an integer"),
+    ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', -32600, None, "id must be a string or an integer"),
+    ('"ping"', -32600, None, "a JSON-RPC message is a JSON object, not a string"),
+    ('{"jsonrpc": "2.0", "id": 4}', -32600, 4, "not a JSON-RPC 2.0 request"),
+]
+
+
+@pytest.mark.parametrize(("line", "code", "rid", "says"), BAD_LINES)
+def test_lines__that_the_server_cannot_read_get_a_json_rpc_error(line, code, rid, says):
+    from ai2048.llm.mcp_server import line_error
+
+    err = line_error(line)
+    assert err is not None and (err.error.code, err.id) == (code, rid) and says in err.error.message
+    assert line_error('{"jsonrpc": "2.0", "id": 5, "method": "ping"}') is None
+
+
+def test_lines__are_answered_through_the_transport_s_own_stream():
+    import anyio
+
+    from ai2048.llm.mcp_server import _CheckedLines
+
+    good = '{"jsonrpc": "2.0", "id": 5, "method": "ping"}\n'
+
+    async def main():
+        async def source():
+            for line in ("{bad\n", "\n", good, "[]\n"):
+                yield line
+
+        lines = _CheckedLines(source())
+        send, receive = anyio.create_memory_object_stream(10)
+        lines.reply = send
+        lines.ready.set()
+        passed = [line async for line in lines]
+        send.close()
+        return passed, [m.message.error.code async for m in receive]
+
+    assert asyncio.run(main()) == ([good], [-32700, -32600])
+
+
+@pytest.mark.slow  # a fresh interpreter importing ai2048, mcp and fastapi: seconds of CPU
+def test_stdio__every_line_of_the_real_command_gets_an_answer():
+    import json
+    import subprocess
+
+    src = str(Path(ai2048.__file__).resolve().parents[1])
+    proc = subprocess.Popen([sys.executable, "-m", "ai2048", "mcp", "--agent", "greedy"], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": src})
+    try:
+        out, _ = proc.communicate("".join(line + "\n" for line, *_ in BAD_LINES), timeout=300)
+    finally:
+        proc.kill()
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [(a["error"]["code"], a["id"]) for a in answers] == [(c, r) for _, c, r, _ in BAD_LINES]

@@ -279,3 +279,51 @@ def test_docs__the_client_example_runs(server, capsys):
     exec(compile(_shrunk(block, {"http://127.0.0.1:8049": url}), "docs/llm.md", "exec"), {})
     score, ended_by = capsys.readouterr().out.split()
     assert int(score) > 0 and ended_by == "game_over"
+
+
+def test_http__a_stateless_step_is_a_4xx_that_says_games_live_in_a_websocket_session(server):
+    url, _ = server
+    with httpx.Client(base_url=url) as c:
+        r = c.post("/step", json={"action": {"message": "left"}})
+    assert r.status_code == 400 and "a game lives in a WebSocket session: connect to /ws" in r.json()["error"]
+
+
+@pytest.mark.parametrize(("message", "kind"), [("[1, 2]", "array"), ('"step"', "string"), ("5", "number"),
+                                               ("null", "null"), ("true", "boolean")])
+def test_messages__json_that_is_not_an_object_is_explained_and_the_session_goes_on(server, message, kind):
+    url, _ = server
+
+    async def run() -> tuple[dict, dict]:
+        async with websockets.connect(url.replace("http", "ws") + "/ws") as ws:
+            await ws.send(message)
+            error = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            return error, json.loads(await asyncio.wait_for(ws.recv(), 10))
+
+    error, reset = asyncio.run(run())
+    assert error["type"] == "error" and error["data"]["message"].startswith("each message must be a JSON")
+    assert f"this one is a JSON {kind}" in error["data"]["message"]
+    assert reset["data"]["observation"]["moves"] == 0
+
+
+def test_sessions__a_reaped_session_s_websocket_is_closed_so_the_cap_holds():
+    limits = EnvServerLimits(max_sessions=1, session_ttl=0.5, ping_seconds=5)
+    app = create_env_app({}, limits)
+    config = lambda port: uvicorn_config(app, "127.0.0.1", port, limits, log_level="critical")  # noqa: E731
+
+    async def run(url: str) -> tuple[int | None, str]:
+        async with websockets.connect(url.replace("http", "ws") + "/ws") as ws:
+            await ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+            await ws.recv()
+            try:
+                await asyncio.wait_for(ws.recv(), 30)  # the reaper runs every 5 s
+            except websockets.exceptions.ConnectionClosed as e:
+                return (e.rcvd.code, e.rcvd.reason) if e.rcvd else (None, "")
+            return None, "still open"
+
+    with serving(app, config) as url:
+        code, reason = asyncio.run(run(url))
+        assert code == 1001 and "idle for over 0.5 s and ended; connect again" in reason
+        assert _until(lambda: app.state.env_server.active_sessions == 0)
+        with Game2048Client(base_url=url).sync() as env:  # the one slot is free again
+            assert env.reset(seed=0).observation.moves == 0

@@ -6,6 +6,7 @@ kernel's barriers hold with the audit hook left out."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -110,6 +111,9 @@ def test_score__an_illegal_move_ends_that_game_only():
     ("return None", "bad_move", "returned None, not a move"),
     ("return ['up']", "bad_move", "returned ('up'), not a move"),
     ("return 7", "bad_move", "the int 7 (moves are 0..3"),
+    ("return 10**5000", "bad_move", "returned <an int of 16610 bits>, not a move"),
+    ("class Lie:\n        __class__ = property(lambda s: str)\n        def __str__(s): return 'up'\n"
+     "    return Lie()", "bad_move", "returned <Lie>, not a move"),
     ("return True", "bad_move", "returned True, not a move"),
     ("return 'jump'", "bad_move", "no move found in 'jump'"),
     ("return 'up' * 600", "bad_move", "returned '" ),
@@ -133,6 +137,23 @@ def test_verdicts__code_that_fails_to_load(code, says):
     res = score_strategy(code, games=2, limits=ROOMY)
     assert res.verdict.kind == ("forbidden" if says is None else "crash")
     assert says is None or says in res.verdict.message
+
+
+FORGED = "import os; os.write(3, b'x {\"setup_error\": \"forged\"}\\n')"
+
+
+@pytest.mark.parametrize("code", [
+    f"def strategy(board):\n    {FORGED}\n    return 'up'\n",
+    f"{FORGED}\ndef strategy(board):\n    return 'up'\n",
+    "class Lie:\n    __class__ = property(lambda s: str)\n"
+    "    def __str__(s): return 'up\\nx {\"setup_error\": \"forged\"}'\n"
+    "def strategy(board):\n    return Lie()\n",
+])
+def test_verdicts__a_forged_set_up_report_is_a_protocol_verdict_not_a_host_error(code):
+    """Only the report sent before the code runs can say the host cannot run the sandbox."""
+    res = score_strategy(code, games=2, limits=ROOMY)
+    assert res.verdict.kind in ("protocol", "bad_move"), res.verdict.message
+    assert res.verdict.kind == ("bad_move" if "Lie" in code else "protocol")
 
 
 def test_verdicts__cpu_limit_kills_a_spinning_strategy():
@@ -187,6 +208,7 @@ def test_kernel_barriers__the_process_runs_in_an_empty_folder_without_our_enviro
 def test_process__is_killed_and_its_folder_removed_after_a_verdict():
     proc = StrategyProcess("def strategy(b):\n    while True: pass\n", FAST)
     folder = proc._dir
+    assert not os.path.exists(folder)  # gone once the process started: no kill of ours can leave it
     with pytest.raises(Stop):
         proc.ask(1)
     assert proc.proc.returncode is not None and not os.path.exists(folder)
@@ -258,15 +280,110 @@ def test_cli__bad_options_are_named_before_any_game(tmp_path, argv, match):
     f.write_text("def strategy(b): return 'up'\n")
     with pytest.raises(ValueError, match=match):
         check(["strategy", str(f), *argv])
-    with pytest.raises(FileNotFoundError, match="no such file"):
+    with pytest.raises(FileNotFoundError, match="missing.py does not exist; give the Python file that"):
         check(["strategy", str(tmp_path / "missing.py")])
+    with pytest.raises(IsADirectoryError, match="is a folder; give the Python file in it that defines"):
+        check(["strategy", str(tmp_path)])
+    with pytest.raises(ValueError, match="--resume needs --out"):
+        check(["strategy", str(f), "--resume"])
 
 
-def test_docs__the_harness_example_runs(capsys):
-    from test_api_docs import ROOT, _python_blocks, _shrunk
+def test_cli__the_code_s_exception_text_reaches_the_terminal_escaped(tmp_path, capsys):
+    from ai2048.cli import main
 
-    block = next(b for b in _python_blocks((ROOT / "docs" / "llm.md").read_text()) if "score_strategy(" in b)
-    namespace: dict = {}
-    exec(compile(_shrunk(block, {"games=100": "games=5"}), "docs/llm.md", "exec"), namespace)
-    assert namespace["result"].ok and namespace["result"].result.games == 5
-    assert capsys.readouterr().out.startswith("ok 5 games played")
+    f = tmp_path / "s.py"
+    f.write_text("def strategy(board):\n    print('\\x1b]8;;http://x\\x07')\n"
+                 "    raise ValueError('\\x1b[2J\\x1b[31mred')\n")
+    assert main(["strategy", str(f), "--games", "1", "--move-seconds", "10"]) == 1
+    printed = capsys.readouterr().out
+    assert "ValueError: \\x1b[2J\\x1b[31mred" in printed and "\x1b" not in printed
+
+
+STOPPABLE = """import random, time
+def strategy(board):
+    time.sleep(0.1)
+    return random.choice(['up', 'down', 'left', 'right'])
+"""
+
+
+def _start(tmp_path, *extra):
+    """``ai2048 strategy`` in a process of its own, its temporary folders under tmp_path/tmp."""
+    import subprocess
+
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-m", "ai2048", "strategy", str(tmp_path / "s.py"), "--games", "8", "--seed", "3",
+            "--max-moves", "6", "--move-seconds", "10", "--out", str(tmp_path / "r.json"), *extra]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_games(path, n, proc, seconds=120.0):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if path.exists() and len(path.read_text().splitlines()) > n:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} did not get {n} games")
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_cli__a_stopped_run_keeps_its_games_and_a_resume_plays_only_the_rest(tmp_path, sig):
+    """SIGTERM writes --out with the games so far; SIGKILL leaves them streamed; neither leaves the
+    working folder; --resume replays the kept games and finishes the run as an unstopped one would."""
+    import json
+    import signal
+
+    (tmp_path / "s.py").write_text(STOPPABLE)
+    games = tmp_path / "r.games.jsonl"
+    proc = _start(tmp_path)
+    _wait_for_games(games, 2, proc)
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == (130 if sig == "SIGTERM" else -9), err
+    kept = [json.loads(line) for line in games.read_text().splitlines()[1:]]
+    assert 2 <= len(kept) < 8
+    if sig == "SIGTERM":
+        saved = json.loads((tmp_path / "r.json").read_text())
+        assert saved["interrupted"] and saved["verdict"]["kind"] == "ok"
+        assert [g["index"] for g in saved["games"]] == [g["index"] for g in kept]
+        assert "finish the run with the same command and --resume" in out
+    time.sleep(0.5)  # the strategy process dies with its parent (PR_SET_PDEATHSIG)
+    assert list((tmp_path / "tmp").iterdir()) == []
+    proc = _start(tmp_path, "--resume")
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"resuming: {len(kept)} finished game(s) kept" in err and not games.exists()
+    resumed = json.loads((tmp_path / "r.json").read_text())["games"]
+    whole = score_strategy(STOPPABLE, games=8, seed=3, max_moves=6, limits=ROOMY).result.records
+    assert [(g["index"], g["actions"], g["end"]) for g in resumed] == [
+        (g["index"], g["actions"], g["end"]) for g in whole]
+    assert {g["end"] for g in whole} >= {"illegal"}  # a kept game that a move ended early replays too
+
+
+def test_cli__a_resume_refuses_kept_games_of_other_code_or_edited(tmp_path, capsys):
+    import json
+
+    from ai2048.cli import main
+
+    (tmp_path / "s.py").write_text(STOPPABLE)
+    proc = _start(tmp_path)
+    _wait_for_games(tmp_path / "r.games.jsonl", 1, proc)
+    proc.kill()
+    proc.wait()
+    argv = ["strategy", str(tmp_path / "s.py"), "--games", "8", "--seed", "3", "--max-moves", "6",
+            "--out", str(tmp_path / "r.json")]
+
+    def refused(extra: list[str], says: str) -> None:
+        assert main([*argv, *extra]) == 2
+        err = capsys.readouterr().err
+        assert re.search(says, err), err
+
+    refused([], "pass --resume to finish that run")
+    lines = (tmp_path / "r.games.jsonl").read_text().splitlines()
+    game = json.loads(lines[1])
+    game["score"] += 4
+    (tmp_path / "r.games.jsonl").write_text("\n".join([lines[0], json.dumps(game)]) + "\n")
+    refused(["--resume"], "game 0 in .* does not hold")
+    (tmp_path / "s.py").write_text(STOPPABLE + "# another\n")
+    refused(["--resume"], "holds another evaluation .*code_sha256")

@@ -50,7 +50,7 @@ def test_pool__each_board_is_the_first_holding_the_tile_and_the_same_seed_gives_
 def _bad(tmp_path: Path, **change: object) -> Path:
     data = {"format": POOL_FORMAT, "rules_version": RULES_VERSION, "tile": 64, "agent": "random",
             "config": {},
-            "patterns": None, "seed": 0, "games": 1, "boards": [{"seed": 0, "board": 0x6, "score": 500}]}
+            "patterns": None, "seed": 0, "games": 1, "boards": [{"seed": 0, "board": 0x16, "score": 300}]}
     data.update(change)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))
@@ -63,13 +63,24 @@ def _bad(tmp_path: Path, **change: object) -> Path:
         ({"format": "something"}, "is not a restart pool"),
         ({"rules_version": RULES_VERSION + 1}, "made under rules version"),
         ({"boards": []}, "holds no boards"),
-        ({"boards": [{"seed": 0, "board": 0x5, "score": 1}]},
+        ({"boards": [{"seed": 0, "board": 0x15, "score": 100}]},
          "board 0 has largest tile 32, below the pool's tile 64"),
-        ({"boards": [{"seed": 0, "score": 1}]}, "a board entry is malformed"),
-        ({"tile": 48}, "not a power of two"),
+        ({"boards": [{"seed": 0, "score": 1}]}, "board 0 is not a board a game reaches: it has no board"),
+        ({"tile": 48}, "tile 48 must be a power of two in 4..32768"),
+        ({"tile": 65536}, "tile 65536 must be a power of two in 4..32768"),
+        ({"boards": [{"board": 0xFFFF_FFFF_FFFF_FFFF, "score": 10**6}]}, "holds no 2 or 4"),
+        ({"boards": [{"board": 0x1213_3121_1213_3121, "score": 40}]}, "has no legal move"),
+        ({"boards": [{"board": 0x16, "score": 300.0}]}, "its score '300.0' is not a whole number"),
+        ({"boards": [{"board": 22.0, "score": 300}]}, "its board '22.0' is not a whole number"),
+        ({"boards": [{"board": 0x16, "score": 5000}]}, r"score 5000 is not one its tiles make \(256..320\)"),
+        ({"boards": [{"board": 0x16, "score": 300, "moves": 3}]}, "which 3 moves cannot spawn"),
+        ({"boards": [[0x16, 300]]}, "it is a list, not an object"),
     ],
 )
 def test_read_pool__bad_files_raise_naming_the_fix(tmp_path: Path, change: dict, match: str) -> None:
+    """Boards no game reaches (sixteen 32768s, no legal move, a float, a score or a move count its
+    tiles cannot have) are refused, naming the board and the fix."""
+    assert read_pool(_bad(tmp_path)).boards.tolist() == [0x16]
     with pytest.raises(ValueError, match=match):
         read_pool(_bad(tmp_path, **change))
     with pytest.raises(ValueError, match="does not exist; make one with `ai2048 pool"):
@@ -147,6 +158,9 @@ def test_cli__pool_then_train_from_it(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "games reached 64: pool written to" in capsys.readouterr().out
     assert main(["pool", "random", "--tile", "100", "--out", str(pool)]) == 2
     assert "--tile 100 must be a power of two" in capsys.readouterr().err
+    for tile in ("65536", "2"):  # tiles the rules cannot make, or no game starts below: refused before a game
+        assert main(["pool", "random", "--tile", tile, "--out", str(tmp_path / "other.json")]) == 2
+        assert f"--tile {tile} must be a power of two in 4..32768" in capsys.readouterr().err
     out = tmp_path / "run"
     assert main(["train", "ntuple", "--patterns", "0123,4567", "--restart-pool", str(pool), "--restart-prob",
                  "1", "--restart-tile", "6", "--games", "20", "--chunk", "10", "--checkpoint-every", "10",

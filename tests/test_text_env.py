@@ -235,3 +235,38 @@ def test_docs__the_text_env_and_model_examples_run(capsys):
     score, max_tile, ended_by = namespace["play_with_model"](client, "stand-in", seed=4)
     assert ended_by == "game_over" and score > 0 and max_tile >= 64
     assert asked[0][0] == "stand-in" and asked[0][1][0]["content"] == namespace["INSTRUCTIONS"]
+
+
+def test_reset__a_grid_is_tile_values_as_every_observation_shows_them():
+    """The board an observation shows resets to the same position (it was read as exponents)."""
+    env = make(obs_format="json")
+    obs, _ = env.reset(seed=7)
+    for _ in range(5):
+        obs, *_ = env.step(json.loads(obs)["legal_moves"][0])
+    shown = json.loads(obs)["board"]
+    again, info = make(obs_format="json").reset(seed=0, options={"board": shown})
+    assert json.loads(again)["board"] == shown and info["board"] == env.board
+    flat = [v for row in shown for v in row]
+    assert make().reset(options={"board": flat})[1]["board"] == env.board
+    assert make().reset(options={"board": env.board})[1]["board"] == env.board  # a packed board: as is
+
+
+@pytest.mark.parametrize(("grid", "match"), [
+    ([[3, 0, 0, 0]] + [[0] * 4] * 3, r"tile value 3 at cell 0 is not a power of two.*grid as tile values"),
+    ([[1, 1, 0, 0]] + [[0] * 4] * 3, "tile value 1 at cell 0 is not a power of two"),
+    ([[65536, 0, 0, 0]] + [[0] * 4] * 3, "tile value 65536 at cell 0"),
+    ([[2, 0, 0]] * 4, "16 entries or shape"),
+])
+def test_reset__a_grid_that_is_not_tile_values_is_refused(grid, match):
+    with pytest.raises(ValueError, match=match):
+        make().reset(options={"board": grid})
+
+
+def test_reset__a_board_with_no_legal_move_ends_the_episode_at_once():
+    stuck = [[2, 4, 2, 4], [4, 2, 4, 2], [2, 4, 2, 4], [4, 2, 4, 2]]
+    env = make(max_invalid=0, invalid_penalty=5.0)
+    obs, info = env.reset(options={"board": stuck})
+    assert info["ended_by"] == "game_over" and not info["legal_moves"] and "Game over" in obs
+    obs, reward, terminated, truncated, info = env.step("left")
+    assert (reward, terminated, truncated, info["ended_by"]) == (0.0, True, False, "game_over")
+    assert info["invalid_count"] == 0 and info["board"] == ai2048.from_tiles(stuck)

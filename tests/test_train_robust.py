@@ -142,7 +142,7 @@ def test_cli_train__json_list_in_run_files_is_a_clear_error(tmp_path: Path, name
     (out / "weights.npz").write_bytes(b"")
     (out / name).write_text("[1, 2]")
     assert main(["train", "ntuple", "--out", str(out), "--resume"]) == 2
-    assert "holds a JSON list, not an object" in capsys.readouterr().err
+    assert "holds a JSON array, not an object" in capsys.readouterr().err
     assert main(["eval", str(out), "--games", "1", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "error" in err and "Traceback" not in err

@@ -212,7 +212,7 @@ def read_json(path: str | Path, what: str = "file") -> dict[str, Any]:
         raise ValueError(f"{what} {path} is not valid JSON ({e}); it may be truncated or corrupt") from e
     if not isinstance(value, dict):
         raise ValueError(
-            f"{what} {path} holds a JSON {_json_kind(value)}, not an object; it is not a file ai2048 wrote"
+            f"{what} {path} holds a JSON {json_kind(value)}, not an object; it is not a file ai2048 wrote"
         )
     return value
 
@@ -231,15 +231,13 @@ def check_regular_file(path: str | Path, what: str = "file", missing: str | None
     raise ValueError(f"{what} {path} is {kind}; give the path of the file itself")
 
 
-def _json_kind(value: Any) -> str:
-    """The JSON name of a parsed value's type: list, string, number, boolean or null."""
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, str):
-        return "string"
+def json_kind(value: Any) -> str:
+    """What JSON calls a parsed value (object, array, string, number, boolean, null), for messages
+    that tell a user or a client what was sent."""
     if isinstance(value, bool):
         return "boolean"
-    return "null" if value is None else "number"
+    kinds = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
+    return kinds.get(type(value), "null" if value is None else type(value).__name__)
 
 
 def append_jsonl(path: str | Path, record: dict[str, Any]) -> None:

@@ -216,14 +216,7 @@ def check(args: argparse.Namespace) -> None:
     """Every check ``run`` makes before the agent is built or a game played."""
     check_eval_arguments(args)
     sets = with_preset(args, args.agent, parse_sets(args.sets))
-    check_out_file(args.out)
-    if args.out is not None:
-        check_output_file(stream_path(args.out), "--out's games file",
-                          fix="remove it or choose another --out")
-    if args.resume and args.out is None:
-        raise ValueError(
-            "--resume needs --out: it continues the run whose games stream beside that result file"
-        )
+    check_games_out(args)
     if args.record == "best":
         if args.illegal_move == "penalty":
             raise ValueError(
@@ -232,6 +225,18 @@ def check(args: argparse.Namespace) -> None:
             )
         check_out_dir(args.records, "--records")
     check_agent(args.agent, sets)
+
+
+def check_games_out(args: argparse.Namespace) -> None:
+    """``--out``, the games file that streams beside it, and ``--resume`` (which needs ``--out``)."""
+    check_out_file(args.out)
+    if args.out is not None:
+        check_output_file(stream_path(args.out), "--out's games file",
+                          fix="remove it or choose another --out")
+    if args.resume and args.out is None:
+        raise ValueError(
+            "--resume needs --out: it continues the run whose games stream beside that result file"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

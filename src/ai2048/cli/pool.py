@@ -35,11 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Every check before the first game: the numbers, the output file, the agent and its settings."""
+    from ai2048.evaluate.pool import check_tile
+
     whole("--games", args.games, lo=1)
     whole("--workers", args.workers, lo=1, hi=256)
     whole("--seed", args.seed, lo=0)
-    if args.tile < 4 or args.tile & (args.tile - 1):
-        raise ValueError(f"--tile {args.tile} must be a power of two >= 4, e.g. 16384")
+    check_tile("--tile", args.tile)
     check_out_file(args.out)
     check_agent(args.agent, parse_sets(args.sets))
 

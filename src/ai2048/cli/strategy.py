@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
 from ai2048 import checks
-from ai2048.cli._common import check_out_file
+from ai2048.cli._common import printable
+from ai2048.cli.eval import check_games_out
+from ai2048.evaluate.stream import GameStream, stream_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,8 +23,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "name (up, down, left, right) or 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3). The code runs in a separate "
         "locked-down process (Linux: resource limits, seccomp, no files, sockets or processes; see "
         "docs/llm.md) and ends in a verdict: ok, crash, timeout, cpu, memory, forbidden, bad_move or "
-        "protocol. A move that changes nothing ends that game. Exit code 0 when the verdict is ok, 1 "
-        "otherwise.",
+        "protocol. A move that changes nothing ends that game. Ctrl-C or SIGTERM stops the run and keeps "
+        "the finished games; with --out they are also streamed to disk as they finish, and --resume plays "
+        "only the games a stopped or killed run lacks. Exit code 0 when the verdict is ok, 1 otherwise, "
+        "130 when stopped.",
     )
     p.add_argument("file", type=Path, help="the Python file that defines strategy(board)")
     p.add_argument("--games", type=int, default=100, help="games to play (default 100)")
@@ -35,7 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--total-seconds", type=float, default=300.0,
                    help="wall seconds for all the games; unfinished ones are not scored (default 300)")
     p.add_argument("--numpy", action="store_true", help="let the code import numpy")
-    p.add_argument("--out", type=Path, default=None, help="write the verdict and every game as JSON here")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write the verdict and every game as JSON here (also when stopped); finished games "
+                   "stream to OUT's .games.jsonl beside it as they finish, so a killed run keeps them")
+    p.add_argument("--resume", action="store_true",
+                   help="with --out: keep the finished games of a stopped or killed run (its .games.jsonl, "
+                   "each replayed to check it) and play only the rest, with the same seeds")
     p.set_defaults(func=run, check=check)
 
 
@@ -54,10 +65,14 @@ def check(args: argparse.Namespace) -> Any:
                                cpu_seconds=args.cpu_seconds, memory_mb=args.memory_mb, numpy=args.numpy)
     except ValueError as e:
         raise ValueError("--" + str(e).replace("_", "-")) from None
-    check_out_file(args.out)
+    check_games_out(args)
     check_host()
+    if args.file.is_dir():
+        raise IsADirectoryError(f"{args.file} is a folder; give the Python file in it that defines "
+                                "strategy(board)")
     if not args.file.is_file():
-        raise FileNotFoundError(f"{args.file}: no such file (give the Python file that defines strategy)")
+        what = "is not a regular file" if args.file.exists() else "does not exist"
+        raise FileNotFoundError(f"{args.file} {what}; give the Python file that defines strategy(board)")
     if args.file.stat().st_size > 4 * MAX_CODE_CHARS:
         raise ValueError(f"{args.file} is {args.file.stat().st_size:,} bytes; strategy code may have at most "
                          f"{MAX_CODE_CHARS:,} characters")
@@ -68,16 +83,49 @@ def check(args: argparse.Namespace) -> Any:
     return check_code(code), limits
 
 
+def games_stream(args: argparse.Namespace, code: str) -> tuple[GameStream | None, dict[int, dict[str, Any]]]:
+    """The stream of finished games beside ``--out`` (None without it), opened, and the games a
+    resumed run keeps (each replayed from its seed by :meth:`GameStream.load`)."""
+    if args.out is None:
+        return None, {}
+    path = stream_path(args.out)
+    config = {"code_sha256": hashlib.sha256(code.encode("utf-8")).hexdigest(), "numpy": args.numpy}
+    stream = GameStream(path, {"agent": f"strategy:{args.file.name}", "config": config, "seed": args.seed,
+                               "max_moves": args.max_moves, "games_requested": args.games}, may_stop=True)
+    done: dict[int, dict[str, Any]] = {}
+    if args.resume:
+        done = stream.load()
+        print(f"resuming: {len(done)} finished game(s) kept from {path}", file=sys.stderr)
+    elif path.exists():
+        raise ValueError(f"{path} holds the finished games of an earlier run with --out {args.out}; pass "
+                         "--resume to finish that run, or delete the file to start afresh")
+    stream.open(done)
+    return stream, done
+
+
 def run(args: argparse.Namespace) -> int:
     code, limits = check(args)
     from ai2048.checkpoint import write_json
     from ai2048.llm.strategy import score_strategy
 
-    res = score_strategy(code, games=args.games, seed=args.seed, limits=limits, max_moves=args.max_moves,
-                         total_seconds=args.total_seconds)
+    stream, done = games_stream(args, code)
+    try:
+        res = score_strategy(code, games=args.games, seed=args.seed, limits=limits, max_moves=args.max_moves,
+                             total_seconds=args.total_seconds, done=done,
+                             on_game=stream.write if stream is not None else None)
+    finally:
+        if stream is not None:
+            stream.close()
     res.result.agent = f"strategy:{args.file.name}"
-    print(res.format())
+    print(printable(res.format()))  # the code's exception text and output may hold terminal escapes
     if args.out is not None:
         write_json(args.out, res.to_dict())
-        print(f"wrote {args.out}")
+        print(f"wrote {printable(args.out)}")
+        if stream is not None and not res.interrupted:
+            stream.remove()  # the run has its verdict: the result holds every game
+        elif stream is not None:
+            print(f"finished games kept in {printable(stream.path)}; finish the run with the same command "
+                  "and --resume")
+    if res.interrupted:
+        return 130
     return 0 if res.ok else 1

@@ -13,8 +13,12 @@ That one rule gives the three usual ones: a retry budget (the default, 3), end a
 ``illegal``) plus ``legal_moves`` (names), ``move`` (the move played, or None), ``invalid`` (why the
 answer was not played, or None), ``invalid_kind`` ("unparsable" or "illegal"), ``invalid_count``
 (in a row) and, when the episode ends, ``ended_by``: "game_over" (no legal move), "end_rule"
-(``goal_tile`` or ``end_on_full_board``) or "invalid". Seeds,
-``reset(options={"board": ...})`` and the game options are the single env's (:class:`EnvOptions`).
+(``goal_tile`` or ``end_on_full_board``) or "invalid". Seeds and the game options are the single
+env's (:class:`EnvOptions`). ``reset(options={"board": ...})`` takes a packed board (an int) or a grid
+of tile values (4 rows of 4, or 16 in a row; 0 for empty), the values every observation, the OpenEnv
+server and the MCP tools show: a board a program was shown resets to that position. A board with no
+legal move ends the episode at once (``info["ended_by"] == "game_over"`` from ``reset``; a step
+after it changes nothing and says so).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ai2048.board_io import from_tiles
 from ai2048.engine.board import max_exponent
 from ai2048.engine.moves import legal_bits
 from ai2048.envs.env import Game2048Env
@@ -113,6 +118,9 @@ def describe_board(board: int, score: int = 0, moves: int = 0, note: str | None 
     return describe(int(board), int(max_exponent(b)), score, moves, int(legal_bits(b)), note, obs_format)
 
 
+_NO_MOVE = "Game over: no move changes this board."
+
+
 def check_max_invalid(value: Any) -> int | None:
     """``max_invalid`` as an int >= 0 or None, else an error naming the three choices."""
     if value is None:
@@ -165,15 +173,31 @@ class TextGame2048Env(Game2048Env):
     def reset(  # type: ignore[override]
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """A new game (or ``options["board"]``); the observation is its text."""
+        """A new game (or ``options["board"]``: a packed board or tile values, as the observations show
+        them); the observation is its text."""
+        given = (options or {}).get("board")
+        if isinstance(given, (list, tuple)) or (isinstance(given, np.ndarray) and given.shape != ()):
+            try:
+                options = {**(options or {}), "board": from_tiles(given)}
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"reset option board: {e}; the text env reads a grid as tile values (0, 2, 4, "
+                              "..., 32768), as its observations show the board") from None
         _, info = super().reset(seed=seed, options=options)
         self.invalid_count = 0
         info.update(legal_moves=_LEGAL[self._bits], move=None, invalid=None, invalid_kind=None,
                     invalid_count=0)
+        if not self._bits:
+            info["ended_by"] = "game_over"
+            return self._observe(_NO_MOVE), info
         return self._observe(), info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:  # type: ignore[override]
         """Read ``action`` (the model's answer) and play it, or apply the invalid-answer rule."""
+        if not self._bits:  # reset to a board with no legal move: the game is over, no answer counts
+            info = self._info(False)
+            info.update(legal_moves=_LEGAL[0], move=None, invalid=None, invalid_kind=None,
+                        invalid_count=self.invalid_count, ended_by="game_over")
+            return self._observe(_NO_MOVE), 0.0, True, False, info
         try:
             a = move_index(action, self.max_chars)
         except AnswerError as e:

@@ -5,7 +5,11 @@ n-tuple trainer restarts games from it (``train ntuple --restart-pool FILE``, Ja
 restarts from positions the player itself reaches) and ``benchmarks/late_game_conversion.py``
 plays every board on to measure the 16384 -> 32768 conversion. Game ``i`` is played with seed
 ``seed + i`` until its largest tile first reaches ``tile``; that board and the score so far join
-the pool (games that end before it give none).
+the pool (games that end before it, or at it, give none: a pool board has a move to play).
+
+A pool read back holds only boards a game reaches (:func:`check_reachable`): one has a 2 or a 4 (the
+tile spawned after the last move), a legal move, and the score and move count its tiles imply; a
+pool edited to sixteen 32768s or a board with no move is refused, naming the board.
 
 The file is JSON, written atomically:
 ``{"format", "rules_version", "tile", "agent", "config", "patterns", "seed", "games", "boards":
@@ -27,9 +31,9 @@ import numpy as np
 
 from ai2048.checkpoint import read_json, write_json
 from ai2048.checks import whole
-from ai2048.game import Game
+from ai2048.game import Game, is_over
 from ai2048.records import max_tiles
-from ai2048.rules import RULES_VERSION
+from ai2048.rules import MAX_EXPONENT, RULES_VERSION
 
 POOL_FORMAT = "ai2048-restart-pool/1"
 
@@ -76,17 +80,24 @@ def read_pool(path: str | Path) -> RestartPool:
         raise ValueError(f"restart pool {path} was made under rules version {data.get('rules_version')}, "
                          f"this ai2048 plays version {RULES_VERSION}; make the pool again with `ai2048 pool`")
     tile = data.get("tile")
-    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
-        raise ValueError(f"restart pool {path}: tile {tile!r} is not a power of two >= 4")
+    try:
+        tile = check_tile("tile", tile)
+    except ValueError as e:
+        raise ValueError(f"restart pool {path}: {e}; make the pool again with `ai2048 pool`") from None
     rows = data.get("boards")
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"restart pool {path} holds no boards (none of its games reached {tile}); "
                          "make it from more games or a stronger agent")
-    try:
-        boards = np.array([int(r["board"]) for r in rows], dtype=np.uint64)
-        scores = np.array([int(r["score"]) for r in rows], dtype=np.int64)
-    except (KeyError, TypeError, ValueError, OverflowError) as e:
-        raise ValueError(f"restart pool {path}: a board entry is malformed ({e}); make the pool again") from e
+    for i, r in enumerate(rows):
+        try:
+            if not isinstance(r, dict):
+                raise ValueError(f"it is a {type(r).__name__}, not an object")
+            check_reachable(r.get("board"), r.get("score"), r.get("moves"))
+        except ValueError as e:
+            raise ValueError(f"restart pool {path}: board {i} is not a board a game reaches: {e}; the file "
+                             "was edited or damaged: make the pool again with `ai2048 pool`") from None
+    boards = np.array([r["board"] for r in rows], dtype=np.uint64)
+    scores = np.array([r["score"] for r in rows], dtype=np.int64)
     top = max_tiles(boards)
     if (top < tile).any():
         i = int(np.argmax(top < tile))
@@ -97,6 +108,52 @@ def read_pool(path: str | Path) -> RestartPool:
     patterns = data.get("patterns")
     return RestartPool(boards, scores, tile, str(data.get("agent")), dict(data.get("config") or {}),
                        None if patterns is None else str(patterns), path)
+
+
+def check_tile(name: str, tile: Any) -> int:
+    """``tile`` if it is a tile the rules make and a game can go on from (4 .. 2**MAX_EXPONENT, a power of
+    two), else ValueError naming ``name``."""
+    top = 1 << MAX_EXPONENT
+    if isinstance(tile, bool) or not isinstance(tile, int) or not 4 <= tile <= top or tile & (tile - 1):
+        raise ValueError(f"{name} {tile!r} must be a power of two in 4..{top} (a tile the game makes), "
+                         "e.g. 16384")
+    return tile
+
+
+def _whole(name: str, value: Any, hi: int) -> int:
+    if value is None:
+        raise ValueError(f"it has no {name}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= hi:
+        raise ValueError(f"its {name} {str(value)[:40]!r} is not a whole number in 0..{hi}")
+    return value
+
+
+def check_reachable(board: Any, score: Any, moves: Any = None) -> None:
+    """Raise ValueError unless ``board`` (with ``score`` and, when given, ``moves``) is a position a
+    standard game reaches with a move still to play.
+
+    Exact invariants of every game: the tile spawned after each move stays on the board (so it holds
+    a 2 or a 4); each tile 2**k cost between (k-2)*2**k points (built from spawned 4s) and
+    (k-1)*2**k (from 2s), and the score is the sum of those costs; the tiles sum to the spawns,
+    2 or 4 for each of the ``moves + 2`` (two at the start).
+    """
+    b = _whole("board", board, (1 << 64) - 1)
+    score = _whole("score", score, 1 << 62)
+    ks = [(b >> (4 * i)) & 0xF for i in range(16)]
+    if not any(k in (1, 2) for k in ks):
+        raise ValueError(f"board {b:#018x} holds no 2 or 4 (a game's last spawn is one)")
+    lo = sum((k - 2) << k for k in ks if k >= 2)
+    hi = sum((k - 1) << k for k in ks if k >= 1)
+    if not lo <= score <= hi:
+        raise ValueError(f"score {score} is not one its tiles make ({lo}..{hi})")
+    if moves is not None:
+        moves = _whole("moves", moves, 1 << 40)
+        total = sum(1 << k for k in ks if k)
+        if not 2 * (moves + 2) <= total <= 4 * (moves + 2):
+            raise ValueError(f"its tiles sum to {total}, which {moves} moves cannot spawn "
+                             f"({2 * (moves + 2)}..{4 * (moves + 2)})")
+    if is_over(b):
+        raise ValueError(f"board {b:#018x} has no legal move (the game is over there)")
 
 
 def _init(name: str, config: dict[str, Any]) -> None:
@@ -119,8 +176,8 @@ def first_board(task: tuple[int, int]) -> tuple[int, int, int, int] | None:
     while not g.is_over:
         g.step(_AGENT.act(g.board))
         moves += 1
-        if g.max_tile >= tile:
-            return seed, int(g.board), int(g.score), moves
+        if g.max_tile >= tile:  # a board with no move left is no place to restart from
+            return None if g.is_over else (seed, int(g.board), int(g.score), moves)
     return None
 
 
@@ -131,8 +188,7 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
     whole("games", games, lo=1)
     whole("workers", workers, lo=1, hi=256)
     whole("seed", seed, lo=0)
-    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
-        raise ValueError(f"tile={tile!r} must be a power of two >= 4, e.g. 16384")
+    check_tile("tile", tile)
     from ai2048.agents import make_agent
 
     probe = make_agent(agent, **config)  # a bad agent or setting fails here, before any game

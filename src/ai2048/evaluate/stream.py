@@ -41,9 +41,12 @@ def stream_path(out: str | Path) -> Path:
 class GameStream:
     """Append-only JSON-lines file of one evaluation's finished games (see the module docstring)."""
 
-    def __init__(self, path: str | Path, header: dict[str, Any]) -> None:
+    def __init__(self, path: str | Path, header: dict[str, Any], may_stop: bool = False) -> None:
+        """``may_stop``: a game whose record says ``"end": "illegal"`` may stop before it is over (the
+        strategy harness ends a game at a move that changes nothing)."""
         self.path = Path(path)
         self.header = {"format": STREAM_FORMAT, "version": 1, **header}
+        self.may_stop = may_stop
         self._file: IO[str] | None = None
 
     def load(self) -> dict[int, dict[str, Any]]:
@@ -77,7 +80,7 @@ class GameStream:
         rules = header_rules(self.header)
         for i, rec in done.items():
             try:
-                check_game(rec, seeds[i], rules)
+                check_game(rec, seeds[i], rules, stopped=self.may_stop and rec.get("end") == "illegal")
             except (TypeError, ValueError) as e:
                 raise ValueError(
                     f"cannot resume: game {i} in {self.path} does not hold: {e}; the file was edited or "
@@ -125,8 +128,9 @@ def header_rules(header: dict[str, Any]) -> Rules:
     return Rules(**{k: v for k, v in got.items() if v is not None})
 
 
-def check_game(rec: dict[str, Any], seed: int, rules: Rules) -> None:
-    """Raise ValueError unless ``rec`` is the game its seed and actions give under ``rules``.
+def check_game(rec: dict[str, Any], seed: int, rules: Rules, stopped: bool = False) -> None:
+    """Raise ValueError unless ``rec`` is the game its seed and actions give under ``rules``
+    (``stopped``: a game ended by its player's unchanged move, which must leave a game not over).
 
     The actions are replayed from ``seed`` (the seed game ``index`` of the evaluation gets), and the
     score, moves, max tile and final board must be the replay's; the game must end where the rules
@@ -156,7 +160,11 @@ def check_game(rec: dict[str, Any], seed: int, rules: Rules) -> None:
         raise ValueError(f"it has {n} moves, more than --max-moves {cap}")
     if n > 1 and ended[:-1].any():
         raise ValueError(f"it goes on after move {int(np.argmax(ended)) + 1}, where the end rules end it")
-    if not (is_over(final) or (cap is not None and n == cap) or (n and ended[-1])):
+    if stopped:
+        if is_over(final) or (cap is not None and n >= cap):
+            raise ValueError(f"it says a move that changes nothing ended it after move {n}, where the "
+                             "game had ended anyway")
+    elif not (is_over(final) or (cap is not None and n == cap) or (n and ended[-1])):
         raise ValueError(f"it stops after move {n}, but the game is not over there")
 
 

@@ -10,19 +10,33 @@ one: only the web's agents with settings inside their ranges, trained networks b
 (never a path), built agents kept in a small cache (:mod:`ai2048.ui.limits`,
 :class:`ai2048.ui.state.AgentCache`). Games are kept in the web app's bounded store (least
 recently used dropped beyond ``max_games``, idle ones after ``game_ttl`` seconds). A mistake (an
-unknown game, an unreadable or illegal move, a setting out of range) is a tool error whose text
-says what to do, which the model reads.
+unknown game, an unreadable or illegal move, a setting out of range, an argument the tool does not
+take, a seed that is text or true) is a tool error whose text says what to do, which the model reads.
+Over stdio every line gets an answer: one that is not a JSON-RPC 2.0 message the server reads (not
+JSON, nested too deep, a batch, another ``jsonrpc`` version, params that are not an object, an id
+that is not a string or a number) gets a JSON-RPC error response saying why
+(:func:`line_error`), where the SDK would drop it and leave the client waiting.
 """
 
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from io import TextIOWrapper
+from typing import Annotated, Any
 
+import anyio
+import mcp_types
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import Field, ValidationError
 
 from ai2048 import checks
+from ai2048.checkpoint import json_kind
 from ai2048.envs.text import INSTRUCTIONS, describe_board
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES
@@ -51,6 +65,84 @@ def _state(gid: str, s: PlaySession, note: str | None = None) -> dict[str, Any]:
             "legal_moves": st["legal"], "seed": st["seed"]}
 
 
+class StrictServer(MCPServer):
+    """The SDK's server, refusing a tool call with arguments the tool does not take (the SDK drops them,
+    so a misspelt ``seed`` would start an unseeded game without a word)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is not None:
+            takes = tool.input_schema.get("properties", {})
+            unknown = sorted(set(arguments) - set(takes))
+            if unknown:
+                raise ToolError(f"{name} takes no argument {', '.join(map(repr, unknown))}; its arguments: "
+                                f"{', '.join(takes) or 'none'}")
+        return await super().call_tool(name, arguments, context)
+
+
+def line_error(line: str) -> mcp_types.JSONRPCError | None:
+    """The JSON-RPC error answering a line that is not a message the server reads, else None.
+
+    JSON-RPC 2.0 answers an unreadable line with -32700 and a malformed message with -32600 (the id
+    echoed when it is readable); the SDK would drop either without an answer.
+    """
+    parse, invalid = mcp_types.PARSE_ERROR, mcp_types.INVALID_REQUEST
+
+    def error(code: int, message: str, rid: Any = None) -> mcp_types.JSONRPCError:
+        data = mcp_types.ErrorData(code=code, message=message)
+        return mcp_types.JSONRPCError(jsonrpc="2.0", id=rid, error=data)
+
+    too_deep = "parse error: the JSON is nested too deep; send one flat JSON-RPC message per line"
+    try:
+        msg = json.loads(line)
+    except RecursionError:
+        return error(parse, too_deep)
+    except ValueError as e:
+        return error(parse, f"parse error: the line is not JSON ({e}); send one JSON-RPC message per line")
+    if isinstance(msg, list):
+        return error(invalid, "batches are not supported: send one JSON-RPC message per line")
+    if not isinstance(msg, dict):
+        return error(invalid, f"a JSON-RPC message is a JSON object, not a {json_kind(msg)}")
+    rid = msg.get("id")
+    if "id" in msg and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        return error(invalid, f"id must be a string or an integer, not a {json_kind(rid)}")
+    if msg.get("jsonrpc") != "2.0":
+        return error(invalid, f"jsonrpc must be \"2.0\", got {str(msg.get('jsonrpc'))[:20]!r}", rid)
+    if "params" in msg and not isinstance(msg["params"], dict):
+        return error(invalid, f"params must be an object (named arguments), not a {json_kind(msg['params'])}",
+                     rid)
+    try:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as e:
+        first = e.errors()[0]
+        if "recursion" in str(first.get("msg", "")):
+            return error(parse, too_deep, rid)
+        return error(invalid, f"not a JSON-RPC 2.0 request, notification or response: "
+                              f"{first.get('msg', 'malformed')}", rid)
+    return None
+
+
+class _CheckedLines:
+    """stdin as the SDK's stdio transport reads it, each unreadable line answered by :func:`line_error`
+    through ``reply`` (the transport's own write stream, so answers never interleave) instead."""
+
+    def __init__(self, stdin: Any) -> None:
+        self.stdin = stdin
+        self.reply: Any = None
+        self.ready = anyio.Event()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self.stdin:
+            if not line.strip():  # not a message: nothing to answer, and the SDK would drop it too
+                continue
+            err = line_error(line)
+            if err is None:
+                yield line
+                continue
+            await self.ready.wait()
+            await self.reply.send(SessionMessage(err))
+
+
 def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None) -> MCPServer:
     """The MCP server; ``agent`` is the default hint agent (default: the web app's default)."""
     limits = limits or McpLimits()
@@ -61,7 +153,7 @@ def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None)
         raise ValueError(f"default hint agent: {e}") from None
     store = GameStore(limits.max_games, limits.game_ttl)
     cache = AgentCache(limits.max_agents, models)
-    server = MCPServer(name="ai2048", instructions=GUIDE, log_level="WARNING")
+    server = StrictServer(name="ai2048", instructions=GUIDE, log_level="WARNING")
 
     def game(game_id: str) -> tuple[PlaySession, Any]:
         if not isinstance(game_id, str) or len(game_id) > 64:
@@ -75,7 +167,8 @@ def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None)
         return s, lock
 
     @server.tool()
-    def new_game(seed: int | None = None) -> dict[str, Any]:
+    def new_game(seed: Annotated[Any, Field(json_schema_extra={"type": ["integer", "null"], "minimum": 0})]
+                 = None) -> dict[str, Any]:
         """Start a new 2048 game (the same seed gives the same game); returns its game_id and board."""
         try:
             seed = checks.seed("seed", seed)
@@ -143,8 +236,19 @@ def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None)
 
 
 def serve_stdio(agent: str | None = None, limits: McpLimits | None = None) -> None:
-    """Run the MCP server on stdin/stdout until the client closes it."""
-    create_mcp_server(agent, limits).run("stdio")
+    """Run the MCP server on stdin/stdout until the client closes it (every line answered)."""
+    server = create_mcp_server(agent, limits)
+
+    async def main() -> None:
+        lines = _CheckedLines(anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8",
+                                                            errors="replace")))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.reply = write_stream
+            lines.ready.set()
+            low = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    anyio.run(main)
 
 
-__all__ = ["GUIDE", "McpLimits", "create_mcp_server", "serve_stdio"]
+__all__ = ["GUIDE", "McpLimits", "create_mcp_server", "line_error", "serve_stdio"]

@@ -80,7 +80,7 @@ class Game2048Environment(Environment):  # type: ignore[type-arg]
         text, info = self.env.reset(seed=seed)
         self._started = True
         self._state = Game2048State(episode_id=episode_id, step_count=0, seed=seed)
-        return self._observation(text, None, False, info)
+        return self._observation(text, None, "ended_by" in info, info)  # a seeded start always has a move
 
     def step(  # type: ignore[override]
         self, action: Game2048Action, timeout_s: float | None = None

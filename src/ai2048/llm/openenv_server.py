@@ -13,7 +13,11 @@ openenv-core's routes (``/ws`` for sessions, and ``/reset``, ``/step``, ``/state
   1009), no compression, keep-alive pings every ``ping_seconds`` (a client that stops reading is
   dropped when its pong does not come within as many seconds);
 - at most ``max_sessions`` games at once (one per WebSocket; more get openenv's
-  ``CAPACITY_REACHED`` error), each dropped after ``session_ttl`` idle seconds.
+  ``CAPACITY_REACHED`` error), each dropped after ``session_ttl`` idle seconds, its WebSocket
+  closed with it (code 1001, the reason saying so), so a dropped session cannot play on;
+- a WebSocket message that is JSON but not an object answered with an error naming the message
+  types (openenv-core would end the session with a Python error), and the stateless ``POST /step``
+  answered 400 (a game lives in a WebSocket session; a step without one has no game to play).
 
 Loopback by default. See docs/llm.md for the protocol and a client.
 """
@@ -21,16 +25,21 @@ Loopback by default. See docs/llm.md for the protocol and a client.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
+import json
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.types import ConcurrencyConfig
 from starlette.websockets import WebSocketDisconnect
 
+from ai2048.checkpoint import json_kind
 from ai2048.envs.text import OPTION_NAMES
 from ai2048.llm.openenv_env import Game2048Action, Game2048Environment, Game2048Observation
 from ai2048.ui.guard import Guard, allowed_hosts
@@ -63,11 +72,38 @@ class EnvServerLimits:
                              f"got {self.max_message}")
 
 
-class QuietDisconnect:
-    """ASGI middleware: a WebSocket session whose client left first ends quietly.
+_CLOSER: contextvars.ContextVar[Callable[[str], Awaitable[None]] | None] = contextvars.ContextVar(
+    "ai2048_websocket_closer", default=None)
+"""In a WebSocket connection's task: the coroutine that closes that socket (set by :class:`SocketGuard`)."""
 
-    openenv-core closes the socket when a session ends, after the client has closed it; the
-    ``WebSocketDisconnect`` that raises would be logged with a traceback for every finished game.
+MESSAGE_TYPES = "reset, step, state or close"
+NOT_AN_OBJECT = ("each message must be a JSON object such as {{\"type\": \"step\", \"data\": {{\"message\": "
+                 "\"left\"}}}} (type: " + MESSAGE_TYPES + "); this one is a JSON {kind}")
+
+
+def _not_an_object(text: str) -> str | None:
+    """Why a WebSocket message of JSON that is not an object cannot be read, else None (an object, or
+    text that is not JSON at all: openenv-core answers that itself)."""
+    if text.lstrip()[:1] == "{":
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return NOT_AN_OBJECT.format(kind=json_kind(value))
+
+
+class SocketGuard:
+    """ASGI middleware for WebSocket connections.
+
+    - A session whose client left first ends quietly: openenv-core closes the socket when a session
+      ends, after the client has closed it; the ``WebSocketDisconnect`` that raises would be logged
+      with a traceback for every finished game.
+    - :data:`_CLOSER` holds, for the connection's task, a coroutine that closes the socket (with a
+      reason) and drops whatever the session sends after: :class:`SessionServer` calls it when the
+      idle-session reaper ends the session.
+    - A message of JSON that is not an object gets an error naming the message types, and the
+      session goes on (openenv-core would end it on ``'list' object has no attribute 'get'``).
     """
 
     def __init__(self, app: Any) -> None:
@@ -77,8 +113,65 @@ class QuietDisconnect:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
-        with contextlib.suppress(WebSocketDisconnect):
-            await self.app(scope, receive, send)
+        closed = False
+
+        async def guarded_send(message: dict[str, Any]) -> None:
+            if not closed:
+                await send(message)
+
+        async def close(reason: str) -> None:
+            nonlocal closed
+            if not closed:
+                closed = True
+                with contextlib.suppress(Exception):  # the connection may be gone already
+                    await send({"type": "websocket.close", "code": 1001, "reason": reason})
+
+        async def checked_receive() -> dict[str, Any]:
+            while True:
+                message: dict[str, Any] = await receive()
+                text = message.get("text") if message["type"] == "websocket.receive" else None
+                why = _not_an_object(text) if isinstance(text, str) else None
+                if why is None:
+                    return message
+                await guarded_send({"type": "websocket.send", "text": json.dumps(
+                    {"type": "error", "data": {"message": why, "code": "INVALID_JSON"}})})
+
+        token = _CLOSER.set(close)
+        try:
+            with contextlib.suppress(WebSocketDisconnect):
+                await self.app(scope, checked_receive, guarded_send)
+        finally:
+            _CLOSER.reset(token)
+
+
+class SessionServer(HTTPEnvServer):
+    """openenv-core's server, whose idle-session reaper also closes the reaped session's WebSocket:
+    without it the socket stays open and plays on against the closed game, and ``max_sessions``
+    bounds nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._closers: dict[str, Callable[[str], Awaitable[None]]] = {}
+
+    async def _create_session(self) -> tuple[str, Any]:
+        session_id, env = await super()._create_session()
+        closer = _CLOSER.get()
+        if closer is not None:  # a WebSocket session (the HTTP MCP route makes others)
+            self._closers[session_id] = closer
+        return session_id, env
+
+    async def _destroy_session(self, session_id: str) -> None:
+        closer = self._closers.pop(session_id, None)
+        await super()._destroy_session(session_id)
+        if closer is not None and _CLOSER.get() is not closer:  # ended from outside its socket: reaped
+            ttl = self._concurrency_config.session_timeout
+            await closer(f"the session was idle for over {ttl:g} s and ended; connect again for a new game")
+
+
+async def _stateless_step() -> JSONResponse:
+    return JSONResponse(status_code=400, content={"error": (
+        "a game lives in a WebSocket session: connect to /ws and send reset, then step messages "
+        "(Game2048Client does); POST /step has no game to play")})
 
 
 def check_env_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -98,13 +191,14 @@ def create_env_app(env_options: dict[str, Any] | None = None, limits: EnvServerL
     limits = limits or EnvServerLimits()
     options = check_env_options(dict(env_options or {}))
     app = FastAPI(title="ai2048 text env (OpenEnv)", docs_url=None, redoc_url=None, openapi_url=None)
-    server = HTTPEnvServer(
+    server = SessionServer(
         functools.partial(Game2048Environment, **options), Game2048Action, Game2048Observation,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=limits.max_sessions,
                                              session_timeout=limits.session_ttl))
+    app.add_api_route("/step", _stateless_step, methods=["POST"], include_in_schema=False)  # before openenv's
     server.register_routes(app)
     app.state.env_server, app.state.limits = server, limits
-    app.add_middleware(QuietDisconnect)
+    app.add_middleware(SocketGuard)
     app.add_middleware(Guard, hosts=allowed_hosts(host, allow_hosts), body_timeout=limits.request_timeout,
                        max_body=limits.max_message, json_paths="/")
     return app

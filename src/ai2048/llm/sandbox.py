@@ -136,23 +136,36 @@ class StrategyProcess:
                 [sys.executable, "-s", "-B", "-c", CHILD.read_text(encoding="utf-8")],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self._dir,
                 env=env, close_fds=True, start_new_session=True)
-        except BaseException:
+        finally:
+            # the process has its working directory; the folder goes now, so no stop of ours (SIGTERM,
+            # SIGKILL) can leave it behind (an empty folder: the process can create nothing in it)
             shutil.rmtree(self._dir, ignore_errors=True)
-            raise
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
         self._out = self.proc.stdout.fileno()
         os.set_blocking(self._out, False)
         setup = {"code": code, "seed": seed, "cpu_seconds": self.limits.cpu_seconds,
                  "memory_bytes": self.limits.memory_mb << 20, "numpy": self.limits.numpy, "audit": audit}
+        what = "to start and run the code's top level"
         try:
+            deadline = time.monotonic() + self.limits.start_seconds
             self._write(json.dumps(setup).encode() + b"\n")
-            first = self._answer(self.limits.start_seconds, "to start and run the code's top level")
+            locked = self._answer(self.limits.start_seconds, what)
+            if locked[0] == "x" and set(locked[1]) == {"setup_error"}:  # sent before any code ran
+                raise OSError(f"the strategy sandbox could not be set up on this machine: "
+                              f"{locked[1]['setup_error']}")
+            if locked != ("x", {"locked": True}):
+                self._fail(Verdict("protocol", "the strategy process did not report its lock-down"))
+            first = self._answer(max(0.0, deadline - time.monotonic()), what)
         except BaseException:
             self.close()
             raise
         if first != ("x", {"ready": True}):
             self._fail(self._report(first, stage="load"))
+
+    def new_game(self, seed: int) -> None:
+        """Seed the process's ``random`` (and numpy) for the game about to start."""
+        self._write(f"s {int(seed)}\n".encode())
 
     def __enter__(self) -> StrategyProcess:
         return self
@@ -239,9 +252,6 @@ class StrategyProcess:
             return Verdict("protocol", "the strategy process sent an unexpected answer")
         detail = {k: r[k] for k in ("trace", "output", "event", "detail") if k in r}
         where = _where(detail.get("trace", []))
-        if "setup_error" in r:
-            self.close()
-            raise OSError(f"the strategy sandbox could not be set up on this machine: {r['setup_error']}")
         if "forbidden" in r:
             return Verdict("forbidden", f"the strategy tried {r['forbidden']} ({r.get('event')}: "
                                         f"{r.get('detail', '')}), which is not allowed", detail)

@@ -24,7 +24,11 @@ Protocol (one line each way per board): the parent sends a board as 16 hex digit
 ``m TEXT`` (a string of one line), ``i N`` (an int) or ``x JSON`` (anything else: ``{"m": ...}`` for a
 string of several lines, ``{"bad": ...}``, ``{"error": ...}``, ``{"memory": ...}``, ``{"forbidden":
 ...}``). The first line the parent sends is the JSON
-set-up (code, limits, seed); the first answer is ``x {"ready": ...}`` or a failure.
+set-up (code, limits, seed); the first answer is ``x {"setup_error": ...}`` (the host cannot lock the
+process down) or ``x {"locked": true}``, sent before any of the code runs, so the code cannot forge a
+set-up report; then ``x {"ready": true}`` or a failure. Before each game the parent sends ``s SEED``
+(no answer): ``random`` (and numpy) is seeded with the game's seed, so a game's moves do not depend
+on the games before it (unless the code keeps state of its own).
 """
 
 from __future__ import annotations
@@ -98,9 +102,12 @@ def send(kind: str, payload: Any) -> None:
 
 def _short(v: Any, limit: int = 80) -> str:
     """``v`` for a report without running any code of the strategy's (no ``__repr__`` of its objects)."""
-    if isinstance(v, (str, bytes, int, float, bool)) or v is None:
+    kind = type(v)  # not isinstance or __class__: a subclass's __repr__ and a __class__ property are its code
+    if kind is int and v.bit_length() > 64:
+        text = f"<an int of {v.bit_length()} bits>"  # repr of 10**5000 raises (int digit limit)
+    elif kind in (str, bytes, int, float, bool) or v is None:
         text = repr(v)
-    elif isinstance(v, (tuple, list)):
+    elif kind in (tuple, list):
         text = "(" + ", ".join(_short(x, 30) for x in v[:4]) + ")"
     else:
         text = f"<{type(v).__name__}>"
@@ -235,6 +242,7 @@ def main() -> None:
     except (OSError, ValueError) as e:  # the host lacks what the sandbox needs: the parent refuses to go on
         send("x", {"setup_error": str(e)})
         os._exit(0)
+    send("x", {"locked": True})  # from here on the code may write to the answer pipe: no set-up report
     for name in ("ctypes", "_ctypes", "ctypes._endian"):
         sys.modules.pop(name, None)
     sys.stdout = sys.stderr = output  # type: ignore[assignment]
@@ -258,6 +266,12 @@ def main() -> None:
         line = stdin.readline()
         if not line:
             os._exit(0)
+        if line[:2] == b"s ":  # a new game: its seed for random (and numpy), so each game stands alone
+            game_seed = int(line[2:])
+            random.seed(game_seed)
+            if setup.get("numpy"):
+                sys.modules["numpy"].random.seed(game_seed % (1 << 32))
+            continue
         b = int(line, 16)
         board = [[tiles[(b >> (16 * r + 4 * c)) & 0xF] for c in range(4)] for r in range(4)]
         try:
@@ -265,12 +279,13 @@ def main() -> None:
         except BaseException as e:  # noqa: BLE001
             send("x", {**failure(e, lines), "output": output.text})
             os._exit(0)
-        if answer.__class__ is str and len(answer) <= 1024:
+        kind = type(answer)  # never answer.__class__ or a subclass: their methods are the strategy's code
+        if kind is str and len(answer) <= 1024:
             if "\n" in answer or "\r" in answer:
                 send("x", {"m": answer})  # several lines (reasoning, then the move): as JSON
             else:
                 send("m", answer)
-        elif answer.__class__ is int:
+        elif kind is int and answer.bit_length() <= 64:
             send("i", answer)
         else:
             send("x", {"bad": _short(answer)})

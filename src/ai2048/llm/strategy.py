@@ -7,20 +7,26 @@ call); the answer is a move name as the text env reads it (``"up"``, ``"L"``, ``
 int in ai2048's numbering (UP=0, RIGHT=1, DOWN=2, LEFT=3). A move that changes nothing ends that
 game (``"end": "illegal"`` in its record); anything that is not a move ends the run with the
 ``bad_move`` verdict. Game ``i`` is ``Game(game_seeds(seed, games)[i])``, the games
-``ai2048 eval --seed`` plays, and the process's ``random`` (and numpy) is seeded with ``seed``:
-a run is reproducible. The result is an :class:`~ai2048.evaluate.EvalResult` (tile table with
-Wilson intervals, score mean and standard error) of the games finished, plus the verdict.
+``ai2048 eval --seed`` plays, and before each game the process's ``random`` (and numpy) is seeded
+with that game's seed: a run is reproducible, and a game played again alone (a resumed run) is the
+same game unless the code keeps state between games. The result is an
+:class:`~ai2048.evaluate.EvalResult` (tile table with Wilson intervals, score mean and standard
+error) of the games finished, plus the verdict. Ctrl-C or SIGTERM stops the run and keeps the games
+finished (``result.interrupted``); ``on_game`` sees each as it finishes, and ``done`` (games of a
+stopped run, by index) are kept and not played again.
 """
 
 from __future__ import annotations
 
+import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ai2048 import checks
 from ai2048.envs.text_actions import AnswerError, move_index
-from ai2048.evaluate import EvalResult, game_seeds
+from ai2048.evaluate import EvalResult, game_seeds, sigterm_as_interrupt
 from ai2048.game import Game, IllegalMoveError
 from ai2048.llm.sandbox import SandboxLimits, Stop, StrategyProcess, Verdict
 from ai2048.rules import ACTION_CHARS
@@ -38,7 +44,13 @@ class StrategyResult:
 
     @property
     def ok(self) -> bool:
-        return self.verdict.kind == "ok"
+        """The verdict is "ok" and the run was not stopped before its last game."""
+        return self.verdict.kind == "ok" and not self.result.interrupted
+
+    @property
+    def interrupted(self) -> bool:
+        """Stopped by Ctrl-C or SIGTERM: the verdict is of the games finished so far."""
+        return self.result.interrupted
 
     @property
     def score(self) -> float:
@@ -67,12 +79,13 @@ def _move(answer: str | int) -> int:
 
 
 def play(proc: StrategyProcess, seed: int, max_moves: int | None, deadline: float) -> dict[str, Any]:
-    """One game from ``Game(seed)``, the strategy asked for every move; its record (as
-    :func:`ai2048.evaluate.play_game` writes one, plus ``"end"``)."""
+    """One game from ``Game(seed)``, the strategy (its ``random`` seeded with ``seed``) asked for every
+    move; its record (as :func:`ai2048.evaluate.play_game` writes one, plus ``"end"``)."""
     g = Game(seed=seed)
     actions = bytearray()
     end = "game_over"
     t0 = time.perf_counter()
+    proc.new_game(seed)
     while not g.is_over:
         if max_moves is not None and g.moves >= max_moves:
             end = "max_moves"
@@ -92,12 +105,17 @@ def play(proc: StrategyProcess, seed: int, max_moves: int | None, deadline: floa
 
 
 def score_strategy(code: str, games: int = 100, seed: int = 0, limits: SandboxLimits | None = None,
-                   max_moves: int | None = None, total_seconds: float = 300.0) -> StrategyResult:
+                   max_moves: int | None = None, total_seconds: float = 300.0, *,
+                   done: dict[int, dict[str, Any]] | None = None,
+                   on_game: Callable[[dict[str, Any]], None] | None = None) -> StrategyResult:
     """Play ``games`` seeded games with the strategy in ``code``; never raises for what the code does
     (that is the verdict), only for bad arguments and a host that cannot run the sandbox (OSError).
 
     ``total_seconds`` bounds the whole run (start-up included): games not finished by then are not
-    scored and the verdict is "timeout".
+    scored and the verdict is "timeout". ``done``: games already played (by game index, as a stopped
+    run's ``on_game`` saw them), kept and not played again. ``on_game(record)``: called as each game
+    finishes (``ai2048 strategy --out`` streams them to disk). Ctrl-C or SIGTERM stops the run: the
+    result holds the games finished, with ``interrupted`` set.
     """
     games = checks.whole("games", games, 1)
     seed = checks.whole("seed", seed, 0)
@@ -106,16 +124,29 @@ def score_strategy(code: str, games: int = 100, seed: int = 0, limits: SandboxLi
     checks.number("total_seconds", total_seconds, 0, lo_open=True)
     limits = limits or SandboxLimits()
     result = EvalResult(agent="strategy", config={}, seed=seed, games_requested=games, max_moves=max_moves)
+    by_index = {i: r for i, r in (done or {}).items() if 0 <= i < games}
     t0 = time.monotonic()
     deadline = t0 + total_seconds
     verdict = Verdict("ok", f"{games} games played")
+    todo = [(i, s) for i, s in enumerate(game_seeds(seed, games)) if i not in by_index]
+    previous_sigterm = sigterm_as_interrupt()
     try:
-        with StrategyProcess(code, limits, seed) as proc:
-            for s in game_seeds(seed, games):
-                result.records.append(play(proc, s, max_moves, deadline))
+        if todo:
+            with StrategyProcess(code, limits, seed) as proc:
+                for i, s in todo:
+                    by_index[i] = {"index": i, **play(proc, s, max_moves, deadline)}
+                    if on_game is not None:
+                        on_game(by_index[i])
     except Stop as stop:
         verdict = stop.verdict
-        verdict.detail.setdefault("games_finished", len(result.records))
+        verdict.detail.setdefault("games_finished", len(by_index))
+    except KeyboardInterrupt:
+        result.interrupted = True
+        verdict = Verdict("ok", f"{len(by_index)} of {games} games played before the run was stopped")
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
+    result.records = [by_index[i] for i in sorted(by_index)]
     result.wall_seconds = time.monotonic() - t0
     if verdict.kind != "ok":
         result.error = f"{verdict.kind}: {verdict.message}"
