@@ -147,13 +147,14 @@ def atomic_write(path: str | Path, write: Callable[[Any], None], mode: str = "wb
 
 
 @contextlib.contextmanager
-def hold_run(out: str | Path) -> Iterator[None]:
+def hold_run(out: str | Path, busy: str | None = None) -> Iterator[None]:
     """Within ``with``: this process is the only trainer of run directory ``out``.
 
     Two trainers writing one directory interleave their metrics and overwrite each other's
     checkpoints (a second ``--resume`` while the first run still trains). An exclusive ``flock``
     on ``out/.lock`` (released by the kernel if the process dies) turns that into an error that
-    names the other process.
+    names the other process. ``busy`` words that error for another kind of folder (a table build
+    holds its table's folder the same way), ``{pid}`` standing for the other process's id.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -162,8 +163,11 @@ def hold_run(out: str | Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
+            pid = f.read().strip() or "?"
+            if busy is not None:
+                raise ValueError(busy.replace("{pid}", pid)) from None
             raise ValueError(
-                f"{out} is being trained by another process (pid {f.read().strip() or '?'}); "
+                f"{out} is being trained by another process (pid {pid}); "
                 "wait for it to finish "
                 "or stop it (Ctrl-C, or kill -TERM PID), then continue with --resume"
             ) from None

@@ -4,7 +4,7 @@
     ai2048 tables build                    # the default tables, into the cache (or --dir, $AI2048_TABLES)
     ai2048 tables build 442-128 --dir DIR  # one table into DIR
     ai2048 tables build large              # the large set: the 11-free-cell tables too (docs/tables.md)
-    ai2048 tables verify                   # check the built tables' SHA-256 digests
+    ai2048 tables verify                   # check the built tables' SHA-256 digests and contents
 """
 
 from __future__ import annotations
@@ -82,11 +82,17 @@ def _build(args: argparse.Namespace) -> int:
     from ai2048.train.run import GracefulStop
 
     names = _names(args)
+    unusable = 0
     with GracefulStop() as stop:
         for n in names:
             folder = store.tables_dir(args.dir) / n
             if not args.force and (folder / store.META).is_file():
-                print(f"{n}: already built in {folder}")
+                try:
+                    store.load(n, args.dir)
+                    print(f"{n}: already built in {folder}")
+                except store.TableError as e:  # the message ends with the --force that rebuilds it
+                    print(f"{n}: built, but unusable: {e}")
+                    unusable += 1
                 continue
             expected = formations.TABLES[n][1]
             print(estimate(n, numba.get_num_threads()), flush=True)
@@ -112,16 +118,25 @@ def _build(args: argparse.Namespace) -> int:
             size = sum(f["bytes"] for f in meta["files"].values())
             print(f"{n}: {meta['positions']:,} positions, {size / 2**20:,.0f} MiB in {folder} "
                   f"({time.monotonic() - start:,.0f} s)")
-    return 0
+    return 1 if unusable else 0
 
 
 def _verify(args: argparse.Namespace) -> int:
+    """Hash every file and check every table's contents (:func:`store.load` with ``verify``); a table
+    that is not built is named, and its distilled copy in the package (if any) checked."""
     bad = 0
     for n in _names(args):
         try:
             store.load(n, args.dir, verify=True)
             print(f"{n}: ok")
-        except (store.TableError, store.TableNotBuilt) as e:
+        except store.TableNotBuilt as e:
+            try:
+                note = "; its distilled copy in the package is sound" if store.load_distilled(n) else ""
+            except store.TableError as d:
+                note = f"; {d}"
+            print(f"{n}: {e}{note}")
+            bad += 1
+        except store.TableError as e:
             print(f"{n}: {e}")
             bad += 1
     return 1 if bad else 0
@@ -173,7 +188,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="`ai2048 tables` lists the endgame tables and which are built; "
         "`ai2048 tables build [NAME ...]` builds them (default: the default set) into the tables folder, "
         "resumably (Ctrl-C keeps the finished layers; the same command goes on); "
-        "`ai2048 tables verify` checks their SHA-256 digests. "
+        "`ai2048 tables verify` checks their SHA-256 digests and contents. "
         "The folder is --dir, else $AI2048_TABLES, else the user cache (see docs/tables.md).",
     )
     p.add_argument("action", nargs="?", choices=("list", "build", "verify", "distill"), default="list",

@@ -4,23 +4,41 @@ Every finished layer is written (atomically) to ``NAME/.build/`` before the next
 build stopped at any moment (Ctrl-C, SIGTERM, SIGKILL, a full disk) resumes from its last
 finished layer with the same command. The finished table is assembled from those files, its
 ``table.json`` written last (:mod:`ai2048.tables.store`), then the layer files are removed.
+
+A resumed build trusts nothing it reads back: each layer ``LKKKKK.npy`` has ``LKKKKK.json`` beside
+it (dtype, size, SHA-256), and a layer is used only when it matches its record and holds what a
+layer holds (:mod:`ai2048.tables.invariants`); a damaged file of ``.build`` is named, with the fix
+(delete ``.build``: the build starts again). One build at a time holds a table's folder (an
+``flock`` on ``NAME/.lock``, as a trainer holds its run directory).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ai2048.checkpoint import atomic_write
-from ai2048.tables import kernels
+from ai2048.checkpoint import atomic_write, hold_run, nearest_existing, remove_stale_temps
+from ai2048.tables import invariants, kernels
 from ai2048.tables.formations import TABLES, TableSpec, spec
-from ai2048.tables.store import FILES, META, build_command, tables_dir, write_meta
+from ai2048.tables.store import (
+    FILES,
+    META,
+    build_command,
+    checked_dir,
+    mark_verified,
+    read_npy,
+    tables_dir,
+    write_meta,
+)
 
 # Bytes a position costs while building: its key and value in the layer files, the assembled
 # table, and the expansion buffers of the largest layers (measured: see docs/tables.md).
@@ -28,8 +46,22 @@ DISK_BYTES_PER_POSITION = 2 * (8 + 4)
 PEAK_LAYER_FRACTION = 0.03
 
 
+LAYER_FORMAT = 2
+"""The layout of ``.build``: layer files with their records (a stopped build of another layout, or
+another spec, starts again)."""
+
+
 class BuildStopped(Exception):
     """A stop request (Ctrl-C, SIGTERM) was honoured at a layer boundary; the build resumes later."""
+
+
+class BuildDamaged(ValueError):
+    """A file of a stopped build that is not what the build wrote; deleting ``.build`` starts again."""
+
+
+def _damaged(path: Path, work: Path, why: str) -> BuildDamaged:
+    return BuildDamaged(f"{path}: {why} (a damaged stopped build); delete {work} and run the same "
+                        "command to start the build again")
 
 
 def _available_memory() -> int:
@@ -67,29 +99,56 @@ def estimate(name: str | TableSpec, cores: int) -> str:
             f"{disk / 1e9:.1f} GB of disk, {minutes:.0f} min on {cores} cores")
 
 
+def _size(n: int) -> str:
+    """Bytes in words: ``18.0 MiB``, ``1.3 GiB``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why no table can be written under the existing ``folder`` (in words), or None."""
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    try:
+        st = os.statvfs(folder)
+    except OSError as e:
+        return f"{folder} cannot be examined ({e.strerror or e})"
+    if st.f_flag & os.ST_RDONLY:
+        return f"{folder} is on a read-only file system"
+    if st.f_blocks == 0:
+        return f"{folder} is on a file system that stores no files (such as /proc or /sys)"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"this user may not write in {folder} (permission denied)"
+    return None
+
+
 def check_resources(name: str | TableSpec, directory: str | Path | None = None) -> None:
-    """Refuse, before anything is allocated or written, a build that the disk or memory cannot hold
-    (estimated from the positions a build of the registered table counted)."""
+    """Refuse, before anything is allocated or written, a build into a folder that cannot be written
+    (read-only, not a disk, no permission) or that the disk or memory cannot hold (estimated from the
+    positions a build of the registered table counted)."""
     table = spec(name)
     name = table.name
     positions = TABLES[name][1] if TABLES.get(name, (None,))[0] == table else 0
     memory, disk = requirements(table, positions)
     root = tables_dir(directory)
-    probe = root
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
+    probe = nearest_existing(root)
+    problem = _unwritable(probe)
+    if problem:
+        raise ValueError(f"table {name} cannot be built in {root}: {problem}; choose another folder with "
+                         "--dir (or AI2048_TABLES)")
     free_disk = shutil.disk_usage(probe).free
     if free_disk < disk:
         raise ValueError(
-            f"table {name} needs about {disk / 2**30:.1f} GiB of disk in {root}, and "
-            f"{free_disk / 2**30:.1f} GiB is free; free some space or choose another folder with --dir "
-            "(or AI2048_TABLES)"
+            f"table {name} needs about {_size(disk)} of disk in {root}, and {_size(free_disk)} "
+            "is free; free some space or choose another folder with --dir (or AI2048_TABLES)"
         )
     avail = _available_memory()
     if avail and avail < memory:
         raise ValueError(
-            f"table {name} needs about {memory / 2**30:.1f} GiB of memory to build and "
-            f"{avail / 2**30:.1f} GiB is available; close other programs or build it on a larger machine"
+            f"table {name} needs about {_size(memory)} of memory to build and {_size(avail)} is "
+            "available; close other programs or build it on a larger machine"
         )
 
 
@@ -101,14 +160,69 @@ def _save(path: Path, arr: np.ndarray) -> None:
     atomic_write(path, lambda f: np.save(f, arr, allow_pickle=False))
 
 
-def _load(path: Path) -> np.ndarray:
-    return np.load(path, allow_pickle=False)
+def _record_path(layer: Path) -> Path:
+    return layer.with_suffix(".json")
+
+
+def _digest(arr: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(arr).view(np.uint8).data).hexdigest()
+
+
+def _save_layer(path: Path, arr: np.ndarray) -> None:
+    """Save a layer, then its record (a layer without one was never finished: it is made again)."""
+    _save(path, arr)
+    rec = {"dtype": arr.dtype.str, "size": int(arr.size), "sha256": _digest(arr)}
+    atomic_write(_record_path(path), lambda f: f.write(json.dumps(rec)), mode="w")
+
+
+def _is_saved(path: Path) -> bool:
+    return path.is_file() and _record_path(path).is_file()
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _read_json(path: Path, work: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError) as e:  # RecursionError: nested 100,000 deep
+        raise _damaged(path, work, f"unreadable ({e})") from None
+
+
+def _layer_size(path: Path, dtype: type, work: Path) -> tuple[int, str]:
+    """The size and SHA-256 that a saved layer's record gives."""
+    rec = _read_json(_record_path(path), work)
+    if not isinstance(rec, dict) or rec.get("dtype") != np.dtype(dtype).str or not _count(rec.get("size")) \
+            or not isinstance(rec.get("sha256"), str):
+        raise _damaged(_record_path(path), work, f"not the record of a layer of {np.dtype(dtype)}")
+    return rec["size"], rec["sha256"]
+
+
+def _load_layer(path: Path, table: TableSpec, k: int, values: bool = False) -> np.ndarray:
+    """Layer ``k`` (its keys, or with ``values`` their values) as saved, once it matches its record
+    and holds what such a layer holds; BuildDamaged naming the file otherwise."""
+    work = path.parent.parent
+    dtype = np.float32 if values else np.uint64
+    size, digest = _layer_size(path, dtype, work)
+    try:
+        arr = read_npy(path, dtype, (size,))
+    except ValueError as e:
+        raise _damaged(path, work, str(e)) from None
+    if _digest(arr) != digest:
+        raise _damaged(path, work, f"its SHA-256 does not match {_record_path(path).name}")
+    f = table.formation
+    problem = (invariants.value_problem(arr) if values
+               else invariants.key_problem(arr, np.array([0, size]), k, int(f.fixed_mask), table.target))
+    if problem:
+        raise _damaged(path, work, problem)
+    return arr
 
 
 def _saved_layers(folder: Path) -> int:
-    """How many consecutive layers 0, 1, ... are saved in ``folder``."""
+    """How many consecutive layers 0, 1, ... are saved (with their records) in ``folder``."""
     k = 0
-    while _layer_path(folder, k).is_file():
+    while _is_saved(_layer_path(folder, k)):
         k += 1
     return k
 
@@ -118,7 +232,16 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
     """Enumerate the layers into ``folder`` (resuming after its saved layers); the number of layers."""
     done = folder / "done.json"
     if done.is_file():
-        return int(json.loads(done.read_text())["layers"])
+        rec = _read_json(done, folder.parent)
+        layers = rec.get("layers") if isinstance(rec, dict) else None
+        if not isinstance(layers, int) or not _count(layers) or layers < 1:
+            raise _damaged(done, folder.parent, "not the record of a finished enumeration")
+        saved = _saved_layers(folder)
+        if saved < layers:
+            missing = _layer_path(folder, saved)
+            raise _damaged(done, folder.parent, f"it counts {layers} layers, and {missing.name} or its "
+                           "record is missing")
+        return layers
     rules = table.rules()
     walls = rules.fixed_mask  # the empty free region: every fixed cell holds the wall nibble 0xF
     free = np.int64(len(table.formation.free))
@@ -135,16 +258,16 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
         pending[0] = np.array([walls], dtype=np.uint64)
     else:  # rebuild what layers k-2 and k-1 sent upwards
         if k >= 2:
-            below = _load(_layer_path(folder, k - 2))
+            below = _load_layer(_layer_path(folder, k - 2), table, k - 2)
             u2, u4 = kernels.expand_layer(below, rules, free, np.int64(chunks))
             if u4.size:
                 pending[k] = u4
-        expand(k - 1, _load(_layer_path(folder, k - 1)))
+        expand(k - 1, _load_layer(_layer_path(folder, k - 1), table, k - 1))
     while pending:
         if stop():
             raise BuildStopped
         layer = pending.pop(k, np.empty(0, dtype=np.uint64))
-        _save(_layer_path(folder, k), layer)
+        _save_layer(_layer_path(folder, k), layer)
         expand(k, layer)
         progress("enumerating", k, layer.size)
         k += 1
@@ -160,10 +283,13 @@ def backward(table: TableSpec, fwd: Path, val: Path, layers: int, progress: Call
     empty_v = np.empty(0, dtype=np.float32)
     above = [(empty_k, empty_v), (empty_k, empty_v)]  # layers k + 1, k + 2
     for k in range(layers - 1, -1, -1):
-        keys = _load(_layer_path(fwd, k))
+        keys = _load_layer(_layer_path(fwd, k), table, k)
         path = _layer_path(val, k)
-        if path.is_file():
-            values = _load(path)
+        if _is_saved(path):
+            values = _load_layer(path, table, k, values=True)
+            if values.size != keys.size:
+                raise _damaged(path, val.parent, f"{values.size:,} values for the {keys.size:,} keys of "
+                               f"{_layer_path(fwd, k)}")
         else:
             if stop():
                 raise BuildStopped
@@ -171,14 +297,15 @@ def backward(table: TableSpec, fwd: Path, val: Path, layers: int, progress: Call
             values = kernels.solve_layer(keys, k1, v1, k2, v2, rules, table.p_two)
             if np.isnan(values).any():
                 raise RuntimeError(f"layer {k}: a successor is missing from the layers above (a builder bug)")
-            _save(path, values)
+            _save_layer(path, values)
             progress("solving", layers - k, keys.size)
         above = [(keys, values), above[0]]
 
 
 def assemble(table: TableSpec, folder: Path, fwd: Path, val: Path, layers: int, seconds: float) -> None:
     """Join the layer files into the table's three arrays, then write ``table.json`` last."""
-    sizes = np.array([np.load(_layer_path(fwd, k), mmap_mode="r").shape[0] for k in range(layers)], np.int64)
+    sizes = np.array([_layer_size(_layer_path(fwd, k), np.uint64, fwd.parent)[0] for k in range(layers)],
+                     np.int64)
     offsets = np.zeros(layers + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     n = int(offsets[-1])
@@ -186,12 +313,17 @@ def assemble(table: TableSpec, folder: Path, fwd: Path, val: Path, layers: int, 
         tmp = folder / f".{name}.tmp"
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=dtype, shape=(n,))
         for k in range(layers):
-            out[offsets[k]:offsets[k + 1]] = np.load(_layer_path(src, k), allow_pickle=False)
+            part = _load_layer(_layer_path(src, k), table, k, values=dtype is np.float32)
+            if part.size != sizes[k]:
+                raise _damaged(_layer_path(src, k), fwd.parent, f"{part.size:,} values for the {sizes[k]:,} "
+                               f"keys of {_layer_path(fwd, k)}")
+            out[offsets[k]:offsets[k + 1]] = part
         out.flush()
         del out
         os.replace(tmp, folder / name)
     _save(folder / "offsets.npy", offsets)
     write_meta(folder, table, n, seconds, layers)
+    mark_verified(folder)  # the digests were just taken from these files
 
 
 def build(name: str | TableSpec, directory: str | Path | None = None, *, force: bool = False,
@@ -206,26 +338,55 @@ def build(name: str | TableSpec, directory: str | Path | None = None, *, force: 
     """
     table = spec(name)
     name = table.name
-    folder = tables_dir(directory) / name
-    if force and folder.exists():
-        (folder / META).unlink(missing_ok=True)
-        shutil.rmtree(folder)
-    if (folder / META).is_file():
+    folder = checked_dir(directory, "the tables folder") / name
+    if not force and (folder / META).is_file():
         return folder
     check_resources(table, directory)
+    busy = (f"table {name} is being built in {folder} by another process (pid {{pid}}); wait for it to "
+            "finish, or stop it (Ctrl-C, or kill -TERM {pid}) and run the same command again to resume")
+    with hold_run(folder, busy=busy):  # removes the temp files a killed build left in the folder
+        if force:  # everything but the lock this process holds
+            (folder / META).unlink(missing_ok=True)
+            for p in folder.iterdir():
+                if p.is_dir() and not p.is_symlink():
+                    shutil.rmtree(p)
+                elif p.name != ".lock":
+                    p.unlink()
+        elif (folder / META).is_file():  # built by another process since the check above
+            return folder
+        return _build(table, folder, progress, stop, chunks)
+
+
+def _read_seconds(clock: Path, work: Path) -> float:
+    if not clock.is_file():
+        return 0.0
+    rec = _read_json(clock, work)
+    spent = rec.get("seconds") if isinstance(rec, dict) else None
+    if isinstance(spent, bool) or not isinstance(spent, (int, float)) or not 0 <= spent < math.inf:
+        raise _damaged(clock, work, "not the record of the time spent building")
+    return float(spent)
+
+
+def _build(table: TableSpec, folder: Path, progress: Callable[[str, int, int], None] | None,
+           stop: Callable[[], bool] | None, chunks: int | None) -> Path:
+    """:func:`build`'s work, in ``folder`` that this process holds."""
     work = folder / ".build"
     fwd, val = work / "fwd", work / "val"
-    fwd.mkdir(parents=True, exist_ok=True)
-    val.mkdir(parents=True, exist_ok=True)
     stamp = work / "spec.json"
-    if stamp.is_file() and json.loads(stamp.read_text()) != table.describe():
-        shutil.rmtree(work)  # layers of another spec (an older version): start again
-        fwd.mkdir(parents=True)
-        val.mkdir(parents=True)
+    want = {"spec": table.describe(), "layers": LAYER_FORMAT}
+    if stamp.is_file() and _read_json(stamp, work) != want:
+        shutil.rmtree(work)  # layers of another spec or layout (an older version): start again
+    for d in (fwd, val):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise _damaged(d, work, f"not a folder ({e.strerror or e})") from None
+        remove_stale_temps(d)
+    remove_stale_temps(work)
     if not stamp.is_file():
-        atomic_write(stamp, lambda f: f.write(json.dumps(table.describe())), mode="w")
+        atomic_write(stamp, lambda f: f.write(json.dumps(want)), mode="w")
     clock = work / "seconds.json"
-    spent = float(json.loads(clock.read_text())["seconds"]) if clock.is_file() else 0.0
+    spent = _read_seconds(clock, work)
     start = time.monotonic()
 
     def tick() -> float:
@@ -251,4 +412,4 @@ def build(name: str | TableSpec, directory: str | Path | None = None, *, force: 
     return folder
 
 
-__all__ = ["BuildStopped", "build", "build_command", "check_resources", "estimate", "requirements"]
+__all__ = ["BuildDamaged", "BuildStopped", "build", "build_command", "check_resources", "estimate", "requirements"]
