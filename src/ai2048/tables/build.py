@@ -412,4 +412,5 @@ def _build(table: TableSpec, folder: Path, progress: Callable[[str, int, int], N
     return folder
 
 
-__all__ = ["BuildDamaged", "BuildStopped", "build", "build_command", "check_resources", "estimate", "requirements"]
+__all__ = ["BuildDamaged", "BuildStopped", "build", "build_command", "check_resources", "estimate",
+           "requirements"]
