@@ -285,6 +285,10 @@ def test_fast_path__an_illegal_choice_stops_with_eval_error_naming_the_board() -
     with pytest.raises(EvalError, match=r"chose no legal move on board 0x[0-9a-f]{16} \(move \d+\)") as info:
         evaluate(AlwaysUpKernel(), games=3, seed=0, progress=False)
     assert info.value.result.error
+    # the setting that chooses such moves on purpose, and how to play it (issue 46)
+    for words in ("illegal_action=penalty", "--preset seed004-exact", "--set illegal_action=mask",
+                  "evaluate it without its kernel"):
+        assert words in str(info.value)
 
 
 def test_kernel_stream__ctrl_c_stops_the_threads_at_the_next_move() -> None:

@@ -376,14 +376,77 @@ def test_eval_penalty__fast_path_python_loop_and_the_trainers_evaluation_play_th
     assert sum(_penalties(r) for r in trainer.records) > 0
 
 
-def test_eval_penalty__an_unchanged_move_under_the_standard_rule_stops_the_run(tmp_path: Path) -> None:
-    """Without ``illegal_move="penalty"`` such an agent's unchanged move is an error in both paths."""
+def test_eval_penalty__under_the_standard_rule_the_agent_is_refused_before_any_game(tmp_path: Path) -> None:
+    """Without ``illegal_move="penalty"`` such an agent would stop the run at its first unchanged move
+    (in both paths): it is refused before any game, naming the setting and the fix."""
     agent = make_agent("ntuple", weights=_noisy_network(tmp_path), illegal_action="penalty")
-    with pytest.raises(EvalError, match="no legal move"):  # the numba game loop's words
-        evaluate(agent, games=3, seed=5, progress=False, end_on_full_board=True)
-    with pytest.raises(ValueError, match="does not change the board"):  # the Python loop's
-        for s in game_seeds(5, 3):
-            play_game(agent, s, end_on_full_board=True)
+    fix = r"illegal_action=penalty chooses moves that change nothing.*illegal_move='penalty'.*=mask"
+    for rules in ({}, {"end_on_full_board": True}):
+        with pytest.raises(ValueError, match=fix) as info:
+            evaluate(agent, games=3, seed=5, progress=False, **rules)
+        assert not isinstance(info.value, EvalError)  # refused, not stopped mid-way
+        with pytest.raises(ValueError, match=fix):
+            play_game(agent, game_seeds(5, 1)[0], **rules)
+
+
+def _seed004_run(tmp_path: Path) -> Path:
+    """A run directory as ``train ntuple --preset seed004-exact`` leaves one (noisy weights, so that
+    unchanged moves win now and then; ``meta.json``'s ``info.plays`` with seed 004's settings)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    Path(_noisy_network(tmp_path)).rename(run / "weights.npz")
+    meta = {"format": "ai2048.run/2", "agent": "ntuple", "trainer": "ntuple",
+            "info": {"plays": {"tie_order": "004", "illegal_action": "penalty"}}}
+    (run / "meta.json").write_text(json.dumps(meta))
+    return run
+
+
+def test_eval_cli__a_seed004_run_under_other_rules_masks_its_moves_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eval RUN`` of a run trained under seed 004's rules, without them: it plays
+    ``illegal_action=mask`` (issue 46: it stopped with "chose no legal move" after a few moves), keeps
+    the run's tie order, says so on stderr, and plays the games of the settings it names."""
+    run = _seed004_run(tmp_path)
+    weights = run / "weights.npz"
+    for rules in ([], ["--end-on-full-board"]):
+        out = tmp_path / f"run{len(rules)}.json"
+        assert main(["eval", str(run), *rules, "--games", "3", "--seed", "5", "--no-progress",
+                     "--out", str(out)]) == 0
+        err = capsys.readouterr().err
+        assert "plays illegal_action=mask" in err and "--preset seed004-exact" in err
+        res = json.loads(out.read_text())
+        assert {k: res["config"][k] for k in ("tie_order", "illegal_action")} == {
+            "tie_order": "004", "illegal_action": "mask"}
+        named = tmp_path / f"named{len(rules)}.json"
+        assert main(["eval", "ntuple", "--set", f"weights={weights}", "--set", "tie_order=004", *rules,
+                     "--games", "3", "--seed", "5", "--no-progress", "--out", str(named)]) == 0
+        by_name = json.loads(named.read_text())
+        assert [g["actions"] for g in res["games"]] == [g["actions"] for g in by_name["games"]]
+    # under its own rules it plays its own settings, with no note
+    assert main(["eval", str(run), "--preset", "seed004-exact", "--games", "3", "--seed", "5",
+                 "--no-progress", "--out", str(tmp_path / "own.json")]) == 0
+    assert "note:" not in capsys.readouterr().err
+    own = json.loads((tmp_path / "own.json").read_text())
+    assert own["config"]["illegal_action"] == "penalty" and sum(_penalties(r) for r in own["games"]) > 0
+    assert main(["arena", str(run), "greedy", "--games", "2", "--no-progress"]) == 0
+    assert "plays illegal_action=mask" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["eval", "arena", "watch"])
+def test_cli__an_unmasked_setting_under_the_standard_rules_is_refused_naming_the_flags(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _seed004_run(tmp_path)
+    argv = {"eval": ["eval", str(run), "--set", "illegal_action=penalty", "--games", "2", "--no-progress"],
+            "arena": ["arena", "greedy", f"{run}:illegal_action=penalty", "--games", "2", "--no-progress"],
+            "watch": ["watch", "ntuple", "--set", f"weights={run}", "--set", "illegal_action=penalty",
+                      "--max-moves", "2"]}[command]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "illegal_action=penalty chooses moves that change nothing" in captured.err
+    assert "--preset seed004-exact" in captured.err and "--set illegal_action=mask" in captured.err
+    assert "score" not in captured.out  # before any game
 
 
 def test_game_step_penalty__costs_one_point_spawns_and_refuses_a_full_board() -> None:

@@ -155,6 +155,7 @@ class NTupleAgent(BaseAgent):
     ) -> None:
         self.depth = depth
         self.order = check_order(tie_order)
+        self.illegal_action = illegal_action  # evaluate() refuses "penalty" where such moves are rejected
         self.penalty = illegal_action == "penalty"
         if self.penalty and self.depth != 1:
             raise ValueError(

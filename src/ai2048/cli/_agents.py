@@ -59,6 +59,22 @@ def agent_keys(spec: str) -> set[str]:
     return set(config_keys(run_agent_name(spec) if _is_run_dir(spec) else spec))
 
 
+def fit_to_rules(spec: str, sets: dict[str, Any], illegal_move: str) -> tuple[dict[str, Any], str | None]:
+    """``sets`` for agent ``spec`` in games whose ``illegal_move`` rule is given, and a note saying what
+    changed (None: nothing). A run trained under seed 004's rules plays ``illegal_action=penalty`` (its
+    ``meta.json`` ``info.plays``): it chooses moves that change nothing, which only ``illegal_move=penalty``
+    plays, so elsewhere it plays ``illegal_action=mask`` (a ``--set`` of it wins, and is then checked by
+    :func:`ai2048.evaluate.check_agent_fits`)."""
+    if illegal_move == "penalty" or "illegal_action" in sets or not _is_run_dir(spec):
+        return sets, None
+    if run_settings(spec).get("illegal_action") != "penalty":
+        return sets, None
+    note = (f"{spec} trained under seed 004's rules (illegal_action=penalty: it may choose a move that "
+            "changes nothing); these games reject such moves, so it plays illegal_action=mask. "
+            "--preset seed004-exact plays the rules it trained under")
+    return {**sets, "illegal_action": "mask"}, note
+
+
 def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
     """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
     check_agent(spec, sets)

@@ -10,7 +10,7 @@ from typing import Any
 from ai2048.checkpoint import write_json
 from ai2048.cli._agents import build_agent, check_agent, split_spec
 from ai2048.cli._common import check_out_file, printable
-from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, run_eval, with_preset
+from ai2048.cli.eval import add_eval_arguments, agent_sets, check_eval_arguments, run_eval
 from ai2048.evaluate import EvalError, EvalResult
 
 
@@ -73,7 +73,7 @@ def check(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
     misspelt last agent fails before the first agent plays); returns the parsed (name, config) specs."""
     check_eval_arguments(args)
     check_out_file(args.out)
-    specs = [(name, with_preset(args, name, cfg)) for name, cfg in map(split_spec, args.agents)]
+    specs = [(name, agent_sets(args, name, cfg)) for name, cfg in map(split_spec, args.agents)]
     for name, cfg in specs:
         check_agent(name, cfg)
     return specs

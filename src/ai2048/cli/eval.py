@@ -9,7 +9,7 @@ from typing import Any
 
 from ai2048 import checks
 from ai2048.checkpoint import check_output_file
-from ai2048.cli._agents import agent_keys, build_agent, check_agent
+from ai2048.cli._agents import agent_keys, build_agent, check_agent, fit_to_rules
 from ai2048.cli._common import (
     add_set_argument,
     check_out_dir,
@@ -23,6 +23,7 @@ from ai2048.evaluate import (
     MAX_WORKERS,
     EvalError,
     EvalResult,
+    check_agent_fits,
     check_end_rules,
     check_illegal_move,
     evaluate,
@@ -158,15 +159,22 @@ def apply_preset_rules(args: argparse.Namespace) -> None:
     check_illegal_move(args.illegal_move, args.end_on_full_board)
 
 
-def with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> dict[str, Any]:
-    """``sets`` plus ``--preset``'s agent settings that the agent ``spec`` has and ``sets`` lacks."""
+def agent_sets(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> dict[str, Any]:
+    """The settings agent ``spec`` plays these games with: ``sets`` plus ``--preset``'s agent settings that
+    the agent has and ``sets`` lacks, fitted to the rules (a run trained under seed 004's rules masks its
+    moves under the standard ones, with a note on stderr: :func:`fit_to_rules`); a setting that does not
+    fit the rules is refused, naming the flag to add (:func:`check_agent_fits`). Call after
+    :func:`check_eval_arguments`, which resolves ``args.illegal_move``."""
+    check_agent(spec, sets)  # an empty, unknown or missing agent is named first
     preset = getattr(args, "preset", None)
-    if preset is None:
-        return sets
-    check_agent(spec, sets)  # an empty, unknown or missing agent is named as without --preset
-    keys = agent_keys(spec)
-    extra = {k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}
-    return {**sets, **extra}
+    if preset is not None:
+        keys = agent_keys(spec)
+        sets = {**sets, **{k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}}
+    sets, note = fit_to_rules(spec, sets, args.illegal_move)
+    if note is not None:
+        print(f"note: {note}", file=sys.stderr)
+    check_agent_fits(sets.get("illegal_action"), args.illegal_move)
+    return sets
 
 
 def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
@@ -212,10 +220,11 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     return result
 
 
-def check(args: argparse.Namespace) -> None:
-    """Every check ``run`` makes before the agent is built or a game played."""
+def check(args: argparse.Namespace) -> dict[str, Any]:
+    """Every check ``run`` makes before the agent is built or a game played; returns the agent's settings
+    (:func:`agent_sets`)."""
     check_eval_arguments(args)
-    sets = with_preset(args, args.agent, parse_sets(args.sets))
+    sets = agent_sets(args, args.agent, parse_sets(args.sets))
     check_games_out(args)
     if args.record == "best":
         if args.illegal_move == "penalty":
@@ -225,6 +234,7 @@ def check(args: argparse.Namespace) -> None:
             )
         check_out_dir(args.records, "--records")
     check_agent(args.agent, sets)
+    return sets
 
 
 def check_games_out(args: argparse.Namespace) -> None:
@@ -240,8 +250,7 @@ def check_games_out(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check(args)
-    sets = with_preset(args, args.agent, parse_sets(args.sets))
+    sets = check(args)
     games_file = stream_path(args.out) if args.out is not None else None
     try:
         result = run_eval(args, args.agent, sets, games_file, args.resume)

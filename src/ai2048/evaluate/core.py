@@ -83,6 +83,25 @@ def check_illegal_move(illegal_move: Any, end_on_full_board: bool) -> str:
     return str(illegal_move)
 
 
+SEED004_RULES_FIX = ("play seed 004's rules (`ai2048 eval --preset seed004-exact`, or --end-on-full-board "
+                     "--illegal-move penalty; in Python end_on_full_board=True, illegal_move='penalty') "
+                     "or mask the agent's moves (--set illegal_action=mask)")
+"""How to play an agent that chooses moves which change nothing: under the rules that allow them, or
+masked; the words every such refusal ends with."""
+
+
+def check_agent_fits(illegal_action: Any, illegal_move: str) -> None:
+    """An agent set to choose moves that change nothing (``illegal_action="penalty"``, seed 004's unmasked
+    argmax) plays only where such a move is played (``illegal_move="penalty"``): under ``reject`` its
+    first unchanged move would stop the run mid-way, so it is refused before any game, naming the fix."""
+    if illegal_action == "penalty" and illegal_move != "penalty":
+        raise ValueError(
+            "the agent's illegal_action=penalty chooses moves that change nothing (seed 004's unmasked "
+            f"argmax), and these games stop at such a move (illegal_move={illegal_move!r}, the standard "
+            "rules): " + SEED004_RULES_FIX
+        )
+
+
 @dataclass(frozen=True)
 class Rules:
     """How an evaluation's games are played and when they end; checked when made.

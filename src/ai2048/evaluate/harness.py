@@ -28,7 +28,7 @@ from typing import Any
 
 from ai2048 import checks
 from ai2048.agents.base import make_agent
-from ai2048.evaluate.core import Rules, check_workers, game_seeds
+from ai2048.evaluate.core import Rules, check_agent_fits, check_workers, game_seeds
 from ai2048.evaluate.local import local_stream, pool_context, ray_stream
 from ai2048.evaluate.result import EvalError, EvalResult
 from ai2048.game import Game
@@ -114,6 +114,7 @@ def evaluate(
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     ag, name, cfg = _agent_and_name(agent, config)
+    check_agent_fits(getattr(ag, "illegal_action", None), rules.illegal_move)  # before any game
     result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=rules.p_two,
                         max_moves=rules.max_moves, goal_tile=rules.goal_tile,
                         end_on_full_board=rules.end_on_full_board, illegal_move=rules.illegal_move,

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ai2048.evaluate.core import Rules, action_letters, game_record
+from ai2048.evaluate.core import SEED004_RULES_FIX, Rules, action_letters, game_record
 from ai2048.evaluate.local import Outcome
 from ai2048.search.games import ILLEGAL, RUNNING, end_rule_args
 
@@ -78,6 +78,20 @@ def load_kernel(kernel: Any, p_two: float) -> None:
     kernel.play(*load_args(kernel, p_two))
 
 
+def illegal_choice(board: int, move: int, rules: Rules) -> str:
+    """Why a kernel's game stopped at ``board`` (its ``move``-th move) and what to do: under the standard
+    rules a move that changes nothing stops the run, so the message names the setting that chooses such
+    moves (``illegal_action=penalty``) and how to play it (:data:`.core.SEED004_RULES_FIX`)."""
+    where = f"agent kernel chose no legal move on board {board:#018x} (move {move})"
+    at_fault = ("the agent's kernel is at fault: evaluate it without its kernel (a subclass overriding act) "
+                "to see the choice")
+    if rules.penalty:
+        return f"{where}: none while moves remain, or a move number outside 0..3; {at_fault}"
+    return (f"{where}: a move that changes nothing, which these games stop at (illegal_move='reject', the "
+            "standard rules), or none while moves remain. An agent set to choose such moves "
+            f"(illegal_action=penalty): {SEED004_RULES_FIX}; for any other agent {at_fault}")
+
+
 def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
                stop: np.ndarray) -> tuple[list[dict[str, Any] | None], str | None]:
     """Play the games of ``seeds`` to the end under ``rules`` with ``ctx`` (per-game kernels build
@@ -115,9 +129,7 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
             records.append(None)
             continue
         if status[i] == ILLEGAL:
-            error = (f"agent kernel chose no legal move on board {int(boards[i]):#018x} "
-                     f"(move {int(moves[i]) + 1}); evaluate it without its kernel (a subclass overriding "
-                     "act) to see the choice")
+            error = illegal_choice(int(boards[i]), int(moves[i]) + 1, rules)
             records.append(None)
             continue
         records.append(game_record(seeds[i], scores[i], moves[i], boards[i], seconds * int(moves[i]) / total,

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ai2048.evaluate.core import Rules, game_record
+from ai2048.evaluate.core import Rules, check_agent_fits, game_record
 from ai2048.game import Game, IllegalMoveError
 from ai2048.rules import ACTION_CHARS, P_TWO
 
@@ -80,10 +80,12 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
     with ``end_on_full_board``); returns its record dict.
 
     An illegal move raises ValueError naming the agent, the move and the board; with
-    ``illegal_move="penalty"`` a move that changes nothing is played (-1 point, a tile spawns).
+    ``illegal_move="penalty"`` a move that changes nothing is played (-1 point, a tile spawns). An agent
+    set to choose such moves (``illegal_action="penalty"``) under other rules is refused before the game.
     """
     rules = Rules(p_two=p_two, max_moves=max_moves, goal_tile=goal_tile,
                   end_on_full_board=end_on_full_board, illegal_move=illegal_move)
+    check_agent_fits(getattr(agent, "illegal_action", None), rules.illegal_move)
     return play(agent, seed, rules, str(name or getattr(agent, "name", type(agent).__name__)))
 
 
