@@ -14,15 +14,14 @@ import numpy as np
 import pytest
 
 from ai2048.agents.options import REQUIRED
-from ai2048.checks import Option
+from ai2048.checks import Option, field_options
 from ai2048.train import TRAINERS, get_trainer
-from ai2048.train.config import config_options
 
 
 @pytest.mark.parametrize("name", sorted(TRAINERS))
 def test_trainer_options__every_field_is_declared_and_its_default_is_allowed(name: str) -> None:
     cls = get_trainer(name).config_cls
-    options = config_options(cls)
+    options = field_options(cls)
     fields = dataclasses.fields(cls)
     assert [f.name for f in fields] == list(options)
     for f in fields:
@@ -33,7 +32,7 @@ def test_trainer_options__every_field_is_declared_and_its_default_is_allowed(nam
 @pytest.mark.parametrize("name", sorted(TRAINERS))
 def test_trainer_options__a_value_past_a_declared_bound_is_refused_naming_the_field(name: str) -> None:
     cls = get_trainer(name).config_cls
-    for key, opt in config_options(cls).items():
+    for key, opt in field_options(cls).items():
         outside = []
         if opt.lo is not None:
             outside.append(opt.lo if opt.lo_open else opt.lo - 1)
