@@ -66,7 +66,7 @@ def _bad(tmp_path: Path, **change: object) -> Path:
         ({"boards": [{"seed": 0, "board": 0x5, "score": 1}]},
          "board 0 has largest tile 32, below the pool's tile 64"),
         ({"boards": [{"seed": 0, "score": 1}]}, "a board entry is malformed"),
-        ({"tile": 48}, "not a power of two"),
+        ({"tile": 48}, "tile=48 must be a power of two >= 4"),
     ],
 )
 def test_read_pool__bad_files_raise_naming_the_fix(tmp_path: Path, change: dict, match: str) -> None:
@@ -146,7 +146,7 @@ def test_cli__pool_then_train_from_it(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["pool", "random", "--tile", "64", "--games", "4", "--seed", "7", "--out", str(pool)]) == 0
     assert "games reached 64: pool written to" in capsys.readouterr().out
     assert main(["pool", "random", "--tile", "100", "--out", str(pool)]) == 2
-    assert "--tile 100 must be a power of two" in capsys.readouterr().err
+    assert "--tile=100 must be a power of two >= 4 (e.g. 16384)" in capsys.readouterr().err
     out = tmp_path / "run"
     assert main(["train", "ntuple", "--patterns", "0123,4567", "--restart-pool", str(pool), "--restart-prob",
                  "1", "--restart-tile", "6", "--games", "20", "--chunk", "10", "--checkpoint-every", "10",

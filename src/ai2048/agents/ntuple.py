@@ -201,6 +201,8 @@ class NTupleAgent(BaseAgent):
                 ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late,
                       k.ntuple_value_residual, k.ntuple_value_rooted)[self.downgrade]
             data: tuple = self.net.data()
+            if self.net.kind == "before":  # its after-states are valued at the search's spawn odds
+                data = (*data, float(self.p_two))
             hook = None
             if self.downgrade == ROOTED:  # the search's map is fixed at its root: set_root_gap
                 data, hook = (*data, np.zeros(2, np.int64)), k.set_root_gap  # data[-1]: the gaps

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ai2048.checks import whole
+from ai2048.checks import tile, whole
 from ai2048.cli._agents import check_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 
@@ -38,8 +38,7 @@ def check(args: argparse.Namespace) -> None:
     whole("--games", args.games, lo=1)
     whole("--workers", args.workers, lo=1, hi=256)
     whole("--seed", args.seed, lo=0)
-    if args.tile < 4 or args.tile & (args.tile - 1):
-        raise ValueError(f"--tile {args.tile} must be a power of two >= 4, e.g. 16384")
+    tile("--tile", args.tile, hi=None, why="e.g. 16384")
     check_out_file(args.out)
     check_agent(args.agent, parse_sets(args.sets))
 

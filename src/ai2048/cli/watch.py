@@ -63,8 +63,8 @@ def check(args: argparse.Namespace) -> None:
     checks.number("--delay", args.delay, 0.0)
     checks.probability("--p-two", args.p_two)
     check_out_file(args.record, "--record")
-    if args.max_moves is not None and args.max_moves < 1:
-        raise ValueError(f"--max-moves {args.max_moves} must be >= 1")
+    if args.max_moves is not None:
+        checks.whole("--max-moves", args.max_moves, 1)
     check_agent(args.agent, parse_sets(args.sets))
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import read_json, write_json
-from ai2048.checks import whole
 from ai2048.game import Game
 from ai2048.records import max_tiles
 from ai2048.rules import RULES_VERSION
@@ -75,9 +75,7 @@ def read_pool(path: str | Path) -> RestartPool:
     if data.get("rules_version") != RULES_VERSION:
         raise ValueError(f"restart pool {path} was made under rules version {data.get('rules_version')}, "
                          f"this ai2048 plays version {RULES_VERSION}; make the pool again with `ai2048 pool`")
-    tile = data.get("tile")
-    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
-        raise ValueError(f"restart pool {path}: tile {tile!r} is not a power of two >= 4")
+    tile = checks.tile(f"restart pool {path}: tile", data.get("tile"), hi=None, why="make the pool again")
     rows = data.get("boards")
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"restart pool {path} holds no boards (none of its games reached {tile}); "
@@ -128,11 +126,10 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
               workers: int = 1, progress: bool = True) -> tuple[RestartPool, dict[str, Any]]:
     """Play ``games`` games of ``agent`` (seeds ``seed``, ``seed + 1``, ...) in ``workers`` processes
     and keep the first board of each that holds ``tile``; returns the pool and its file's JSON."""
-    whole("games", games, lo=1)
-    whole("workers", workers, lo=1, hi=256)
-    whole("seed", seed, lo=0)
-    if not isinstance(tile, int) or tile < 4 or tile & (tile - 1):
-        raise ValueError(f"tile={tile!r} must be a power of two >= 4, e.g. 16384")
+    checks.whole("games", games, lo=1)
+    checks.whole("workers", workers, lo=1, hi=256)
+    checks.whole("seed", seed, lo=0)
+    tile = checks.tile("tile", tile, hi=None, why="e.g. 16384")
     from ai2048.agents import make_agent
 
     probe = make_agent(agent, **config)  # a bad agent or setting fails here, before any game

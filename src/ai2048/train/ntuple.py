@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.seed_actions import check_order
 from ai2048.checks import check_fields, setting
 from ai2048.evaluate.pool import RestartPool, read_pool
@@ -208,8 +209,8 @@ class NTupleConfig(RunConfig):
                 "seed004_double_reward reproduces a before-state backward bug: "
                 "set state=before, update=backward"
             )
-        st = list(self.stages)
-        if any(not isinstance(s, int) or not 1 <= s <= 15 for s in st) or st != sorted(set(st)):
+        st = [checks.whole("stages", s, 1, 15, why="tile exponents, e.g. [13, 14]") for s in self.stages]
+        if st != sorted(set(st)):
             raise ValueError(f"stages={st} must be increasing tile exponents in 1..15 (e.g. [13, 14])")
 
 
