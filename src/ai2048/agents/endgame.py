@@ -76,23 +76,8 @@ def load_tables(names: tuple[str, ...], directory: str | Path | None,
 class EndgameAgent(BaseAgent):
     """The shipped network's search with endgame tables.
 
-    Args:
-        depth: the network search's depth away from the tables (3 = 3-ply: max-chance-max-chance-max;
-            docs/tables.md gives the strength at 2 and 3).
-        tables: "default" or comma-separated table names (``ai2048 tables`` lists them); each must
-            be built (``ai2048 tables build``).
-        tables_dir: the folder the tables were built in (default: ``$AI2048_TABLES`` or the user
-            cache).
-        min_value: the table's move is played only when its value is above this (else the search's).
-        model, weights: the n-tuple network (default: the shipped one).
-        prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
-        p_two: the spawn odds; must be the tables' (they are solved for one).
-        late_depth: the search's depth once the board holds a 16384 or more (None: ``depth``
-            throughout): a deeper search where the conversion to 32768 is decided (docs/tables.md).
-        downgrade: how the network values boards past its training (``ntuple``'s option): the
-            default ``"rooted"`` reads every board of a search with the tiles above the highest gap
-            of the board being decided lowered by one, so the game to 32768 is played as the
-            network's game to 16384 and a merge that fills the gap keeps its worth (docs/tables.md).
+    Each option's help and values are declared once in the signature (``ai2048 agents endgame``
+    prints them); docs/tables.md gives the strength at each depth and what ``downgrade`` does.
     """
 
     @agent_options

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from ai2048.checks import check_fields, setting
-from ai2048.ui.limits import WEB_AGENTS, Model, Setting, build, check_settings, listing
+from ai2048.checks import Option, check_fields, setting
+from ai2048.ui.limits import WEB_AGENTS, Model, build, check_settings, listing
 from ai2048.ui.session import PlaySession
 
 T = TypeVar("T")
@@ -161,7 +161,7 @@ class AgentCache:
 
 
 def default_choice(agent: str, config: Any, models: dict[str, Model],
-                   extra_agents: dict[str, dict[str, Setting]] | None = None) -> tuple[str, dict[str, Any]]:
+                   extra_agents: dict[str, dict[str, Option]] | None = None) -> tuple[str, dict[str, Any]]:
     """The server's default (agent, settings), checked as a request's are, or ValueError
     ``"default agent: ..."`` (``ai2048 serve`` checks its ``--agent`` and ``--set`` with it)."""
     try:
@@ -174,7 +174,7 @@ class WebState:
     """One web app's games, agents, agent pool and caps; the routes' only state."""
 
     def __init__(self, limits: Limits, models: dict[str, Model], default: tuple[str, dict[str, Any]],
-                 extra_agents: dict[str, dict[str, Setting]] | None = None) -> None:
+                 extra_agents: dict[str, dict[str, Option]] | None = None) -> None:
         self.limits = limits
         self.models = models
         self.default = default  # (agent, settings), checked by default_choice
