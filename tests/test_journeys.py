@@ -400,15 +400,15 @@ def test_build_agent__one_config_for_every_spelling_of_a_run_path(tmp_path, monk
     """``eval RUN/ --out r.json --resume`` after ``eval RUN --out r.json`` (a shell's completion adds
     the slash) was refused: "holds another evaluation (config: file {'weights': 'RUN'}, now
     {'weights': 'RUN/'})"."""
-    from ai2048.cli._agents import build_agent
+    from ai2048.cli._agents import choose_agent
 
     out = tmp_path / "nt"
     assert main(["train", "ntuple", "--patterns", SMALL, "--games", "20", "--chunk", "20",
                  "--checkpoint-every", "20", "--progress", "false", "--out", str(out)]) == 0
     monkeypatch.chdir(tmp_path)
-    configs = [build_agent(spec, {})[2] for spec in ("nt", "nt/", "./nt", "nt//")]
+    configs = [choose_agent(spec, {}).config for spec in ("nt", "nt/", "./nt", "nt//")]
     assert configs == [{"weights": "nt"}] * 4
-    named = [build_agent("ntuple", {"weights": w})[2] for w in ("nt", "nt/", "./nt")]
+    named = [choose_agent("ntuple", {"weights": w}).config for w in ("nt", "nt/", "./nt")]
     assert named == [{"weights": "nt"}] * 3
 
 

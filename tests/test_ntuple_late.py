@@ -15,7 +15,7 @@ from ai2048.agents.base import load_agent, run_settings
 from ai2048.agents.ntuple import DOWNGRADES
 from ai2048.checkpoint import read_jsonl
 from ai2048.cli import main
-from ai2048.cli._agents import build_agent
+from ai2048.cli._agents import choose_agent
 from ai2048.evaluate.pool import POOL_FORMAT, make_pool, read_pool, save_pool
 from ai2048.ntuple.network import load_file
 from ai2048.records import max_tiles
@@ -127,7 +127,8 @@ def test_run__restarts_from_the_pool_keeps_it_in_the_checkpoint_and_resumes_exac
     assert run_settings(a) == {"downgrade": "highest"}
     assert load_agent(a).downgrade == DOWNGRADES.index("highest")
     assert load_agent(a, downgrade="none").downgrade == 0
-    assert build_agent(str(a), {})[2] == {"weights": str(a), "downgrade": "highest"}  # what eval.json records
+    built = choose_agent(str(a), {}).build()
+    assert built[2] == {"weights": str(a), "downgrade": "highest"}  # what eval.json records
 
 
 def test_run_settings__bad_plays_in_meta_is_a_clear_error(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ai2048 import checks
 from ai2048.checkpoint import check_output_file
-from ai2048.cli._agents import agent_keys, build_agent, check_agent
+from ai2048.cli._agents import ChosenAgent, choose_agent
 from ai2048.cli._common import (
     add_set_argument,
     check_out_dir,
@@ -158,27 +158,22 @@ def apply_preset_rules(args: argparse.Namespace) -> None:
     check_illegal_move(args.illegal_move, args.end_on_full_board)
 
 
-def with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> dict[str, Any]:
-    """``sets`` plus ``--preset``'s agent settings that the agent ``spec`` has and ``sets`` lacks."""
+def choose_with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> ChosenAgent:
+    """The agent ``spec`` names with ``sets``, checked once (:func:`~ai2048.cli._agents.choose_agent`),
+    plus ``--preset``'s agent settings that it has and ``sets`` lacks."""
     preset = getattr(args, "preset", None)
-    if preset is None:
-        return sets
-    check_agent(spec, sets)  # an empty, unknown or missing agent is named as without --preset
-    keys = agent_keys(spec)
-    extra = {k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}
-    return {**sets, **extra}
+    return choose_agent(spec, sets, PRESETS[preset]["agent"] if preset is not None else None)
 
 
-def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
-             resume: bool = False, built: tuple[Any, str, dict[str, Any]] | None = None) -> EvalResult:
-    """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError).
+def run_eval(args: argparse.Namespace, built: tuple[Any, str, dict[str, Any]], stream_to: Path | None = None,
+             resume: bool = False) -> EvalResult:
+    """Evaluate one agent, ``built`` (:meth:`ChosenAgent.build`'s triple), with the shared options;
+    returns the EvalResult (or raises EvalError).
 
     With ``stream_to`` every finished game is appended to that JSON-lines file as it finishes
     (:mod:`ai2048.evaluate.stream`); with ``resume`` the games already there are kept and not replayed.
-    ``built``: the agent already built from ``spec`` and ``sets`` (:func:`build_agent`'s triple), as
-    ``arena`` builds every agent before the first game.
     """
-    agent, name, cfg = built if built is not None else build_agent(spec, sets)
+    agent, name, cfg = built
     agent.name = name
     agent.config = cfg
     stream = None
@@ -212,10 +207,10 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     return result
 
 
-def check(args: argparse.Namespace) -> None:
-    """Every check ``run`` makes before the agent is built or a game played."""
+def check(args: argparse.Namespace) -> ChosenAgent:
+    """Every check ``run`` makes before the agent is built or a game played; returns the agent, checked
+    once, for ``run`` to build once."""
     check_eval_arguments(args)
-    sets = with_preset(args, args.agent, parse_sets(args.sets))
     check_out_file(args.out)
     if args.out is not None:
         check_output_file(stream_path(args.out), "--out's games file",
@@ -231,15 +226,14 @@ def check(args: argparse.Namespace) -> None:
                 "seed 004's unchanged moves (--illegal-move penalty) does not replay: leave --record out"
             )
         check_out_dir(args.records, "--records")
-    check_agent(args.agent, sets)
+    return choose_with_preset(args, args.agent, parse_sets(args.sets))
 
 
 def run(args: argparse.Namespace) -> int:
-    check(args)
-    sets = with_preset(args, args.agent, parse_sets(args.sets))
+    chosen = check(args)
     games_file = stream_path(args.out) if args.out is not None else None
     try:
-        result = run_eval(args, args.agent, sets, games_file, args.resume)
+        result = run_eval(args, chosen.build(), games_file, args.resume)
         code = 0
     except EvalError as e:
         result = e.result

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from ai2048.checks import tile, whole
-from ai2048.cli._agents import check_agent
+from ai2048.cli._agents import choose_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 
 
@@ -40,7 +40,7 @@ def check(args: argparse.Namespace) -> None:
     whole("--seed", args.seed, lo=0)
     tile("--tile", args.tile, hi=None, why="e.g. 16384")
     check_out_file(args.out)
-    check_agent(args.agent, parse_sets(args.sets))
+    choose_agent(args.agent, parse_sets(args.sets))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ai2048 import checks
 from ai2048.board_io import decode
-from ai2048.cli._agents import build_agent, check_agent
+from ai2048.cli._agents import ChosenAgent, choose_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
@@ -58,19 +58,18 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
     return Group(head, board_table(g.board))
 
 
-def check(args: argparse.Namespace) -> None:
-    """Every check ``run`` makes before the agent is built."""
+def check(args: argparse.Namespace) -> ChosenAgent:
+    """Every check ``run`` makes before the agent is built; returns the agent, checked once."""
     checks.number("--delay", args.delay, 0.0)
     checks.probability("--p-two", args.p_two)
     check_out_file(args.record, "--record")
     if args.max_moves is not None:
         checks.whole("--max-moves", args.max_moves, 1)
-    check_agent(args.agent, parse_sets(args.sets))
+    return choose_agent(args.agent, parse_sets(args.sets))
 
 
 def run(args: argparse.Namespace) -> int:
-    check(args)
-    agent, name, cfg = build_agent(args.agent, parse_sets(args.sets))
+    agent, name, cfg = check(args).build()
     seed = args.seed if args.seed is not None else int(time.time_ns() % (1 << 63))
     g = Game(seed=seed, p_two=args.p_two)
     if hasattr(agent, "reset"):
