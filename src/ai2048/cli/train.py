@@ -169,8 +169,8 @@ def _run(args: argparse.Namespace) -> int:
         with hold_run(targs.out):
             # opened again now that no one else can write it: a run killed before its first
             # checkpoint is cleared here, so the trainer starts it afresh
-            open_run(targs.out, trainer, targs.resume, clear=True)
-            out = trainer.run(config, targs.out, resume=targs.resume)
+            opened = open_run(targs.out, trainer, targs.resume, clear=True)
+            out = trainer.run(config, targs.out, resume=targs.resume, opened=opened)
     except BaseException:
         if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:
             shutil.rmtree(

@@ -34,7 +34,7 @@ from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -419,10 +419,10 @@ def td_loss(
     return huber + 0.5 * cfg.l2_reg * l2, huber
 
 
-def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
+def run(config: DQNConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     policy = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(policy).eval()

@@ -43,7 +43,7 @@ from ai2048.nets.resnet import (
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
 from ai2048.train.config import DEVICE_HELP, TorchRunConfig
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, start_torch, torch_save
 
 
@@ -275,12 +275,12 @@ def _out_of_memory_is_a_setting(cfg: LazyZeroConfig) -> Iterator[None]:
         ) from e
 
 
-def run(config: LazyZeroConfig, out: Path, resume: bool = False) -> Path:
+def run(config: LazyZeroConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train LazyZero into run directory ``out`` (``resume``: continue from its checkpoint)."""
     if not isinstance(config, LazyZeroConfig):
         raise TypeError(f"config must be a LazyZeroConfig, got {type(config).__name__}")
     out, cfg = Path(out), config
-    resumed, device, _ = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, _ = start_torch(out, cfg, TRAINER, resume, opened)
     import numba
 
     numba.set_num_threads(max(1, min(cfg.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))

@@ -42,7 +42,7 @@ from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import reach_rate, tile_table_percent
 from ai2048.train import Trainer
 from ai2048.train.config import BUDGET_HELP, RunConfig
-from ai2048.train.run import Counters, Loop, start
+from ai2048.train.run import Counters, Loop, RunDir, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -579,12 +579,12 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     return k
 
 
-def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
+def run(config: NTupleConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     out, cfg = Path(out), config
     src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before any write
     pool = restart_pool(cfg) if cfg.restart_pool and not resume else None  # a wrong pool too
-    resumed = start(out, cfg, TRAINER, resume)
+    resumed = start(out, cfg, TRAINER, resume, opened)
     k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
     st = TrainState(cfg, None if resumed else new_network(cfg, src))  # resumed: read from the checkpoint
     if pool is not None and not resumed:

@@ -38,7 +38,7 @@ from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -511,10 +511,10 @@ class Memory:
         self.moves = None if state is None else (state[0], state[1], state[2])
 
 
-def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
+def run(config: PolicyConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)

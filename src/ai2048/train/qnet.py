@@ -34,7 +34,7 @@ from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     VALIDATION_SEED,
@@ -212,10 +212,10 @@ def validate(
     return score
 
 
-def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
+def run(config: QNetConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     online = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(online).eval()
