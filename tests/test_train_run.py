@@ -27,10 +27,11 @@ from ai2048.checkpoint import (
     read_run_metrics,
     run_record,
 )
+from ai2048.checks import setting
 from ai2048.cli import main
 from ai2048.rules import RULES_VERSION
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, option
+from ai2048.train.config import RunConfig
 from ai2048.train.run import BUDGET, Counters, Loop, open_run, saved_config, start, write_meta
 
 OLD = Path(__file__).parent / "data" / "runs_v1"
@@ -208,8 +209,8 @@ def test_open_run__the_one_check_of_the_cli_and_the_trainers(tmp_path: Path, cap
 class LoopConfig(RunConfig):
     """The run fields a loop reads, with a checkpoint every 2 steps and no progress bar."""
 
-    checkpoint_every: int = option(2, "save every this many steps")
-    progress: bool = option(False, "no bar in tests")
+    checkpoint_every: int = setting(2, "save every this many steps")
+    progress: bool = setting(False, "no bar in tests")
 
 
 class FileInMemory:
