@@ -205,9 +205,11 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-def test_evaluate__workers_end_with_a_killed_parent() -> None:
+@pytest.mark.parametrize("command", ["eval", "pool"])
+def test_workers__end_with_a_killed_parent(command: str, tmp_path) -> None:
     """``kill -9`` of ``ai2048 eval --workers N`` left its workers playing on (minutes for a slow
-    agent), then dying with BrokenPipeError tracebacks; now they end with it."""
+    agent), then dying with BrokenPipeError tracebacks; now they end with it, and ``ai2048 pool``'s
+    (it plays in the same worker pool) with it too."""
     import os
     import signal
     import subprocess
@@ -216,14 +218,18 @@ def test_evaluate__workers_end_with_a_killed_parent() -> None:
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the parent-death signal is Linux's")
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_AGENT_EVAL], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    argv = ["-c", _SLOW_AGENT_EVAL] if command == "eval" else [
+        "-m", "ai2048", "pool", "random", "--tile", "32768", "--games", "1000000", "--workers", "2",
+        "--out", str(tmp_path / "pool.json")]  # a random agent never reaches 32768: games until killed
+    err = (tmp_path / "stderr").open("w+")
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=err, text=True,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"})
     try:
         deadline = time.monotonic() + 120
         while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         workers = _children(proc.pid)
-        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no workers started"
+        assert len(workers) == 2, (tmp_path / "stderr").read_text()[-2000:] or "no workers started"
         time.sleep(1.0)  # the workers are inside their games
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -233,11 +239,12 @@ def test_evaluate__workers_end_with_a_killed_parent() -> None:
         left = [w for w in workers if _alive(w)]
         for w in left:
             os.kill(w, signal.SIGKILL)
-        assert not left, "the evaluation's workers kept playing after it was killed"
+        assert not left, f"{command}'s workers kept playing after it was killed"
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        err.close()
         proc.stderr.close()
 
 

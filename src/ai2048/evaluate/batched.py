@@ -30,7 +30,7 @@ import numpy as np
 
 from ai2048 import checks
 from ai2048.evaluate.core import Rules
-from ai2048.evaluate.local import LiveGame, Outcome, init_worker
+from ai2048.evaluate.local import LiveGame, Outcome, worker_setup
 
 
 def batched_stream(agent: Any, name: str, todo: Iterable[tuple[int, int]], rules: Rules) -> Iterator[Outcome]:
@@ -98,7 +98,7 @@ def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: R
     Messages: ``("game", (index, record, error))`` per game, then ``("done", None)``; an exception
     the agent raises is sent as ``("raise", exc)`` (re-raised by the evaluating process).
     """
-    init_worker(agent, name, rules, parent)
+    worker_setup(parent)
     try:
         for item in batched_stream(agent, name, _claimed(counter, todo), rules):
             results.put(("game", item))

@@ -17,8 +17,6 @@ agent's network (None for an agent without one), so a trainer can refuse boards 
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,13 +25,12 @@ import numpy as np
 
 from ai2048 import checks
 from ai2048.checkpoint import read_json, write_json
+from ai2048.evaluate.local import worker_stream
 from ai2048.game import Game
 from ai2048.records import max_tiles
 from ai2048.rules import RULES_VERSION
 
 POOL_FORMAT = "ai2048-restart-pool/1"
-
-_AGENT: Any = None
 
 
 @dataclass(frozen=True)
@@ -97,25 +94,16 @@ def read_pool(path: str | Path) -> RestartPool:
                        None if patterns is None else str(patterns), path)
 
 
-def _init(name: str, config: dict[str, Any]) -> None:
-    global _AGENT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
-    from ai2048.agents import make_agent
-
-    _AGENT = make_agent(name, **config)
-
-
-def first_board(task: tuple[int, int]) -> tuple[int, int, int, int] | None:
-    """Game ``seed`` played by the worker's agent (reset with the seed) until its largest tile reaches
-    ``tile``:
-    (seed, board, score, moves), or None if it ended before."""
+def first_board(agent: Any, task: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """Game ``seed`` played by ``agent`` (reset with the seed) until its largest tile reaches ``tile``,
+    ``task = (seed, tile)``: (seed, board, score, moves), or None if it ended before."""
     seed, tile = task
     g = Game(seed=seed)
-    if hasattr(_AGENT, "reset"):  # as every evaluation plays a game: the agent's own randomness from the seed
-        _AGENT.reset(seed)
+    if hasattr(agent, "reset"):  # as every evaluation plays a game: the agent's own randomness from the seed
+        agent.reset(seed)
     moves = 0
     while not g.is_over:
-        g.step(_AGENT.act(g.board))
+        g.step(agent.act(g.board))
         moves += 1
         if g.max_tile >= tile:
             return seed, int(g.board), int(g.score), moves
@@ -132,21 +120,21 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
     tile = checks.tile("tile", tile, hi=None, why="e.g. 16384")
     from ai2048.agents import make_agent
 
-    probe = make_agent(agent, **config)  # a bad agent or setting fails here, before any game
-    inner = getattr(probe, "search", probe)  # the endgame agent plays its network through an NTupleAgent
-    net = getattr(probe, "net", None) or getattr(inner, "net", None)
+    player = make_agent(agent, **config)  # a bad agent or setting fails here, before any game
+    inner = getattr(player, "search", player)  # the endgame agent plays its network through an NTupleAgent
+    net = getattr(player, "net", None) or getattr(inner, "net", None)
     patterns = getattr(net, "patterns", None)
-    del probe
     tasks = [(seed + i, tile) for i in range(games)]
-    found: list[tuple[int, int, int, int]] = []
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_init, initargs=(agent, config)) as pool:
-        it = pool.imap(first_board, tasks)
+    stream = worker_stream(player, first_board, tasks, workers, ordered=True)
+    try:
+        it: Any = stream
         if progress:
             from tqdm import tqdm
 
-            it = tqdm(it, total=games, desc=f"pool: first {tile}", unit="game")
+            it = tqdm(stream, total=games, desc=f"pool: first {tile}", unit="game")
         found = [r for r in it if r is not None]
+    finally:
+        stream.close()  # the workers end with the stream (Ctrl-C too)
     seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True)) if found else ([], [], [], [])
     pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, agent, dict(config),
                         None if patterns is None else str(patterns))
