@@ -132,7 +132,9 @@ def test_a_pickled_agent_plays_the_same_moves_and_carries_no_table(agent, monkey
          r"endgame table 442-32 is not built .*run: ai2048 tables build 442-32 --dir"),
         ({"tables": "nope"}, r"unknown table 'nope'"),
         ({"tables": ""}, r"tables is empty"),
-        ({"tables": 5}, r"tables must be 'default' or comma-separated"),
+        ({"tables": 5}, r"tables must be 'default', 'large' or comma-separated"),
+        ({"tables": "default,442-512-s616"}, r"tables 442-512 and 442-512-s616 both serve formation 442 at "
+                                             r"target 512: name one of them"),
         ({"min_value": 1.0}, r"min_value=1.0 must be a finite number in \[0, 1\)"),
         ({"min_value": float("nan")}, r"min_value=nan must be a finite number in \[0, 1\)"),
         ({"late_depth": 0}, r"late_depth=0 must be a whole number in 1..6, or None"),
@@ -183,3 +185,35 @@ def test_the_web_offers_the_endgame_agent_only_when_its_tables_are_built(tiny_ta
     agent = model.build(depth=1)
     g = Game(seed=2)
     assert agent.act(g.board) in g.legal_actions()
+
+
+def test_dispatch__target_plays_the_further_goal_value_the_likelier_one(tiny_tables, monkeypatch):
+    """Where 442-16 (anchor (1, 2) holds 16) and 443-32 (anchor (1, 3) holds 32) both apply, 'target'
+    plays 443-32's move values whenever it has a move, 'value' the table with the higher best value."""
+    from ai2048.tables.build import build
+    from ai2048.tables.lookup import move_values
+
+    wide = formations.TableSpec(formations.F443, 5, 48)  # capped: a small table
+    build(wide, tiny_tables)
+    monkeypatch.setitem(formations.TABLES, SPEC.name, (SPEC, 1000))
+    monkeypatch.setitem(formations.TABLES, wide.name, (wide, 1000))
+    names = f"{SPEC.name},{wide.name}"
+    by = {d: make_agent("endgame", tables=names, tables_dir=str(tiny_tables), dispatch=d, depth=1)
+          for d in ("target", "value")}
+    narrow_t, wide_t = (store.load(s, tiny_tables) for s in (SPEC, wide))
+    rng = random.Random(5)
+    differ = 0
+    for _ in range(300):
+        cells = _cells(int(narrow_t.keys[rng.randrange(narrow_t.keys.size)]))
+        for q, e in zip((0, 1, 2, 3, 7, 6), (14, 13, 12, 11, 5, 4), strict=True):
+            cells[q] = e
+        b = np.uint64(sum(e << (4 * q) for q, e in enumerate(cells)))
+        vn, vw = (move_values(b, np.int64(0), t.spec.rules(), t.keys, t.values, t.offsets)
+                  for t in (narrow_t, wide_t))
+        mn, mw = np.nanmax(vn, initial=-1.0), np.nanmax(vw, initial=-1.0)
+        want_target = vw if mw > 0 else (vn if mn > mw else vw)
+        want_value = vw if mw > mn else vn
+        np.testing.assert_array_equal(by["target"].table_values(int(b)), want_target)
+        np.testing.assert_array_equal(by["value"].table_values(int(b)), want_value)
+        differ += int(mw > 0 and mn > mw)
+    assert differ > 10  # boards where the two rules choose different tables

@@ -9,6 +9,7 @@ and inside functions alike (a lazy import is still an arrow), so nothing is impo
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,15 +18,17 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 ARCHITECTURE = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 # Layer of each top-level unit of ``ai2048`` (a subpackage or a module); a unit may import only
 # units of its own layer or below. "ai2048" is the package's own ``__init__`` (the public face).
 LAYERS: dict[str, int] = {
-    # 0: the rules, the check vocabulary, file helpers and interval statistics: no ai2048 imports
+    # 0: the rules, checks, file helpers, interval statistics, lazy exports: no ai2048 imports
     "rules": 0,
     "checks": 0,
     "checkpoint": 0,
     "stats": 0,
+    "lazy": 0,
     # 1: numba kernels on uint64 boards, and when a parallel one runs on numba's threads
     "engine": 1,
     "threads": 1,
@@ -251,6 +254,25 @@ def test_layering__the_architecture_page_draws_the_same_map():
         assert f"`{name}" in text, f"docs/architecture.md does not place {name!r}"
 
 
+
+def readme_layers(text: str) -> dict[str, int]:
+    """The layer of each unit as the README's ``## Layout`` block draws it: a line ``  N    units  what``
+    (``engine/`` a package, ``rules.py`` a module, ``__init__.py`` the package's own ``ai2048``)."""
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```\n", 1)[1].split("```", 1)[0]
+    drawn: dict[str, int] = {}
+    for line in block.splitlines():
+        row = re.match(r"\s+(\d)\s+((?:[\w.]+/?\s)+)\s", line)
+        if row:
+            for name in row.group(2).split():
+                name = "ai2048" if name == "__init__.py" else name.removesuffix("/").removesuffix(".py")
+                drawn[name] = int(row.group(1))
+    return drawn
+
+
+def test_layering__the_readme_layout_draws_the_same_map():
+    assert readme_layers(README.read_text(encoding="utf-8")) == LAYERS
+
 # -- the checker on synthetic packages --------------------------------------------------------------
 
 
@@ -326,3 +348,10 @@ def test_all__search_and_ntuple_name_every_public_module(package):
     )
     modules = {p.stem for p in init.parent.glob("*.py") if not p.stem.startswith("_")}
     assert sorted(names) == names and set(names) == modules
+
+
+def test_readme_layers__reads_units_and_catches_a_misplaced_one():
+    text = "# x\n\n## Layout\n\n```\nlayer  src/ai2048/\n  1    engine/ threads.py   kernels\n" \
+           "  0    rules.py __init__.py      rules\ntests/  tests\n```\n\n## Next\n"
+    assert readme_layers(text) == {"engine": 1, "threads": 1, "rules": 0, "ai2048": 0}
+    assert readme_layers(text) != {"engine": 1, "threads": 1, "rules": 0, "ai2048": 9}

@@ -3,13 +3,13 @@ refused by name when missing, half-built, corrupt or built for other rules."""
 
 from __future__ import annotations
 
-import functools
 import json
 import random
 
 import numpy as np
 import pytest
 
+from _tables_reference import brute_force as _brute_force
 from ai2048.cli import main
 from ai2048.engine import reference
 from ai2048.engine.board import flip, mirror, transpose
@@ -38,47 +38,6 @@ def tiny(tmp_path_factory):
     d = tmp_path_factory.mktemp("tables")
     build(TINY_SPEC, d)
     return store.load(TINY_SPEC, d, verify=True), d
-
-
-def _brute_force(spec: TableSpec, large: list[int]):
-    """P(goal) of an after-state by plain recursion over the reference rules, with real large tiles
-    ``large`` in the fixed cells (so walls play no part)."""
-    f = spec.formation
-    t = spec.target
-
-    @functools.cache
-    def value(cells: tuple) -> float:
-        empty = [c for c in f.free if cells[c] == 0]
-        total = 0.0
-        for c in empty:
-            for v, p in ((1, spec.p_two), (2, 1 - spec.p_two)):
-                b = list(cells)
-                b[c] = v
-                best = 0.0
-                for a in range(4):
-                    r, _ = reference.move(b, a)
-                    if r == b:
-                        continue
-                    if any(r[q] != b[q] for q in f.fixed):
-                        val = 0.0
-                    elif any(r[q] == t for q in f.goals):
-                        val = 1.0
-                    elif any(r[q] >= t for q in f.free) or \
-                            sum(2 ** r[q] for q in f.free if r[q]) > spec.max_sum:
-                        val = 0.0
-                    else:
-                        val = value(tuple(r))
-                    best = max(best, val)
-                total += p * best
-        return total / len(empty)
-
-    def of_key(key: int) -> float:
-        cells = _cells(key)
-        for q, e in zip(f.fixed, large, strict=False):
-            cells[q] = e
-        return value(tuple(cells))
-
-    return of_key
 
 
 def test_tiny_table_is_exact_against_brute_force(tiny):
@@ -188,20 +147,19 @@ def _board_in_formation(table: store.Table, i: int, rng: random.Random) -> int:
 def test_lookup_under_every_symmetry_matches_and_is_legal(t442):
     f = formations.F442
     rng = random.Random(3)
-    fixed, goals, anchor = np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(f.anchor)
+    fixed, anchor = np.uint64(f.fixed_mask), np.int64(f.anchor)
+    rules = t442.spec.rules()
     checked = 0
     for i in np.random.default_rng(5).choice(t442.keys.size, size=300, replace=False):
         b = _board_in_formation(t442, int(i), rng)
-        base = move_values(np.uint64(b), np.int64(0), fixed, goals, np.int64(4), np.int64(2 ** 11),
-                           t442.keys, t442.values, t442.offsets)
+        base = move_values(np.uint64(b), np.int64(0), rules, t442.keys, t442.values, t442.offsets)
         for s in range(8):
             # a board turned by s^-1 is in the formation under s, with the same move values permuted
             turned = b
             for _ in range(_order(s) - 1):
                 turned = int(symmetry(np.uint64(turned), np.int64(s)))
             assert match(np.uint64(turned), np.int64(s), fixed, anchor) == 4
-            v = move_values(np.uint64(turned), np.int64(s), fixed, goals, np.int64(4), np.int64(2 ** 11),
-                            t442.keys, t442.values, t442.offsets)
+            v = move_values(np.uint64(turned), np.int64(s), rules, t442.keys, t442.values, t442.offsets)
             assert sorted(np.nan_to_num(v, nan=-1).tolist()) == pytest.approx(
                 sorted(np.nan_to_num(base, nan=-1).tolist()), abs=1e-7)
             legal = [reference.move(_cells(turned), a)[0] != _cells(turned) for a in range(4)]
@@ -322,14 +280,24 @@ def test_cli_lists_builds_and_verifies(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "tiny-16" in out and "not built" in out
     assert main(["tables", "build", "tiny-16", "--dir", str(tmp_path), "--no-progress"]) == 0
-    assert "positions" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "positions" in out
+    # the estimate comes first: positions, memory, disk and minutes
+    assert out.splitlines()[0].startswith("tiny-16: about 1,000 positions, ")
+    assert "GiB of memory" in out and "GB of disk" in out and "min on" in out
     assert main(["tables", "build", "tiny-16", "--dir", str(tmp_path)]) == 0
     assert "already built" in capsys.readouterr().out
     assert main(["tables", "verify", "tiny-16", "--dir", str(tmp_path)]) == 0
     assert main(["tables", "--dir", str(tmp_path)]) == 0
     assert "built" in capsys.readouterr().out
     assert main(["tables", "build", "nope", "--dir", str(tmp_path)]) == 2
-    assert "unknown table 'nope'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown table 'nope'" in err and "sets: default, large" in err
+    monkeypatch.setattr(formations, "LARGE", ("tiny-16",))  # a set name builds (and lists) its tables
+    assert main(["tables", "build", "large", "--dir", str(tmp_path)]) == 0
+    assert "tiny-16: already built" in capsys.readouterr().out
+    assert main(["tables", "--dir", str(tmp_path)]) == 0
+    assert "large" in capsys.readouterr().out
     (tmp_path / "afile").write_text("x")
     assert main(["tables", "--dir", str(tmp_path / "afile")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err

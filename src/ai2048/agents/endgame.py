@@ -37,18 +37,24 @@ _LOADED: dict[tuple[str, str], store.Table] = {}
 
 
 def check_table_names(tables: Any) -> tuple[str, ...]:
-    """``"default"``, or a comma-separated list (or sequence) of registered table names."""
+    """A set (``"default"``, ``"large"``), or a comma-separated list (or sequence) of registered table
+    names and sets."""
     if isinstance(tables, str):
-        parts = tuple(t.strip() for t in tables.split(",") if t.strip())
-        names = formations.DEFAULT if tables == "default" else parts
+        parts: tuple[str, ...] = tuple(t.strip() for t in tables.split(",") if t.strip())
     elif isinstance(tables, (list, tuple)) and all(isinstance(t, str) for t in tables):
-        names = tuple(tables)
+        parts = tuple(tables)
     else:
-        raise TypeError(f"tables must be 'default' or comma-separated table names, got {tables!r}")
-    if not names:
+        raise TypeError(f"tables must be 'default', 'large' or comma-separated table names, got {tables!r}")
+    if not parts:
         raise ValueError("tables is empty: name at least one table (see `ai2048 tables`), or 'default'")
-    for n in names:
-        formations.spec(n)
+    names = formations.expand(parts)
+    seen: dict[tuple[str, int], str] = {}
+    for n in names:  # one table decides each formation and target
+        s = formations.spec(n)
+        other = seen.setdefault((s.formation.name, s.target), n)
+        if other != n:
+            raise ValueError(f"tables {other} and {n} both serve formation {s.formation.name} at target "
+                             f"{2 ** s.target}: name one of them")
     return names
 
 
@@ -88,8 +94,9 @@ class EndgameAgent(BaseAgent):
             help="the n-tuple network search's depth away from the tables (3 = 3-ply, 2 = 2-ply: "
             "max-chance-max)", source="Yeh et al. 2016; macroxue/2048-ai searches between lookups"),
         tables: str = option(
-            "default", "the endgame tables to play from (`ai2048 tables` lists them)",
-            allowed="'default' or comma-separated table names",
+            "default", "the endgame tables to play from (`ai2048 tables` lists them): a set, 'default' or "
+            "'large' (the 11-free-cell tables too; `ai2048 tables build large`), or table names",
+            allowed="'default', 'large' or comma-separated table names",
             source="macroxue/2048-ai's lookup tables; game-difficulty/2048EndgameTablebase's formation "
             "tables (method only)"),
         tables_dir: str | Path | None = option(
@@ -115,9 +122,15 @@ class EndgameAgent(BaseAgent):
             "board of a search read with the tiles above the highest gap of the board being decided "
             "lowered), 'highest' (each board with its own highest gap closed), 'lowest' (Guei et al.), "
             "'residual' (a network trained with a residual late stage), or false"),
+        dispatch: str = option(
+            "target", "which table plays where several apply: 'target' (the one of the largest target with "
+            "a move above min_value: the further goal) or 'value' (the highest success probability)",
+            "choice", choices=("target", "value"), web=None,
+            source="game-difficulty/2048EndgameTablebase's dispatcher (method only)"),
     ) -> None:
         names = check_table_names(tables)
         self.min_value = float(min_value)
+        self.dispatch = dispatch
         self.p_two = p_two
         for n in names:
             if formations.spec(n).p_two != self.p_two:
@@ -153,6 +166,7 @@ class EndgameAgent(BaseAgent):
         self.by_target: dict[tuple[str, int], store.Table] = {}
         for t in self.tables:
             self.by_target[(t.spec.formation.name, t.spec.target)] = t
+        self.rules = {t.spec.name: t.spec.rules() for t in self.tables}
         forms = {t.spec.formation.name: t.spec.formation for t in self.tables}
         self.formations = [(f, np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(f.anchor))
                            for f in forms.values()]
@@ -161,7 +175,7 @@ class EndgameAgent(BaseAgent):
         """Pickled as its settings and network search; the tables are loaded again by name on
         unpickling (a table is gigabytes on disk, not copied into the pickle)."""
         state = dict(vars(self))
-        for k in ("tables", "by_target", "formations"):
+        for k in ("tables", "by_target", "formations", "rules"):
             del state[k]
         return state
 
@@ -185,25 +199,29 @@ class EndgameAgent(BaseAgent):
         the board is in no table's formation."""
         b = np.uint64(board)
         best: np.ndarray | None = None
+        best_rank = (-2, -1.0)
         legal: np.ndarray | None = None
-        for f, fixed, goals, anchor in self.formations:
+        for f, fixed, _, anchor in self.formations:
             for s in range(8):
                 t = int(match(b, np.int64(s), fixed, anchor))
                 table = self.by_target.get((f.name, t)) if t else None
                 if table is None:
                     continue
-                half = np.int64(table.spec.max_sum // 2)
-                v = move_values(b, np.int64(s), fixed, goals, np.int64(t), half, table.keys, table.values,
-                                table.offsets)
+                rules = self.rules[table.spec.name]
+                v = move_values(b, np.int64(s), rules, table.keys, table.values, table.offsets)
                 if self.record is not None:
                     self.record.setdefault(table.spec.name, []).append(
-                        looked_up(b, np.int64(s), fixed, goals, np.int64(t), half))
+                        looked_up(b, np.int64(s), rules))
                 if table.meta.get("distilled"):  # a position it lacks is unknown: decide knowing all
                     legal = four_moves(b) != b if legal is None else legal
                     if np.isnan(v[legal]).any():
                         continue
-                if best is None or np.nanmax(v, initial=-1.0) > np.nanmax(best, initial=-1.0):
-                    best = v
+                top = float(np.nanmax(v, initial=-1.0))
+                # "target": the largest target whose table has a move above min_value (its goal is the
+                # further one: 443-512 over 442-256 on the same board); "value": the highest value
+                rank = (t if self.dispatch == "target" and top > self.min_value else -1, top)
+                if best is None or rank > best_rank:
+                    best, best_rank = v, rank
         return best
 
     def searcher(self, board: int) -> NTupleAgent:

@@ -3,6 +3,7 @@
     ai2048 tables                          # every table: built (size, positions, build time) or not
     ai2048 tables build                    # the default tables, into the cache (or --dir, $AI2048_TABLES)
     ai2048 tables build 442-128 --dir DIR  # one table into DIR
+    ai2048 tables build large              # the large set: the 11-free-cell tables too (docs/tables.md)
     ai2048 tables verify                   # check the built tables' SHA-256 digests
 """
 
@@ -18,10 +19,7 @@ from ai2048.tables import formations, store
 
 
 def _names(args: argparse.Namespace) -> tuple[str, ...]:
-    names = tuple(args.names) or formations.DEFAULT
-    for n in names:
-        formations.spec(n)
-    return names
+    return formations.expand(tuple(args.names) or formations.DEFAULT)
 
 
 def check(args: argparse.Namespace) -> None:
@@ -55,7 +53,7 @@ def _list(args: argparse.Namespace) -> int:
 
     root = store.tables_dir(args.dir)
     t = Table(title=f"endgame tables ({root})")
-    for col in ("name", "target", "state", "positions", "MiB", "build s", "default"):
+    for col in ("name", "target", "state", "positions", "MiB", "build s", "sets"):
         t.add_column(col, justify="left" if col in ("name", "state") else "right")
     for row in store.listing(args.dir):
         pos = row.get("positions")
@@ -64,7 +62,7 @@ def _list(args: argparse.Namespace) -> int:
                   "-" if pos is None else (f"{pos:,}" if row["state"] == "built" else f"~{pos:,}"),
                   "-" if size is None else f"{size / 2**20:,.0f}",
                   "-" if row.get("build_seconds") is None else f"{row['build_seconds']:,.0f}",
-                  "yes" if row["name"] in formations.DEFAULT else "")
+                  ", ".join(k for k, v in formations.sets().items() if row["name"] in v))
     console = Console()
     if not console.is_terminal:
         console = Console(width=160)
@@ -76,9 +74,10 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    import numba
     from tqdm import tqdm
 
-    from ai2048.tables.build import BuildStopped, build
+    from ai2048.tables.build import BuildStopped, build, estimate
     from ai2048.train.run import GracefulStop
 
     names = _names(args)
@@ -89,6 +88,7 @@ def _build(args: argparse.Namespace) -> int:
                 print(f"{n}: already built in {folder}")
                 continue
             expected = formations.TABLES[n][1]
+            print(estimate(n, numba.get_num_threads()), flush=True)
             bar = tqdm(total=expected, desc=n, unit="pos", unit_scale=True, disable=not args.progress,
                        file=sys.stderr)
 

@@ -51,6 +51,22 @@ def requirements(table: TableSpec, positions: int) -> tuple[int, int]:
     return memory, positions * DISK_BYTES_PER_POSITION
 
 
+POSITIONS_PER_CORE_SECOND = 0.7e6
+"""A build's positions (forward and backward) per second per core, measured on the large set's
+tables (docs/tables.md): the time :func:`estimate` gives."""
+
+
+def estimate(name: str | TableSpec, cores: int) -> str:
+    """What building table ``name`` takes, in one line: positions, memory, disk and time on ``cores``
+    cores (from the positions its registered build counted); printed before a build starts."""
+    table = spec(name)
+    positions = TABLES[table.name][1] if TABLES.get(table.name, (None,))[0] == table else 0
+    memory, disk = requirements(table, positions)
+    minutes = positions / (POSITIONS_PER_CORE_SECOND * max(1, cores)) / 60
+    return (f"{table.name}: about {positions:,} positions, {memory / 2**30:.1f} GiB of memory, "
+            f"{disk / 1e9:.1f} GB of disk, {minutes:.0f} min on {cores} cores")
+
+
 def check_resources(name: str | TableSpec, directory: str | Path | None = None) -> None:
     """Refuse, before anything is allocated or written, a build that the disk or memory cannot hold
     (estimated from the positions a build of the registered table counted)."""
@@ -89,12 +105,6 @@ def _load(path: Path) -> np.ndarray:
     return np.load(path, allow_pickle=False)
 
 
-def _params(table: TableSpec) -> tuple:
-    f = table.formation
-    walls = f.fixed_mask  # every fixed cell holds the wall nibble 0xF
-    return walls, f.fixed_mask, f.goal_mask, np.int64(table.target), np.int64(table.max_sum // 2)
-
-
 def _saved_layers(folder: Path) -> int:
     """How many consecutive layers 0, 1, ... are saved in ``folder``."""
     k = 0
@@ -109,12 +119,13 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
     done = folder / "done.json"
     if done.is_file():
         return int(json.loads(done.read_text())["layers"])
-    walls, fixed, goals, target, half = _params(table)
+    rules = table.rules()
+    walls = rules.fixed_mask  # the empty free region: every fixed cell holds the wall nibble 0xF
     free = np.int64(len(table.formation.free))
     pending: dict[int, np.ndarray] = {}
 
     def expand(k: int, layer: np.ndarray, only_fours: bool = False) -> None:
-        u2, u4 = kernels.expand_layer(layer, walls, fixed, goals, target, half, free, np.int64(chunks))
+        u2, u4 = kernels.expand_layer(layer, rules, free, np.int64(chunks))
         for kk, arr in (((k + 1, u2),) if not only_fours else ()) + ((k + 2, u4),):
             if arr.size:
                 pending[kk] = kernels.merge_unique(pending[kk], arr) if kk in pending else arr
@@ -125,7 +136,7 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
     else:  # rebuild what layers k-2 and k-1 sent upwards
         if k >= 2:
             below = _load(_layer_path(folder, k - 2))
-            u2, u4 = kernels.expand_layer(below, walls, fixed, goals, target, half, free, np.int64(chunks))
+            u2, u4 = kernels.expand_layer(below, rules, free, np.int64(chunks))
             if u4.size:
                 pending[k] = u4
         expand(k - 1, _load(_layer_path(folder, k - 1)))
@@ -144,7 +155,7 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
 def backward(table: TableSpec, fwd: Path, val: Path, layers: int, progress: Callable[[str, int, int], None],
              stop: Callable[[], bool]) -> None:
     """Solve the layers from the top down into ``val`` (resuming after its saved layers)."""
-    walls, fixed, goals, target, half = _params(table)
+    rules = table.rules()
     empty_k = np.empty(0, dtype=np.uint64)
     empty_v = np.empty(0, dtype=np.float32)
     above = [(empty_k, empty_v), (empty_k, empty_v)]  # layers k + 1, k + 2
@@ -157,7 +168,7 @@ def backward(table: TableSpec, fwd: Path, val: Path, layers: int, progress: Call
             if stop():
                 raise BuildStopped
             (k1, v1), (k2, v2) = above
-            values = kernels.solve_layer(keys, k1, v1, k2, v2, walls, fixed, goals, target, half, table.p_two)
+            values = kernels.solve_layer(keys, k1, v1, k2, v2, rules, table.p_two)
             if np.isnan(values).any():
                 raise RuntimeError(f"layer {k}: a successor is missing from the layers above (a builder bug)")
             _save(path, values)
@@ -240,4 +251,4 @@ def build(name: str | TableSpec, directory: str | Path | None = None, *, force: 
     return folder
 
 
-__all__ = ["BuildStopped", "build", "build_command", "check_resources", "requirements"]
+__all__ = ["BuildStopped", "build", "build_command", "check_resources", "estimate", "requirements"]

@@ -21,12 +21,32 @@ shipped n-tuple network plays this snake along the top row.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.rules import P_TWO
 
 FORMAT_VERSION = 1
+
+NO_BOUND = np.int64(1 << 40)
+"""A sum bound that never binds (``TableRules.small_half_sum`` of an unpruned table)."""
+
+NO_LARGE = np.int64(16)
+"""``TableRules.large_from`` of an unpruned table: no exponent counts as large."""
+
+
+class TableRules(NamedTuple):
+    """What the kernels need of a table's spec (``TableSpec.rules()`` makes it): the formation's
+    masks, the target and the bounds past which a position counts as lost."""
+
+    fixed_mask: np.uint64  # the fixed cells' nibbles; a key holds the wall 0xF in each
+    goal_mask: np.uint64  # the goal cells' nibbles
+    target: np.int64  # the target exponent
+    max_half_sum: np.int64  # the free tiles sum to at most twice this
+    small_half_sum: np.int64  # the tiles below ``2**large_from`` sum to at most twice this
+    large_from: np.int64  # from ``2**large_from`` on each tile at most once, the smallest present twice
 
 
 @dataclass(frozen=True)
@@ -73,35 +93,84 @@ def _mask(cells: tuple[int, ...]) -> np.uint64:
 
 @dataclass(frozen=True)
 class TableSpec:
-    """A formation, a target exponent and the bound on the free tiles' sum (``max_sum``; past it a
-    position counts as lost, which keeps the largest tables buildable on a laptop)."""
+    """A formation, a target exponent and the bounds past which a position counts as lost: they keep
+    the large tables buildable here, and a bounded table's value never exceeds the exact one's
+    (``tests/test_tables.py`` proves it against brute force).
+
+    - ``max_sum``: the free tiles' sum. Below twice the target it binds and is part of the name
+      (``442-512-s616``); the exact tables' bounds lie above every reachable position's.
+    - ``small_sum`` and ``large_from`` (pruning, both or neither; name suffix ``-p``): tiles below
+      ``2**large_from`` sum to at most ``small_sum``, and each tile from ``2**large_from`` up to the
+      target appears at most once, except the smallest of them on the board, which may appear twice
+      (the pair about to merge: ``256 128 64 64`` -> ``256 128 128`` -> ``256 256``).
+      game-difficulty/2048EndgameTablebase's help, section 6.3, prunes its large tables so and
+      reports a loss of about 0.01%.
+    """
 
     formation: Formation
     target: int
     max_sum: int
     p_two: float = P_TWO
+    small_sum: int = 0
+    large_from: int = 0
 
     def __post_init__(self) -> None:
-        if not 2 <= self.target <= 14:
-            raise ValueError(f"table target exponent must be 2..14, not {self.target}")
-        if self.max_sum < 2 ** self.target:
-            raise ValueError(f"table max_sum must be at least the target {2 ** self.target}")
+        checks.whole("table target exponent", self.target, 2, 14)
+        checks.whole("table max_sum", self.max_sum, 2 ** self.target,
+                     why="a table's free tiles must have room for its target")
+        checks.probability("table p_two", self.p_two, zero=False)
+        if (self.small_sum == 0) != (self.large_from == 0):
+            raise ValueError("table pruning takes small_sum and large_from together (or neither)")
+        if self.pruned:
+            checks.whole("table large_from", self.large_from, 2, self.target - 1,
+                         why="the large tiles lie below the target")
+            checks.whole("table small_sum", self.small_sum, 2 ** self.large_from,
+                         why="the small tiles must have room to build the smallest large tile")
+
+    @property
+    def pruned(self) -> bool:
+        return self.large_from != 0
+
+    @property
+    def capped(self) -> bool:
+        """Whether ``max_sum`` binds (below twice the target): part of the table's name."""
+        return self.max_sum < 2 ** (self.target + 1)
 
     @property
     def name(self) -> str:
-        return f"{self.formation.name}-{2 ** self.target}"
+        cap = f"-s{self.max_sum}" if self.capped else ""
+        return f"{self.formation.name}-{2 ** self.target}{cap}{'-p' if self.pruned else ''}"
 
     def describe(self) -> dict:
-        return {
+        """The table's identity, recorded in its ``table.json`` and compared at load (pruning keys
+        only where set, so the exact tables keep the identity they were built with)."""
+        out = {
             "formation": self.formation.describe(),
             "target": self.target,
             "max_sum": self.max_sum,
             "p_two": self.p_two,
             "format": FORMAT_VERSION,
         }
+        if self.pruned:
+            out.update(small_sum=self.small_sum, large_from=self.large_from)
+        return out
+
+    def rules(self) -> TableRules:
+        """The record the kernels read (:class:`TableRules`)."""
+        f = self.formation
+        return TableRules(
+            np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(self.target),
+            np.int64(self.max_sum // 2),
+            np.int64(self.small_sum // 2) if self.pruned else NO_BOUND,
+            np.int64(self.large_from) if self.pruned else NO_LARGE,
+        )
 
 
 F442 = Formation("442", fixed=(0, 1, 2, 3, 7, 6), anchor=6, goals=(5, 10))
+F443 = Formation("443", fixed=(0, 1, 2, 3, 7), anchor=7, goals=(6, 11))
+"""Eleven free cells: the top row and (1, 3) hold the five largest tiles, the anchor is (1, 3); the
+phase before ``442``, where its sixth tile is built (macroxue/2048-ai's 11-cell table fixes the same
+five cells)."""
 
 # name -> (spec, positions its build counted: the memory and disk checks and `ai2048 tables` read it).
 # The sum bounds are above every reachable position's (442-512's top layer sums to 1,016): all exact.
@@ -117,11 +186,46 @@ _register(TableSpec(F442, 6, 2 ** 12), 4_922_910)
 _register(TableSpec(F442, 7, 2 ** 12), 14_382_343)
 _register(TableSpec(F442, 8, 2 ** 12), 33_933_007)
 _register(TableSpec(F442, 9, 2 ** 11), 68_216_198)
+# 442-512 bounded as game-difficulty bounds its tables (docs/tables.md, "Bounded tables"): its free sum
+# capped at 616 (the target and 104 more), pruned (tiles of 32 or less sum to at most 160; 64 and more
+# once each, the smallest present twice), and both.
+_register(TableSpec(F442, 9, 616), 64_115_530)
+_register(TableSpec(F442, 9, 2 ** 11, small_sum=160, large_from=6), 60_030_907)
+_register(TableSpec(F442, 9, 616, small_sum=160, large_from=6), 59_825_915)
+_register(TableSpec(F443, 8, 360), 186_712_553)
+_register(TableSpec(F443, 9, 616), 440_707_282)
 
 DEFAULT = ("442-64", "442-128", "442-256", "442-512")
 """The tables ``ai2048 tables build`` builds and the ``endgame`` agent reads by default. ``442-32`` is
 left out: building a 32 is near certain by many moves, and a table that commits the free cells to
 it played worse than the network's search there (docs/tables.md, "What moved the rate")."""
+
+
+LARGE = ("442-64", "442-128", "442-256", "442-512-s616", "443-256-s360", "443-512-s616")
+"""The large set (``ai2048 tables build large``, the agent's ``tables=large``): the ``442`` tables with
+``442-512`` capped, and the 11-free-cell ``443`` tables, capped likewise; larger than the default
+set (docs/tables.md gives the sizes, build time and strength)."""
+
+
+
+def sets() -> dict[str, tuple[str, ...]]:
+    """The named sets of tables: ``ai2048 tables build SET``, and the agent's ``tables`` option."""
+    return {"default": DEFAULT, "large": LARGE}
+
+
+def expand(names: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Table names with each set name (:func:`sets`) replaced by its tables, repeats dropped; every
+    name checked (a ValueError names the unknown one and lists the known names and sets)."""
+    parts = [names] if isinstance(names, str) else list(names)
+    named = sets()
+    out: list[str] = []
+    for n in parts:
+        for t in named.get(n, (n,)):
+            if t not in TABLES:
+                raise ValueError(f"unknown table {t!r}; known: {', '.join(TABLES)}; sets: {', '.join(named)}")
+            if t not in out:
+                out.append(t)
+    return tuple(out)
 
 
 def spec(name: str | TableSpec) -> TableSpec:

@@ -8,6 +8,9 @@ merges while the formation holds), the free cells hold the exponents of the smal
 spawn of a 4 to ``k + 2``, and a move keeps the sum, so a layer's values need only the two layers
 above it (game-difficulty/2048EndgameTablebase's help, section 6.2, describes this layering; the
 code here is our own).
+
+Every kernel reads what it needs of a table's spec from one record,
+:class:`ai2048.tables.formations.TableRules`.
 """
 
 from __future__ import annotations
@@ -16,14 +19,20 @@ import numpy as np
 from numba import njit, prange
 
 from ai2048.engine.moves import four_moves
+from ai2048.engine.spawn import empty_cells, next_spawn
+from ai2048.tables.formations import TableRules
 
 WALL = np.uint64(0xF)
 
 # Outcomes of a move on a key (classify_move).
 ILLEGAL = 0  # the board does not change
-BROKEN = 1  # a fixed cell changes, a tile too large appears off the goal cells, or the sum bound is passed
+BROKEN = 1  # a fixed cell changes, a tile too large appears off the goal cells, or a bound is passed
 GOAL = 2  # the target tile appears on a goal cell
 INSIDE = 3  # a position of the table
+
+MISSING = -1.0
+"""A value no position has: a successor absent from its layer (:func:`spawn_value`); a distilled
+table stores it for a position it does not hold (``store.distill``)."""
 
 
 @njit(cache=True, inline="always")
@@ -40,47 +49,57 @@ def free_sum(key: np.uint64, fixed_mask: np.uint64) -> np.int64:
 
 
 @njit(cache=True, inline="always")
-def classify(key: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
-             max_half_sum: np.int64) -> int:
+def classify(key: np.uint64, rules: TableRules) -> int:
     """``GOAL``, ``BROKEN`` or ``INSIDE`` for a board whose fixed cells are intact: the target on a
-    goal cell is the goal even if the move made another target elsewhere."""
+    goal cell is the goal even if the move made another target elsewhere. A position past a bound of
+    ``rules`` (the free sum, the small tiles' sum, a large tile repeated) counts as broken: lost."""
     goal = False
     broken = False
     s = np.int64(0)
+    small = np.int64(0)
+    once = np.int64(0)  # bit e: a large tile 2**e is on the board
+    twice = np.int64(0)  # bit e: two of them
     for q in range(16):
         bit = np.uint64(15) << np.uint64(4 * q)
-        if fixed_mask & bit:
+        if rules.fixed_mask & bit:
             continue
         e = np.int64((key >> np.uint64(4 * q)) & np.uint64(15))
         if e == 0:
             continue
         s += np.int64(1) << e
-        if e >= target:
-            if e == target and (goal_mask & bit):
+        if e >= rules.target:
+            if e == rules.target and (rules.goal_mask & bit):
                 goal = True
             else:
                 broken = True
+        elif e < rules.large_from:
+            small += np.int64(1) << e
+        else:
+            bit_e = np.int64(1) << e
+            broken |= (twice & bit_e) != 0  # a third
+            twice |= once & bit_e
+            once |= bit_e
     if goal:  # the target beside the anchor: reached, whatever else the move made
         return GOAL
-    if broken or s > 2 * max_half_sum:
+    if twice != 0 and twice != (once & -once):  # only the smallest large tile may be doubled
+        broken = True
+    if broken or s > 2 * rules.max_half_sum or small > 2 * rules.small_half_sum:
         return BROKEN
     return INSIDE
 
 
 @njit(cache=True, inline="always")
-def move_kind(b: np.uint64, r: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
-              target: np.int64, max_half_sum: np.int64) -> int:
+def move_kind(b: np.uint64, r: np.uint64, rules: TableRules) -> int:
     """The outcome of the move that turned ``b`` (a key with a spawned tile) into ``r``."""
     if r == b:
         return ILLEGAL
-    if (r & fixed_mask) != walls:
+    if (r & rules.fixed_mask) != rules.fixed_mask:  # a wall moved: the formation broke
         return BROKEN
-    return classify(r, fixed_mask, goal_mask, target, max_half_sum)
+    return classify(r, rules)
 
 
 @njit(cache=True)
-def _expand_chunk(layer: np.ndarray, lo: np.int64, hi: np.int64, walls: np.uint64, fixed_mask: np.uint64,
-                  goal_mask: np.uint64, target: np.int64, max_half_sum: np.int64,
+def _expand_chunk(layer: np.ndarray, lo: np.int64, hi: np.int64, rules: TableRules,
                   out2: np.ndarray, out4: np.ndarray) -> tuple:
     """Successor keys of ``layer[lo:hi]`` after a spawned 2 (``out2``) and 4 (``out4``), with a small
     direct-mapped filter that drops most repeats before the sort (a repeat that slips through is
@@ -90,16 +109,15 @@ def _expand_chunk(layer: np.ndarray, lo: np.int64, hi: np.int64, walls: np.uint6
     n4 = 0
     for i in range(lo, hi):
         a = layer[i]
-        for c in range(16):
-            sh = np.uint64(4 * c)
-            if (a >> sh) & np.uint64(15):
-                continue
+        cells = empty_cells(a)
+        while cells:
+            two, four, cells = next_spawn(a, cells)
             for v in range(1, 3):
-                b = a | (np.uint64(v) << sh)
+                b = two if v == 1 else four
                 m = four_moves(b)
                 for k in range(4):
                     r = m[k]
-                    if move_kind(b, r, walls, fixed_mask, goal_mask, target, max_half_sum) != INSIDE:
+                    if move_kind(b, r, rules) != INSIDE:
                         continue
                     h = ((r * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(50)) & np.uint64((1 << 14) - 1)
                     if seen[h] == r:
@@ -139,8 +157,7 @@ def merge_unique(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def expand_layer(layer: np.ndarray, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
-                 target: np.int64, max_half_sum: np.int64, free_cells: np.int64, chunks: np.int64) -> tuple:
+def expand_layer(layer: np.ndarray, rules: TableRules, free_cells: np.int64, chunks: np.int64) -> tuple:
     """The sorted, repeat-free successors of a sorted layer: (after a 2, after a 4).
 
     Each of ``chunks`` parts of the layer is expanded and sorted on its own thread, then the parts
@@ -157,8 +174,7 @@ def expand_layer(layer: np.ndarray, walls: np.uint64, fixed_mask: np.uint64, goa
         lo = min(n, p * per)
         hi = min(n, lo + per)
         base = lo * width
-        n2, n4 = _expand_chunk(layer, lo, hi, walls, fixed_mask, goal_mask, target, max_half_sum,
-                               o2[base:], o4[base:])
+        n2, n4 = _expand_chunk(layer, lo, hi, rules, o2[base:], o4[base:])
         o2[base:base + n2].sort()
         o4[base:base + n4].sort()
         c2[p] = n2
@@ -188,21 +204,19 @@ def find(keys: np.ndarray, lo: np.int64, hi: np.int64, key: np.uint64) -> np.int
 
 
 @njit(cache=True, inline="always")
-def spawn_value(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
-                target: np.int64, max_half_sum: np.int64, keys: np.ndarray, values: np.ndarray,
-                lo: np.int64, hi: np.int64) -> float:
-    """Best move's value for ``b`` (a key with a spawned tile) when its successors' layer is
-    ``keys[lo:hi]`` with ``values``; -1 when a successor is missing from the layer."""
+def spawn_value(b: np.uint64, rules: TableRules, keys: np.ndarray, values: np.ndarray) -> float:
+    """Best move's value for ``b`` (a key with a spawned tile) when its successors' layer is ``keys``
+    with ``values``; ``MISSING`` when a successor is missing from the layer."""
     m = four_moves(b)
     best = 0.0
     for k in range(4):
-        kind = move_kind(b, m[k], walls, fixed_mask, goal_mask, target, max_half_sum)
+        kind = move_kind(b, m[k], rules)
         if kind == GOAL:
             return 1.0
         if kind == INSIDE:
-            j = find(keys, lo, hi, m[k])
+            j = find(keys, 0, keys.size, m[k])
             if j < 0:
-                return -1.0
+                return MISSING
             v = values[j]
             if v > best:
                 best = v
@@ -211,20 +225,16 @@ def spawn_value(b: np.uint64, walls: np.uint64, fixed_mask: np.uint64, goal_mask
 
 @njit(cache=True)
 def _solve_one(a: np.uint64, keys1: np.ndarray, values1: np.ndarray, keys2: np.ndarray, values2: np.ndarray,
-               walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
-               max_half_sum: np.int64, p_two: float) -> float:
+               rules: TableRules, p_two: float) -> float:
     total = 0.0
     empties = 0
-    for c in range(16):
-        sh = np.uint64(4 * c)
-        if (a >> sh) & np.uint64(15):
-            continue
+    cells = empty_cells(a)
+    while cells:
+        two, four, cells = next_spawn(a, cells)
         empties += 1
-        v2 = spawn_value(a | (np.uint64(1) << sh), walls, fixed_mask, goal_mask, target, max_half_sum,
-                         keys1, values1, 0, keys1.size)
-        v4 = spawn_value(a | (np.uint64(2) << sh), walls, fixed_mask, goal_mask, target, max_half_sum,
-                         keys2, values2, 0, keys2.size)
-        if v2 < 0 or v4 < 0:
+        v2 = spawn_value(two, rules, keys1, values1)
+        v4 = spawn_value(four, rules, keys2, values2)
+        if v2 == MISSING or v4 == MISSING:
             return np.nan
         total += p_two * v2 + (1.0 - p_two) * v4
     if empties == 0:
@@ -234,18 +244,16 @@ def _solve_one(a: np.uint64, keys1: np.ndarray, values1: np.ndarray, keys2: np.n
 
 @njit(cache=True, parallel=True)
 def solve_layer(layer: np.ndarray, keys1: np.ndarray, values1: np.ndarray, keys2: np.ndarray,
-                values2: np.ndarray, walls: np.uint64, fixed_mask: np.uint64, goal_mask: np.uint64,
-                target: np.int64, max_half_sum: np.int64, p_two: float) -> np.ndarray:
+                values2: np.ndarray, rules: TableRules, p_two: float) -> np.ndarray:
     """Values of one layer from the two above it (``keys1``: sum + 2, ``keys2``: sum + 4).
 
     value(key) = the average over the spawns (each empty cell alike; a 2 with ``p_two``, a 4 with
     the rest) of the best move's value, where a move that reaches the goal is worth 1, one that
-    breaks the formation 0, and one that stays inside the table its successor's value. A missing
-    successor (never, for layers the forward pass made) gives NaN.
+    breaks the formation (or passes a bound of ``rules``) 0, and one that stays inside the table its
+    successor's value. A missing successor (never, for layers the forward pass made) gives NaN.
     """
     n = layer.size
     out = np.empty(n, dtype=np.float32)
     for i in prange(n):
-        out[i] = _solve_one(layer[i], keys1, values1, keys2, values2, walls, fixed_mask, goal_mask, target,
-                            max_half_sum, p_two)
+        out[i] = _solve_one(layer[i], keys1, values1, keys2, values2, rules, p_two)
     return out

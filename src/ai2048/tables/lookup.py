@@ -46,37 +46,37 @@ def match(b: np.uint64, s: np.int64, fixed_mask: np.uint64, anchor: np.int64) ->
 
 
 @njit(cache=True, inline="always")
-def _move_key(b: np.uint64, r: np.uint64, s: np.int64, base: np.uint64, fixed_mask: np.uint64,
-              goal_mask: np.uint64, target: np.int64, half: np.int64) -> tuple:
+def _move_key(b: np.uint64, r: np.uint64, s: np.int64, base: np.uint64, rules: kernels.TableRules) -> tuple:
     """The outcome of the move that turned ``b`` into ``r`` (``kernels.ILLEGAL``, ``BROKEN``,
     ``GOAL`` or ``INSIDE``) and, for a position of the table, its key (else 0)."""
     if r == b:
         return kernels.ILLEGAL, np.uint64(0)
     rs = symmetry(r, s)
-    if (rs & fixed_mask) != base:
+    if (rs & rules.fixed_mask) != base:
         return kernels.BROKEN, np.uint64(0)
-    key = (rs & ~fixed_mask) | fixed_mask
-    kind = kernels.classify(key, fixed_mask, goal_mask, target, half)
+    key = (rs & ~rules.fixed_mask) | rules.fixed_mask
+    kind = kernels.classify(key, rules)
     return kind, (key if kind == kernels.INSIDE else np.uint64(0))
 
 
 @njit(cache=True)
-def move_values(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
-                half: np.int64, keys: np.ndarray, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+def move_values(b: np.uint64, s: np.int64, rules: kernels.TableRules, keys: np.ndarray, values: np.ndarray,
+                offsets: np.ndarray) -> np.ndarray:
     """The table's value of each move of ``b`` seen under symmetry ``s``: 1 for a move that builds the
-    target on a goal cell, 0 for one that breaks the formation, the table's probability for one that
-    stays in it, NaN for an illegal move or a position the table does not hold."""
+    target on a goal cell, 0 for one that breaks the formation (or passes a bound of the table), the
+    table's probability for one that stays in it, NaN for an illegal move or a position the table
+    does not hold."""
     out = np.full(4, np.nan)
     m = four_moves(b)
-    base = symmetry(b, s) & fixed_mask
+    base = symmetry(b, s) & rules.fixed_mask
     for a in range(4):
-        kind, key = _move_key(b, m[a], s, base, fixed_mask, goal_mask, target, half)
+        kind, key = _move_key(b, m[a], s, base, rules)
         if kind == kernels.GOAL:
             out[a] = 1.0
         elif kind == kernels.BROKEN:
             out[a] = 0.0
         elif kind == kernels.INSIDE:
-            k = kernels.free_sum(key, fixed_mask) // 2
+            k = kernels.free_sum(key, rules.fixed_mask) // 2
             if k + 1 < offsets.size:
                 j = kernels.find(keys, offsets[k], offsets[k + 1], key)
                 if j >= 0:
@@ -85,14 +85,13 @@ def move_values(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.
 
 
 @njit(cache=True)
-def looked_up(b: np.uint64, s: np.int64, fixed_mask: np.uint64, goal_mask: np.uint64, target: np.int64,
-              half: np.int64) -> np.ndarray:
+def looked_up(b: np.uint64, s: np.int64, rules: kernels.TableRules) -> np.ndarray:
     """uint64 [4]: the keys :func:`move_values` looks up for each move (0 where it looks nothing up):
     the positions a distilled table must hold for this decision (``ai2048 tables distill``)."""
     out = np.zeros(4, np.uint64)
     m = four_moves(b)
-    base = symmetry(b, s) & fixed_mask
+    base = symmetry(b, s) & rules.fixed_mask
     for a in range(4):
-        kind, key = _move_key(b, m[a], s, base, fixed_mask, goal_mask, target, half)
+        kind, key = _move_key(b, m[a], s, base, rules)
         out[a] = key
     return out
