@@ -205,11 +205,26 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-@pytest.mark.parametrize("command", ["eval", "pool"])
-def test_workers__end_with_a_killed_parent(command: str, tmp_path) -> None:
+_DISTILL_TINY = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from conftest import tiny_table_spec
+from ai2048.cli import main
+from ai2048.tables import formations
+
+spec = tiny_table_spec()
+formations.TABLES[spec.name] = (spec, 1000)
+sys.exit(main(["tables", "distill", spec.name, "--dir", sys.argv[2], "--games", "1000000", "--workers", "2",
+               "--set", "depth=1", "--no-progress", "--out", sys.argv[3]]))
+"""
+
+
+@pytest.mark.parametrize("command", ["eval", "pool", "distill"])
+def test_workers__end_with_a_killed_parent(command: str, tmp_path, request) -> None:
     """``kill -9`` of ``ai2048 eval --workers N`` left its workers playing on (minutes for a slow
-    agent), then dying with BrokenPipeError tracebacks; now they end with it, and ``ai2048 pool``'s
-    (it plays in the same worker pool) with it too."""
+    agent), then dying with BrokenPipeError tracebacks; now they end with it, and those of ``ai2048
+    pool`` and ``ai2048 tables distill`` (they play in the same worker pool) too. The distillation plays
+    on a tiny table, never the real ones."""
     import os
     import signal
     import subprocess
@@ -218,9 +233,13 @@ def test_workers__end_with_a_killed_parent(command: str, tmp_path) -> None:
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the parent-death signal is Linux's")
-    argv = ["-c", _SLOW_AGENT_EVAL] if command == "eval" else [
-        "-m", "ai2048", "pool", "random", "--tile", "32768", "--games", "1000000", "--workers", "2",
-        "--out", str(tmp_path / "pool.json")]  # a random agent never reaches 32768: games until killed
+    argv = {
+        "eval": ["-c", _SLOW_AGENT_EVAL],
+        # a random agent never reaches 32768: games until killed
+        "pool": ["-m", "ai2048", "pool", "random", "--tile", "32768", "--games", "1000000", "--workers", "2",
+                 "--out", str(tmp_path / "pool.json")],
+    }.get(command) or ["-c", _DISTILL_TINY, os.path.dirname(os.path.abspath(__file__)),
+                       str(request.getfixturevalue("tiny_tables")), str(tmp_path / "distilled")]
     err = (tmp_path / "stderr").open("w+")
     proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=err, text=True,
                             env={**os.environ, "NUMBA_NUM_THREADS": "1"})

@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sized
 from functools import partial
 from typing import Any, TypeVar
 
@@ -176,23 +176,31 @@ def pool_context() -> Any:
 
 
 def worker_stream(agent: Any, play_one: Callable[[Any, T], R], tasks: Iterable[T], workers: int, *,
-                  ordered: bool = False) -> Generator[R, None, None]:
+                  ordered: bool = False, progress: str | None = None) -> Generator[R, None, None]:
     """Yield ``play_one(agent, task)`` for every task: in this process with one worker, else from a pool
     of ``workers`` processes (:func:`pool_context`, each set up by :func:`worker_setup`) as the tasks
-    finish, or in their order with ``ordered``. Closing the stream (or Ctrl-C) ends the pool; a
-    ``kill -9`` of this process ends its workers too. ``play_one`` is a module-level function (or a
-    ``functools.partial`` of one): a spawned worker imports it."""
+    finish, or in their order with ``ordered``; ``progress``: a progress bar's label. Closing the
+    stream (``contextlib.closing``; Ctrl-C too) ends the pool; a ``kill -9`` of this process ends its
+    workers too. ``play_one`` is a module-level function (or a ``functools.partial`` of one): a
+    spawned worker imports it."""
+    pool = None
     if workers == 1:
-        for task in tasks:
-            yield play_one(agent, task)
-        return
-    pool = pool_context().Pool(workers, initializer=_init_pool_worker,
-                               initargs=(agent, play_one, os.getpid()))
+        results: Iterable[R] = (play_one(agent, task) for task in tasks)
+    else:
+        pool = pool_context().Pool(workers, initializer=_init_pool_worker,
+                                   initargs=(agent, play_one, os.getpid()))
+        results = (pool.imap if ordered else pool.imap_unordered)(_run_task, tasks, chunksize=1)
+    if progress is not None:
+        from tqdm import tqdm
+
+        total = len(tasks) if isinstance(tasks, Sized) else None
+        results = tqdm(results, total=total, desc=progress, unit="game")
     try:
-        yield from (pool.imap if ordered else pool.imap_unordered)(_run_task, tasks, chunksize=1)
+        yield from results
     finally:
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 def local_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: Rules,

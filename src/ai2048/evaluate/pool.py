@@ -17,6 +17,7 @@ agent's network (None for an agent without one), so a trainer can refuse boards 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,16 +126,10 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
     net = getattr(player, "net", None) or getattr(inner, "net", None)
     patterns = getattr(net, "patterns", None)
     tasks = [(seed + i, tile) for i in range(games)]
-    stream = worker_stream(player, first_board, tasks, workers, ordered=True)
-    try:
-        it: Any = stream
-        if progress:
-            from tqdm import tqdm
-
-            it = tqdm(stream, total=games, desc=f"pool: first {tile}", unit="game")
-        found = [r for r in it if r is not None]
-    finally:
-        stream.close()  # the workers end with the stream (Ctrl-C too)
+    label = f"pool: first {tile}" if progress else None
+    with contextlib.closing(worker_stream(player, first_board, tasks, workers, ordered=True,
+                                          progress=label)) as stream:  # the workers end with it
+        found = [r for r in stream if r is not None]
     seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True)) if found else ([], [], [], [])
     pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, agent, dict(config),
                         None if patterns is None else str(patterns))
