@@ -264,7 +264,6 @@ def test_workers__end_with_a_killed_parent(command: str, tmp_path, request) -> N
             proc.kill()
         proc.wait()
         err.close()
-        proc.stderr.close()
 
 
 @pytest.mark.parametrize("overrides", [{}, {"stages": (13, 14), "init": "shipped"}, {"init": "runs/my run"}])
