@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -155,3 +156,59 @@ def test_checks__refuse_bad_input_naming_the_option_the_value_and_the_range(
 def test_checks__accept_numpy_scalars_and_return_python_types(call: Any, want: Any) -> None:
     got = call()
     assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "match"),
+    [
+        (5, ValueError, r"tile=5 must be a power of two in 4\.\.32768"),
+        (2, ValueError, r"tile=2 must be a power of two"),
+        (65536, ValueError, r"tile=65536 must be"),
+        (True, TE, r"tile=True must be a power of two"),
+        (2048.0, TE, r"tile=2048.0 must be"),
+    ],
+)
+def test_tile__refuses_what_is_not_a_power_of_two_in_range(value: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        checks.tile("tile", value)
+    assert checks.tile("tile", np.int64(16384)) == 16384
+    assert checks.tile("tile", 1 << 20, hi=None) == 1 << 20
+
+
+@dataclass(frozen=True)
+class _Limits:
+    workers: int = checks.setting(2, "threads", lo=1)
+    budget: float = checks.setting(2.0, "seconds per request", lo=0, lo_open=True, why="seconds")
+    mode: str = checks.setting("fast", "how", choices=("fast", "slow"))
+    verbose: bool = checks.setting(False, "say more")
+    cap: int | None = checks.setting(None, "a cap, or None", lo=0)
+    widths: tuple[int, ...] = checks.setting((8, 4), "layer widths")
+
+    def __post_init__(self) -> None:
+        checks.check_fields(self)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"workers": 0}, r"workers=0 must be a whole number >= 1$"),
+        ({"workers": True}, r"workers=True must be a whole number >= 1"),
+        ({"budget": float("nan")}, r"budget=nan must be a finite number > 0 \(seconds\)"),
+        ({"budget": 0}, r"budget=0 must be a finite number > 0 \(seconds\)"),
+        ({"mode": "quick"}, r"mode='quick' is not one of 'fast', 'slow'"),
+        ({"verbose": "no"}, r"verbose='no' must be True or False"),
+        ({"cap": -1}, r"cap=-1 must be a whole number >= 0, or None"),
+        ({"widths": (8, 2.5)}, r"widths=2.5 must be a whole number"),
+        ({"widths": 8}, r"widths=8 must be a list"),
+    ],
+)
+def test_check_fields__refuses_each_bad_field_by_name(kw: dict[str, Any], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        _Limits(**kw)
+
+
+def test_setting__declares_help_and_range_once() -> None:
+    assert _Limits(cap=None, budget=1) == _Limits(budget=1)
+    opts = checks.field_options(_Limits)
+    assert opts["workers"].help == "threads" and opts["workers"].describe() == "a whole number >= 1"
+    assert opts["cap"].none == "" and opts["mode"].kind == "choice" and opts["verbose"].kind == "flag"

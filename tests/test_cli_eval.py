@@ -112,3 +112,36 @@ def test_cli_agents__lists_names_and_config_keys(capsys) -> None:
     assert main(["agents", "minimax"]) == 0
     assert "time_limit=0.2  allowed: a finite number > 0, or None" in capsys.readouterr().out
     assert main(["agents", "nope"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "checks"),
+    [
+        (["eval", "greedy", "--games", "1", "--no-progress"], 1),
+        (["eval", "greedy", "--preset", "seed004-exact", "--games", "1", "--no-progress"], 1),
+        (["arena", "greedy", "random:seed=3", "--games", "1", "--no-progress"], 2),
+        (["watch", "greedy", "--max-moves", "2", "--seed", "1"], 1),
+    ],
+)
+def test_front_door__checks_each_agent_once_and_builds_it_once(argv, checks, monkeypatch, capsys) -> None:
+    """The command's arguments are checked once, each agent built once, then the games run: the agent
+    spec used to be checked up to five times (with --preset: check, preset, check, build, make_agent)."""
+    from ai2048.agents import base
+    from ai2048.cli import _agents
+
+    calls = {"check": 0, "build": 0}
+    check, build = base.check_agent_config, base.build_checked
+
+    def counted_check(*a, **k):
+        calls["check"] += 1
+        return check(*a, **k)
+
+    def counted_build(*a, **k):
+        calls["build"] += 1
+        return build(*a, **k)
+
+    monkeypatch.setattr(base, "check_agent_config", counted_check)
+    monkeypatch.setattr(_agents, "check_agent_config", counted_check)
+    monkeypatch.setattr(_agents, "build_checked", counted_build)
+    assert main(argv) == 0
+    assert calls == {"check": checks, "build": checks}

@@ -205,9 +205,26 @@ def _alive(pid: int) -> bool:
     return "Z" not in state.split()[1]
 
 
-def test_evaluate__workers_end_with_a_killed_parent() -> None:
+_DISTILL_TINY = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from conftest import tiny_table_spec
+from ai2048.cli import main
+from ai2048.tables import formations
+
+spec = tiny_table_spec()
+formations.TABLES[spec.name] = (spec, 1000)
+sys.exit(main(["tables", "distill", spec.name, "--dir", sys.argv[2], "--games", "1000000", "--workers", "2",
+               "--set", "depth=1", "--no-progress", "--out", sys.argv[3]]))
+"""
+
+
+@pytest.mark.parametrize("command", ["eval", "pool", "distill"])
+def test_workers__end_with_a_killed_parent(command: str, tmp_path, request) -> None:
     """``kill -9`` of ``ai2048 eval --workers N`` left its workers playing on (minutes for a slow
-    agent), then dying with BrokenPipeError tracebacks; now they end with it."""
+    agent), then dying with BrokenPipeError tracebacks; now they end with it, and those of ``ai2048
+    pool`` and ``ai2048 tables distill`` (they play in the same worker pool) too. The distillation plays
+    on a tiny table, never the real ones."""
     import os
     import signal
     import subprocess
@@ -216,14 +233,22 @@ def test_evaluate__workers_end_with_a_killed_parent() -> None:
 
     if not sys.platform.startswith("linux"):
         pytest.skip("the parent-death signal is Linux's")
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_AGENT_EVAL], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    argv = {
+        "eval": ["-c", _SLOW_AGENT_EVAL],
+        # a random agent never reaches 32768: games until killed
+        "pool": ["-m", "ai2048", "pool", "random", "--tile", "32768", "--games", "1000000", "--workers", "2",
+                 "--out", str(tmp_path / "pool.json")],
+    }.get(command) or ["-c", _DISTILL_TINY, os.path.dirname(os.path.abspath(__file__)),
+                       str(request.getfixturevalue("tiny_tables")), str(tmp_path / "distilled")]
+    err = (tmp_path / "stderr").open("w+")
+    proc = subprocess.Popen([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=err, text=True,
+                            env={**os.environ, "NUMBA_NUM_THREADS": "1"})
     try:
         deadline = time.monotonic() + 120
         while len(_children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         workers = _children(proc.pid)
-        assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "no workers started"
+        assert len(workers) == 2, (tmp_path / "stderr").read_text()[-2000:] or "no workers started"
         time.sleep(1.0)  # the workers are inside their games
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -233,12 +258,12 @@ def test_evaluate__workers_end_with_a_killed_parent() -> None:
         left = [w for w in workers if _alive(w)]
         for w in left:
             os.kill(w, signal.SIGKILL)
-        assert not left, "the evaluation's workers kept playing after it was killed"
+        assert not left, f"{command}'s workers kept playing after it was killed"
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait()
-        proc.stderr.close()
+        err.close()
 
 
 @pytest.mark.parametrize("overrides", [{}, {"stages": (13, 14), "init": "shipped"}, {"init": "runs/my run"}])
@@ -400,15 +425,15 @@ def test_build_agent__one_config_for_every_spelling_of_a_run_path(tmp_path, monk
     """``eval RUN/ --out r.json --resume`` after ``eval RUN --out r.json`` (a shell's completion adds
     the slash) was refused: "holds another evaluation (config: file {'weights': 'RUN'}, now
     {'weights': 'RUN/'})"."""
-    from ai2048.cli._agents import build_agent
+    from ai2048.cli._agents import choose_agent
 
     out = tmp_path / "nt"
     assert main(["train", "ntuple", "--patterns", SMALL, "--games", "20", "--chunk", "20",
                  "--checkpoint-every", "20", "--progress", "false", "--out", str(out)]) == 0
     monkeypatch.chdir(tmp_path)
-    configs = [build_agent(spec, {})[2] for spec in ("nt", "nt/", "./nt", "nt//")]
+    configs = [choose_agent(spec, {}).config for spec in ("nt", "nt/", "./nt", "nt//")]
     assert configs == [{"weights": "nt"}] * 4
-    named = [build_agent("ntuple", {"weights": w})[2] for w in ("nt", "nt/", "./nt")]
+    named = [choose_agent("ntuple", {"weights": w}).config for w in ("nt", "nt/", "./nt")]
     assert named == [{"weights": "nt"}] * 3
 
 

@@ -210,9 +210,9 @@ def test_threads__bounded_by_the_cores_and_64():
     cores = os.cpu_count() or 1
     assert check_threads(1) == 1 and check_threads(min(cores, 64)) == min(cores, 64)
     for bad in (0, -1, min(cores, 64) + 1, 65):
-        with pytest.raises(ValueError, match="threads=.* must be between 1 and"):
+        with pytest.raises(ValueError, match=r"threads=.* must be a whole number in 1\.\.\d+ \(this machine"):
             check_threads(bad)
-    with pytest.raises(TypeError, match="threads must be an integer"):
+    with pytest.raises(TypeError, match="threads=1.5 must be a whole number"):
         check_threads(1.5)
     with pytest.raises(ValueError, match="threads"):
         make_agent("lazyzero-random", threads=cores + 1)

@@ -146,8 +146,9 @@ def test_stdio__the_real_command_serves_the_tools():
 
 
 @pytest.mark.parametrize(("argv", "match"), [
-    (["mcp", "--agent", "nope"], "unknown agent 'nope'"), (["mcp", "--max-games", "0"], "--max-games"),
-    (["mcp", "--game-ttl", "inf"], "--game-ttl"),
+    (["mcp", "--agent", "nope"], "unknown agent 'nope'"),
+    (["mcp", "--max-games", "0"], "--max-games=0 must be a whole number >= 1"),
+    (["mcp", "--game-ttl", "inf"], "--game-ttl=inf must be a finite number > 0"),
 ])
 def test_cli__bad_options_are_named(argv, match):
     from ai2048.cli import check

@@ -15,7 +15,7 @@ from ai2048.agents.base import load_agent, run_settings
 from ai2048.agents.ntuple import DOWNGRADES
 from ai2048.checkpoint import read_jsonl
 from ai2048.cli import main
-from ai2048.cli._agents import build_agent
+from ai2048.cli._agents import choose_agent
 from ai2048.evaluate.pool import POOL_FORMAT, make_pool, read_pool, save_pool
 from ai2048.ntuple.network import load_file
 from ai2048.records import max_tiles
@@ -66,12 +66,12 @@ def _bad(tmp_path: Path, **change: object) -> Path:
         ({"boards": [{"seed": 0, "board": 0x15, "score": 100}]},
          "board 0 has largest tile 32, below the pool's tile 64"),
         ({"boards": [{"seed": 0, "score": 1}]}, "board 0 is not a board a game reaches: it has no board"),
-        ({"tile": 48}, "tile 48 must be a power of two in 4..32768"),
-        ({"tile": 65536}, "tile 65536 must be a power of two in 4..32768"),
+        ({"tile": 48}, r"tile=48 must be a power of two in 4..32768"),
+        ({"tile": 65536}, r"tile=65536 must be a power of two in 4..32768"),
         ({"boards": [{"board": 0xFFFF_FFFF_FFFF_FFFF, "score": 10**6}]}, "holds no 2 or 4"),
         ({"boards": [{"board": 0x1213_3121_1213_3121, "score": 40}]}, "has no legal move"),
-        ({"boards": [{"board": 0x16, "score": 300.0}]}, "its score '300.0' is not a whole number"),
-        ({"boards": [{"board": 22.0, "score": 300}]}, "its board '22.0' is not a whole number"),
+        ({"boards": [{"board": 0x16, "score": 300.0}]}, "score=300.0 must be a whole number"),
+        ({"boards": [{"board": 22.0, "score": 300}]}, "board=22.0 must be a whole number"),
         ({"boards": [{"board": 0x16, "score": 5000}]}, r"score 5000 is not one its tiles make \(256..320\)"),
         ({"boards": [{"board": 0x16, "score": 300, "moves": 3}]}, "which 3 moves cannot spawn"),
         ({"boards": [[0x16, 300]]}, "it is a list, not an object"),
@@ -138,7 +138,8 @@ def test_run__restarts_from_the_pool_keeps_it_in_the_checkpoint_and_resumes_exac
     assert run_settings(a) == {"downgrade": "highest"}
     assert load_agent(a).downgrade == DOWNGRADES.index("highest")
     assert load_agent(a, downgrade="none").downgrade == 0
-    assert build_agent(str(a), {})[2] == {"weights": str(a), "downgrade": "highest"}  # what eval.json records
+    built = choose_agent(str(a), {}).build()
+    assert built[2] == {"weights": str(a), "downgrade": "highest"}  # what eval.json records
 
 
 def test_run_settings__bad_plays_in_meta_is_a_clear_error(tmp_path: Path) -> None:
@@ -157,10 +158,10 @@ def test_cli__pool_then_train_from_it(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["pool", "random", "--tile", "64", "--games", "4", "--seed", "7", "--out", str(pool)]) == 0
     assert "games reached 64: pool written to" in capsys.readouterr().out
     assert main(["pool", "random", "--tile", "100", "--out", str(pool)]) == 2
-    assert "--tile 100 must be a power of two" in capsys.readouterr().err
+    assert "--tile=100 must be a power of two in 4..32768 (e.g. 16384)" in capsys.readouterr().err
     for tile in ("65536", "2"):  # tiles the rules cannot make, or no game starts below: refused before a game
         assert main(["pool", "random", "--tile", tile, "--out", str(tmp_path / "other.json")]) == 2
-        assert f"--tile {tile} must be a power of two in 4..32768" in capsys.readouterr().err
+        assert f"--tile={tile} must be a power of two in 4..32768" in capsys.readouterr().err
     out = tmp_path / "run"
     assert main(["train", "ntuple", "--patterns", "0123,4567", "--restart-pool", str(pool), "--restart-prob",
                  "1", "--restart-tile", "6", "--games", "20", "--chunk", "10", "--checkpoint-every", "10",

@@ -638,3 +638,21 @@ def test_network__pickles_its_tc_records_as_one_table() -> None:
     back.w[0] = 42.0  # the weights are still the records' first column
     assert back._records is not None and back._records[0, 0] == 42.0
     assert back.value(0x1) == pytest.approx(float(back.k.ntuple_value(np.uint64(0x1), back.data())))
+
+
+@pytest.mark.parametrize("p_two", [0.5, 1.0])
+def test_value_before__reads_the_spawn_odds_the_agent_gives(p_two: float) -> None:
+    """A before-state network's search values an after-state as the mean over its spawns, a 2 with the
+    agent's ``p_two`` (it was a literal 0.9 in the kernel, whatever the agent was told)."""
+    from ai2048.agents.ntuple import NTupleAgent
+
+    net = Network(SMALL, stages=(11,), kind="before")
+    net.w[:] = np.random.default_rng(3).standard_normal(net.w.size).astype(np.float32)
+    agent = NTupleAgent(weights=net, depth=2, p_two=p_two, tt_bits=0)
+    assert agent.search is not None and agent.search.data[-1] == p_two
+    b = int(engine.board.pack(np.array([1, 2, 0, 3, 0, 11, 4, 0, 5, 0, 6, 0, 0, 7, 0, 1])))
+    empty = [i for i in range(16) if not (b >> 4 * i) & 15]
+    want = np.mean([p_two * net.value(b | 1 << 4 * i) + (1 - p_two) * net.value(b | 2 << 4 * i)
+                    for i in empty])
+    got = net.k.ntuple_value_before(np.uint64(b), agent.search.data)
+    assert got == pytest.approx(want, rel=1e-5)

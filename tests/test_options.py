@@ -14,15 +14,14 @@ import numpy as np
 import pytest
 
 from ai2048.agents.options import REQUIRED
-from ai2048.checks import Option
+from ai2048.checks import Option, field_options
 from ai2048.train import TRAINERS, get_trainer
-from ai2048.train.config import config_options
 
 
 @pytest.mark.parametrize("name", sorted(TRAINERS))
 def test_trainer_options__every_field_is_declared_and_its_default_is_allowed(name: str) -> None:
     cls = get_trainer(name).config_cls
-    options = config_options(cls)
+    options = field_options(cls)
     fields = dataclasses.fields(cls)
     assert [f.name for f in fields] == list(options)
     for f in fields:
@@ -33,7 +32,7 @@ def test_trainer_options__every_field_is_declared_and_its_default_is_allowed(nam
 @pytest.mark.parametrize("name", sorted(TRAINERS))
 def test_trainer_options__a_value_past_a_declared_bound_is_refused_naming_the_field(name: str) -> None:
     cls = get_trainer(name).config_cls
-    for key, opt in config_options(cls).items():
+    for key, opt in field_options(cls).items():
         outside = []
         if opt.lo is not None:
             outside.append(opt.lo if opt.lo_open else opt.lo - 1)
@@ -126,12 +125,32 @@ def test_agent_help__is_the_declaration() -> None:
             assert row["allowed"] == opt.describe() + (f" ({opt.why})" if opt.why else "")
 
 
+def test_agent_help__is_written_once_not_again_in_a_docstring() -> None:
+    """An agent factory's docstring does not list its options (``Args:``): their help is the declaration,
+    and a second copy drifts from it."""
+    from ai2048.agents.base import _spec
+
+    for name in _package_agents():
+        factory = _spec(name).factory()
+        init = factory.__init__ if isinstance(factory, type) else None
+        for doc in (factory.__doc__, init.__doc__ if init else ""):
+            assert "Args:" not in (doc or ""), f"{name}: drop the Args: block, its options say it"
+
+
 def test_web_settings__are_the_declared_web_ranges_inside_the_declared_ones() -> None:
     """Every setting the web app offers is an option declared with ``web=``, its range is the declared
     web range (values at its bounds taken, values past them refused), and the declaration takes every
     value the web does; an agent with a web option is offered by the web."""
     from ai2048.agents.base import options_of
-    from ai2048.ui.limits import MODEL_AGENT_NAMES, MODEL_SETTINGS, WEB_AGENT_NAMES, WEB_AGENTS, WEB_DEFAULTS
+    from ai2048.ui.limits import (
+        MODEL_AGENT_NAMES,
+        MODEL_SETTINGS,
+        SEED_MAX,
+        WEB_AGENT_NAMES,
+        WEB_AGENTS,
+        WEB_DEFAULTS,
+        check_setting,
+    )
 
     offered = {**WEB_AGENTS, **MODEL_SETTINGS}
     assert set(offered) == set(WEB_AGENT_NAMES) | set(MODEL_AGENT_NAMES)
@@ -145,24 +164,21 @@ def test_web_settings__are_the_declared_web_ranges_inside_the_declared_ones() ->
             declared = options_of(name)[key]
             w = declared.web_option()
             assert w is not None and declared.contains(w), (name, key)
-            if setting.kind in ("int", "float"):
-                assert (setting.lo, setting.hi, setting.lo_open, setting.hi_open) == (w.lo, w.hi, w.lo_open,
-                                                                                        w.hi_open)
-                assert setting.choices == w.choices and setting.optional == (w.none is not None)
+            if w.kind == "seed":  # the web's seeds: at most 2**63-1, or null
+                assert setting == dataclasses.replace(w, hi=SEED_MAX, none=""), (name, key)
+                continue
+            assert setting == w, (name, key)  # the declaration itself, read directly
+            if w.kind in ("whole", "number"):
                 inside = [b for b, open_ in ((w.lo, w.lo_open), (w.hi, w.hi_open)) if not open_]
                 for v in inside:
-                    v = int(v) if setting.kind == "int" else float(v)
-                    assert setting.check(key, v) == declared.check(key, v) == v, (name, key, v)
+                    v = int(v) if w.kind == "whole" else float(v)
+                    assert check_setting(key, setting, v) == declared.check(key, v) == v, (name, key, v)
                 for v in _outside(w):
                     with pytest.raises(ValueError, match=f"setting {key}=.* is out of range"):
-                        setting.check(key, v)
-            elif setting.kind == "choice":
-                assert setting.choices == w.choices, (name, key)
-            else:
-                assert setting.kind == {"flag": "bool", "seed": "seed"}[w.kind], (name, key)
+                        check_setting(key, setting, v)
     for name, defaults in WEB_DEFAULTS.items():
         for key, value in defaults.items():
-            assert WEB_AGENTS[name][key].check(key, value) == value
+            assert check_setting(key, WEB_AGENTS[name][key], value) == value
 
 
 def test_agent_options__defaults_go_back_in_the_signature_and_arguments_are_checked_first() -> None:

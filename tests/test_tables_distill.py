@@ -57,12 +57,10 @@ def _boards(table: store.Table, n: int, seed: int) -> list[int]:
 def _distilled_agent(tiny_tables, spec, tmp_path, boards: list[int]) -> tuple:
     """The full agent, and an agent on the distillate of its decisions on ``boards``."""
     full = make_agent("endgame", tables=spec.name, tables_dir=str(tiny_tables), depth=1)
-    full.record = {}
-    for b in boards:
-        full.table_values(b)
+    looked = [full.looked_up(b).get(spec.name, np.zeros(0, np.uint64)) for b in boards]
     table = full.tables[0]
-    n = store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", table,
-                              np.concatenate(full.record[spec.name]), {"games": 0})
+    n = store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", table, np.concatenate(looked),
+                              {"games": 0})
     assert 0 < n < table.keys.size
     empty = tmp_path / "none"
     empty.mkdir(exist_ok=True)
@@ -134,13 +132,23 @@ def test_a_game_replays_exactly_from_its_own_distillate(tiny_tables, spec, tmp_p
         return g.score, g.moves
 
     full = make_agent("endgame", tables=spec.name, tables_dir=str(tiny_tables), depth=1)
-    full.record = {}
+    looked = distill.distill_game(full, 5)  # the whole game's lookups, asked of the agent move by move
+    full.table_moves = 0
     first = play(full)
-    assert full.record and full.table_moves > 0
-    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", full.tables[0],
-                          np.concatenate(full.record[spec.name]), {"games": 1})
+    assert looked and full.table_moves > 0
+    store.write_distilled(store.DISTILLED_DIR / f"{spec.name}.npz", full.tables[0], looked[spec.name],
+                          {"games": 1})
     small = make_agent("endgame", tables=spec.name, tables_dir=str(tmp_path), depth=1)
     assert play(small) == first and small.table_moves == full.table_moves
+
+
+def test_collect__workers_keep_what_one_process_keeps(tiny_tables, spec):
+    """``tables distill --workers N`` plays in the evaluation's worker pool: the same keys as one process."""
+    config = {"tables": spec.name, "tables_dir": str(tiny_tables), "depth": 1}
+    one = distill.collect(config, games=3, seed=5, workers=1, progress=False)
+    two = distill.collect(config, games=3, seed=5, workers=2, progress=False)
+    assert one.keys() == two.keys() == {spec.name}
+    assert np.array_equal(one[spec.name], two[spec.name]) and one[spec.name].size > 0
 
 
 def test_bad_distilled_files_are_named(tiny_tables, spec, tmp_path):

@@ -124,7 +124,7 @@ def test_picker__explicit_choices_and_too_little_work_are_not_timed(four_threads
     small.cores = 4
     assert drive(small, lambda m: 1.0, 20, work=1000)[THREADS] == 0.0
     assert math.isnan(small.ns[SERIAL]) and math.isnan(small.ns[THREADS])
-    with pytest.raises(TypeError, match="parallel must be True, False or None"):
+    with pytest.raises(TypeError, match=r"parallel=.yes. must be True or False, or None \(automatic"):
         ThreadPicker("yes")  # type: ignore[arg-type]
 
 

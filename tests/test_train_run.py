@@ -27,10 +27,11 @@ from ai2048.checkpoint import (
     read_run_metrics,
     run_record,
 )
+from ai2048.checks import setting
 from ai2048.cli import main
 from ai2048.rules import RULES_VERSION
 from ai2048.train import Trainer
-from ai2048.train.config import RunConfig, option
+from ai2048.train.config import RunConfig
 from ai2048.train.run import BUDGET, Counters, Loop, open_run, saved_config, start, write_meta
 
 OLD = Path(__file__).parent / "data" / "runs_v1"
@@ -208,8 +209,8 @@ def test_open_run__the_one_check_of_the_cli_and_the_trainers(tmp_path: Path, cap
 class LoopConfig(RunConfig):
     """The run fields a loop reads, with a checkpoint every 2 steps and no progress bar."""
 
-    checkpoint_every: int = option(2, "save every this many steps")
-    progress: bool = option(False, "no bar in tests")
+    checkpoint_every: int = setting(2, "save every this many steps")
+    progress: bool = setting(False, "no bar in tests")
 
 
 class FileInMemory:
@@ -458,3 +459,48 @@ def test_cli__old_budget_flags_still_set_duration() -> None:
     assert duration("--set", "seconds=30") == 30.0
     with pytest.raises(SystemExit):  # lazyzero's old flag, not ntuple's
         trainer_parser(nt).parse_args(["--out", "x", "--max-minutes", "2"])
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_train_cli__checks_the_run_once_and_the_trainer_does_not_again(tmp_path, monkeypatch, resume) -> None:
+    """``ai2048 train`` checks its arguments, the run directory and the config once, opens the directory
+    again only once it holds the run (a run killed before its first save is cleared there), and hands
+    that to the trainer, whose ``start`` neither opens nor checks it a third time."""
+    import dataclasses as dc
+
+    from ai2048.cli import main
+    from ai2048.cli import train as cli_train
+    from ai2048.train import get_trainer
+    from ai2048.train import run as train_run
+
+    real = get_trainer("ntuple")
+    out = tmp_path / "r"
+    if resume:  # a run with a checkpoint to continue
+        out.mkdir()
+        (out / "config.json").write_text(json.dumps(dc.asdict(real.config_cls())))
+        (out / real.checkpoint).write_text("")
+    calls = {"open": 0, "resumed": 0, "opened": []}
+    open_run, check_resumed = train_run.open_run, train_run.check_resumed_config
+
+    def counted_open(*a, **k):
+        calls["open"] += 1
+        return open_run(*a, **k)
+
+    def counted_resumed(*a, **k):
+        calls["resumed"] += 1
+        return check_resumed(*a, **k)
+
+    def fake_run(config, out, resume=False, opened=None):
+        calls["opened"].append(opened)
+        train_run.start(out, config, real, resume, opened)
+        return out
+
+    monkeypatch.setattr(train_run, "open_run", counted_open)
+    monkeypatch.setattr(cli_train, "open_run", counted_open)
+    monkeypatch.setattr(train_run, "check_resumed_config", counted_resumed)
+    monkeypatch.setattr(cli_train, "check_resumed_config", counted_resumed)
+    monkeypatch.setattr(cli_train, "get_trainer", lambda name: dc.replace(real, run=fake_run))
+    argv = ["train", "ntuple", "--out", str(out), "--progress", "false"] + (["--resume"] if resume else [])
+    assert main(argv) == 0
+    assert calls["open"] == 2 and calls["resumed"] == int(resume)
+    assert [o.out for o in calls["opened"]] == [out] and (out / "config.json").is_file()

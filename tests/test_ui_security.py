@@ -361,10 +361,12 @@ def test_parse_body__limits() -> None:
 
 
 def test_limits__bad_server_options_are_errors() -> None:
-    with pytest.raises(ValueError, match="workers must be a whole number >= 1"):
+    with pytest.raises(ValueError, match="workers=0 must be a whole number >= 1"):
         Limits(workers=0)
-    with pytest.raises(ValueError, match="budget must be a positive number of seconds"):
+    with pytest.raises(ValueError, match=r"budget=nan must be a finite number > 0 \(seconds\)"):
         Limits(budget=float("nan"))
+    with pytest.raises(ValueError, match="max_queue=True must be a whole number >= 1"):
+        Limits(max_queue=True)
     with pytest.raises(ValueError, match="default agent: setting playouts=100000 is out of range"):
         create_app(default_agent="montecarlo", default_config={"playouts": 100000})
 
@@ -554,11 +556,12 @@ def test_models__shipped_networks_are_listed_and_played_by_name(
             "default agent: setting playouts=300000 is out of range",
         ),
         (["--agent", "dqn", "--set", "weights=/tmp/x"], "unknown agent 'dqn'; available agents:"),
-        (["--workers", "0"], "workers must be a whole number >= 1"),
-        (["--game-ttl", "nan"], "game_ttl must be a positive number of seconds"),
-        (["--request-timeout", "nan"], "request_timeout must be a positive number of seconds"),
-        (["--request-timeout", "0"], "request_timeout must be a positive number of seconds"),
-        (["--max-connections", "0"], "max_connections must be a whole number >= 1"),
+        (["--workers", "0"], "--workers=0 must be a whole number >= 1"),
+        (["--max-games", "0"], "--max-games=0 must be a whole number >= 1"),
+        (["--game-ttl", "nan"], "--game-ttl=nan must be a finite number > 0 (seconds)"),
+        (["--request-timeout", "nan"], "--request-timeout=nan must be a finite number > 0 (seconds)"),
+        (["--request-timeout", "0"], "--request-timeout=0.0 must be a finite number > 0 (seconds)"),
+        (["--max-connections", "0"], "--max-connections=0 must be a whole number >= 1"),
     ],
 )
 def test_serve_cli__bad_options_are_errors_before_serving(

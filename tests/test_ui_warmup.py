@@ -24,7 +24,7 @@ pytest.importorskip("fastapi", reason="fastapi comes with the 'ui' extra: pip in
 from fastapi.testclient import TestClient  # noqa: E402
 
 from _ui_server_helpers import cli_env, read_until, serve_cli  # noqa: E402
-from ai2048.ui.limits import MODEL_SETTINGS, WARM_UP, WEB_AGENTS, check_settings, scan_models  # noqa: E402
+from ai2048.ui.limits import MODEL_SETTINGS, WARM_UP, WEB_AGENTS, check_setting, check_settings, scan_models  # noqa: E402
 from ai2048.ui.server import create_app  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def test_warm_up_table__covers_every_web_agent_and_model_agent_with_legal_settin
                 assert check_settings(name, config, models)[1] == config
             else:  # a model agent: the settings its models accept
                 rules = MODEL_SETTINGS[name]
-                assert {k: rules[k].check(k, v) for k, v in config.items()} == config
+                assert {k: check_setting(k, rules[k], v) for k, v in config.items()} == config
 
 
 def test_agents_listing__computed_once_and_served_as_computed() -> None:

@@ -21,7 +21,9 @@ No ai2048 imports: this module sits at layer 0, below everything that checks.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, overload
@@ -148,6 +150,22 @@ def seed(name: str, value: Any, *, optional: bool = True, hi: int | None = SEED_
     v = int(value)
     if v < 0 or (hi is not None and v > hi):
         raise _fail(name, value, what, "")
+    return v
+
+
+def tile(name: str, value: Any, lo: int = 4, hi: int | None = 1 << 15, *, why: str = "") -> int:
+    """``value`` as an int that is a power of two in ``lo..hi`` (a tile, such as 2048; ``hi=None``: no
+    top), else an error naming ``name``.
+
+    >>> tile("goal_tile", 2048)
+    2048
+    """
+    what = f"a power of two in {lo}..{hi}" if hi is not None else f"a power of two >= {lo}"
+    if not is_whole(value):
+        raise _fail(name, value, what, why, CheckTypeError)
+    v = int(value)
+    if v < lo or (hi is not None and v > hi) or v & (v - 1):
+        raise _fail(name, value, what, why)
     return v
 
 
@@ -313,5 +331,76 @@ class Option:
                                              or (self.hi_open and other.hi == self.hi and not other.hi_open)))
 
 
-__all__ = ["KINDS", "SEED_MAX", "CheckTypeError", "Option", "choice", "describe_range", "flag", "is_number",
-           "is_whole", "number", "probability", "seed", "shown", "whole"]
+def setting(default: Any, help: str, *, lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, hi_open: bool = False, choices: tuple[Any, ...] = (),
+            why: str = "") -> Any:
+    """A field of a settings dataclass (a trainer's config, a server's limits) declared in one place: its
+    default, its one line of help and the values it takes, which :func:`check_fields` checks.
+
+    A ``dataclasses.field`` with ``metadata["help"]`` and ``metadata["range"]``; the field's type says
+    the kind (``int``: a whole number, ``float``: a finite number, ``bool``: True or False, ``str``:
+    text, or one of ``choices``; ``X | None`` takes None too)::
+
+        @dataclass(frozen=True)
+        class Limits:
+            workers: int = setting(2, "threads that run agents", lo=1)
+
+            def __post_init__(self) -> None:
+                check_fields(self)
+    """
+    rng = {"lo": lo, "hi": hi, "lo_open": lo_open, "hi_open": hi_open, "choices": tuple(choices),
+           "why": why}
+    return dataclasses.field(default=default, metadata={"help": help, "range": rng})
+
+
+_KIND = {int: "whole", float: "number", bool: "flag", str: "text"}
+
+_FIELD_OPTIONS: dict[type, dict[str, Option]] = {}
+
+
+def field_options(cls: type) -> dict[str, Option]:
+    """Each field of settings dataclass ``cls`` as an :class:`Option` (its help, kind and range), from
+    its type and :func:`setting`'s declaration; computed once per class."""
+    if cls not in _FIELD_OPTIONS:
+        hints = typing.get_type_hints(cls)
+        out = {}
+        for f in dataclasses.fields(cls):
+            tp, rng = hints.get(f.name), dict(f.metadata.get("range", {}))
+            args = typing.get_args(tp)
+            none = "" if type(None) in args else None
+            if none is not None:
+                tp = next(a for a in args if a is not type(None))
+            kind = "choice" if rng.get("choices") and tp is str else _KIND.get(tp, "any")  # type: ignore[arg-type]
+            out[f.name] = Option(f.metadata.get("help", f.name), kind, none=none, allowed="a list", **rng)
+        _FIELD_OPTIONS[cls] = out
+    return _FIELD_OPTIONS[cls]
+
+
+def check_fields(obj: Any) -> None:
+    """Raise ValueError for a field of settings dataclass ``obj`` whose value its :func:`setting` does
+    not take.
+
+    ``bool`` fields take only ``True``/``False`` (``"no"`` is truthy and would switch an option on),
+    ``int`` fields only whole numbers, ``float`` fields only finite numbers (NaN fails every range
+    comparison, so it would pass ``x < low`` checks silently), ``str`` fields only text (or one of their
+    ``choices``), each within its declared range; a tuple's items are numbers of its item type. Called
+    first in the class's ``__post_init__``; the rules between fields follow there."""
+    hints = typing.get_type_hints(type(obj))
+    for name, opt in field_options(type(obj)).items():
+        v = getattr(obj, name)
+        opt.check(name, v)
+        tp = hints.get(name)
+        if typing.get_origin(tp) is tuple:
+            if not isinstance(v, tuple):
+                raise CheckTypeError(f"{name}={shown(v)} must be a list")
+            args = typing.get_args(tp)
+            for x in v:
+                if float in args:
+                    number(name, x)
+                elif int in args:
+                    whole(name, x)
+
+
+__all__ = ["KINDS", "SEED_MAX", "CheckTypeError", "Option", "check_fields", "choice", "describe_range",
+           "field_options", "flag", "is_number", "is_whole", "number", "probability", "seed", "setting",
+           "shown", "tile", "whole"]

@@ -468,9 +468,8 @@ class GameRecorder:
 
     def __init__(self, seed: int | None = None, p_two: float = P_TWO, *, undo: bool = True,
                  max_undo: int | None = None) -> None:
-        if max_undo is not None and (isinstance(max_undo, bool) or not isinstance(max_undo, int)
-                                     or max_undo < 0):
-            raise ValueError(f"max_undo must be a whole number >= 0 or None, got {max_undo!r}")
+        if max_undo is not None:
+            checks.whole("max_undo", max_undo, 0, why="or None for no bound")
         self._keep_history = undo and max_undo != 0
         self.seed = new_seed() if seed is None else checks.seed("seed", seed, optional=False)
         self.game = Game(seed=self.seed, p_two=p_two)
@@ -548,10 +547,8 @@ def record_game(
     The agent is reset with the game's seed when it has ``reset``. ``on_move`` is called after every
     move (``watch`` redraws the board there). An illegal move raises, naming the agent and the board.
     """
-    if max_moves is not None and (
-        isinstance(max_moves, bool) or not isinstance(max_moves, int) or max_moves < 0
-    ):
-        raise ValueError(f"max_moves must be a non-negative int or None, got {max_moves!r}")
+    if max_moves is not None:
+        checks.whole("max_moves", max_moves, 0, why="or None to play to the end")
     rec = GameRecorder(seed, p_two, undo=False)
     if hasattr(agent, "reset"):
         agent.reset(rec.seed)

@@ -19,7 +19,12 @@ import math
 import os
 
 import numba
-import numpy as np
+
+from ai2048.checks import Option
+
+PARALLEL = Option("True / False: always numba's threads / always the calling thread alone", "flag",
+                  none="automatic: the faster, timed")
+"""The ``parallel`` setting of every call that may thread (:class:`ThreadPicker`)."""
 
 SERIAL, THREADS = 0, 1
 """Modes of a call: the serial kernel on the calling thread, or the parallel one on numba's threads."""
@@ -92,9 +97,7 @@ class ThreadPicker:
     """
 
     def __init__(self, parallel: bool | None = None, min_work: int = 2) -> None:
-        if parallel is not None and not isinstance(parallel, (bool, np.bool_)):
-            raise TypeError(f"parallel must be True, False or None (automatic), got {parallel!r}")
-        self.parallel = None if parallel is None else bool(parallel)
+        self.parallel = PARALLEL.check("parallel", parallel)
         self.min_work = min_work
         self.cores = usable_cores()
         self.mode = THREADS

@@ -140,6 +140,13 @@ def check_agent_config(name: str, config: dict[str, Any]) -> None:
 def make_agent(name: str, **config: Any) -> Any:
     """Build the agent registered as ``name`` with keyword ``config``; unknown keys raise."""
     check_agent_config(name, config)
+    return build_checked(name, config)
+
+
+def build_checked(name: str, config: dict[str, Any]) -> Any:
+    """Build agent ``name`` from a ``config`` that :func:`check_agent_config` has passed: the command line
+    checks its agent once, before any work, then builds it here without the registry's checks again (the
+    factory's own checks still run)."""
     agent = _spec(name).factory()(**config)
     agent.name = name
     return agent

@@ -17,6 +17,7 @@ one map for the whole search, so the merges that fill the gap read as the progre
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,23 +83,8 @@ def load_tables(names: tuple[str, ...], directory: str | Path | None,
 class EndgameAgent(BaseAgent):
     """The shipped network's search with endgame tables.
 
-    Args:
-        depth: the network search's depth away from the tables (3 = 3-ply: max-chance-max-chance-max;
-            docs/tables.md gives the strength at 2 and 3).
-        tables: "default" or comma-separated table names (``ai2048 tables`` lists them); each must
-            be built (``ai2048 tables build``).
-        tables_dir: the folder the tables were built in (default: ``$AI2048_TABLES`` or the user
-            cache).
-        min_value: the table's move is played only when its value is above this (else the search's).
-        model, weights: the n-tuple network (default: the shipped one).
-        prob_cutoff, tt_bits: the network search's probability cutoff and transposition table.
-        p_two: the spawn odds; must be the tables' (they are solved for one).
-        late_depth: the search's depth once the board holds a 16384 or more (None: ``depth``
-            throughout): a deeper search where the conversion to 32768 is decided (docs/tables.md).
-        downgrade: how the network values boards past its training (``ntuple``'s option): the
-            default ``"rooted"`` reads every board of a search with the tiles above the highest gap
-            of the board being decided lowered by one, so the game to 32768 is played as the
-            network's game to 16384 and a merge that fills the gap keeps its worth (docs/tables.md).
+    Each option's help and values are declared once in the signature (``ai2048 agents endgame``
+    prints them); docs/tables.md gives the strength at each depth and what ``downgrade`` does.
     """
 
     @agent_options
@@ -162,9 +148,6 @@ class EndgameAgent(BaseAgent):
                                     tt_bits=tt_bits, p_two=self.p_two, downgrade=downgrade)
         self.table_moves = 0
         self.moves = 0
-        self.record: dict[str, list[np.ndarray]] | None = None
-        """When a dict, every table decision adds the keys it looks up under the table's name
-        (:func:`ai2048.tables.lookup.looked_up`): what ``ai2048 tables distill`` keeps."""
         self.table_values(self._in_formation(self.tables[0]))  # the lookup kernels load here, not mid-game
         distilled = [t.spec.name for t in self.tables if t.meta.get("distilled")]
         if distilled:  # once per process (Python's default filter): the first agent built says it
@@ -209,6 +192,15 @@ class EndgameAgent(BaseAgent):
             key = (key & ~(0xF << (4 * q))) | (e << (4 * q))
         return key
 
+    def _matches(self, b: np.uint64) -> Iterator[tuple[Any, int, int, Any]]:
+        """(table, symmetry, target, the table's rules) of every table whose formation ``b`` is in."""
+        for f, fixed, _, anchor in self.formations:
+            for s in range(8):
+                t = int(match(b, np.int64(s), fixed, anchor))
+                table = self.by_target.get((f.name, t)) if t else None
+                if table is not None:
+                    yield table, s, t, self.rules[table.spec.name]
+
     def table_values(self, board: int) -> np.ndarray | None:
         """[4] the best applicable table's value of each move (NaN: illegal or unknown), or None when
         the board is in no table's formation."""
@@ -216,28 +208,28 @@ class EndgameAgent(BaseAgent):
         best: np.ndarray | None = None
         best_rank = (-2, -1.0)
         legal: np.ndarray | None = None
-        for f, fixed, _, anchor in self.formations:
-            for s in range(8):
-                t = int(match(b, np.int64(s), fixed, anchor))
-                table = self.by_target.get((f.name, t)) if t else None
-                if table is None:
+        for table, s, t, rules in self._matches(b):
+            v = move_values(b, np.int64(s), rules, table.keys, table.values, table.offsets)
+            if table.meta.get("distilled"):  # a position it lacks is unknown: decide knowing all
+                legal = four_moves(b) != b if legal is None else legal
+                if np.isnan(v[legal]).any():
                     continue
-                rules = self.rules[table.spec.name]
-                v = move_values(b, np.int64(s), rules, table.keys, table.values, table.offsets)
-                if self.record is not None:
-                    self.record.setdefault(table.spec.name, []).append(
-                        looked_up(b, np.int64(s), rules))
-                if table.meta.get("distilled"):  # a position it lacks is unknown: decide knowing all
-                    legal = four_moves(b) != b if legal is None else legal
-                    if np.isnan(v[legal]).any():
-                        continue
-                top = float(np.nanmax(v, initial=-1.0))
-                # "target": the largest target whose table has a move above min_value (its goal is the
-                # further one: 443-512 over 442-256 on the same board); "value": the highest value
-                rank = (t if self.dispatch == "target" and top > self.min_value else -1, top)
-                if best is None or rank > best_rank:
-                    best, best_rank = v, rank
+            top = float(np.nanmax(v, initial=-1.0))
+            # "target": the largest target whose table has a move above min_value (its goal is the
+            # further one: 443-512 over 442-256 on the same board); "value": the highest value
+            rank = (t if self.dispatch == "target" and top > self.min_value else -1, top)
+            if best is None or rank > best_rank:
+                best, best_rank = v, rank
         return best
+
+    def looked_up(self, board: int) -> dict[str, np.ndarray]:
+        """The keys each table reads to decide ``board`` (:func:`ai2048.tables.lookup.looked_up`), by
+        table name: what ``ai2048 tables distill`` keeps of the games it plays."""
+        b = np.uint64(board)
+        found: dict[str, list[np.ndarray]] = {}
+        for table, s, _, rules in self._matches(b):
+            found.setdefault(table.spec.name, []).append(looked_up(b, np.int64(s), rules))
+        return {name: np.concatenate(parts) for name, parts in found.items()}
 
     def searcher(self, board: int) -> NTupleAgent:
         """The network search that plays ``board``: ``late_depth``'s once it holds a 16384 or more."""

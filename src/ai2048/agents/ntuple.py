@@ -90,30 +90,8 @@ def play_kernels(tuples: Sequence[Sequence[int]], tie_order: str = "clockwise",
 class NTupleAgent(BaseAgent):
     """A trained n-tuple network playing 2048.
 
-    Args:
-        weights: run directory of ``ai2048 train ntuple`` (or a ``weights.npz`` or ``.ntz`` file, or
-            a loaded :class:`Network`, shared read-only); ``None``: a shipped network (``model``).
-        model: name of a shipped network (``ai2048 models``); ``None`` with no weights: the default one.
-        models_dir: folder of shipped networks to look ``model`` up in (default: the package's, or
-            ``$AI2048_MODELS``).
-        depth: 1 = greedy on network values; >= 2 = expectimax with the network at the leaves.
-        downgrade: value boards with their large tiles lowered: ``True`` or ``"lowest"`` with a 32768,
-            the lowest gap closed (Guei et al. 2022); ``"highest"`` from a 16384, the highest gap
-            closed (the late game as the network's familiar 8192 game); ``"residual"``: for a network
-            trained with ``--downgrade residual`` (its late stage adds a correction to the first
-            stage's ``"highest"`` value, ``ntuple.kernels.base_value``); ``"rooted"``: from a 16384,
-            every board valued (the search's leaves, or the four after-states at 1 ply) with the tiles
-            above the highest gap *of the board being decided* lowered, one map for all of them
-            (``ntuple.kernels.set_root_gap``); ``False`` or ``"none"``: off. Every mode values a
-            board in its own stage (``ntuple.kernels.view``).
-        prob_cutoff: expectimax chance nodes below this cumulative probability become leaves.
-        tt_bits: log2 size of the expectimax transposition table (0 = none).
-        p_two: probability of a 2 assumed by before-state values and the search.
-        patterns: if given, the pattern set the weights must have (a mismatch is an error).
-        tie_order: the action order that breaks ties between equal values ("clockwise": the lower
-            action number; "004": seed 004's up, down, left, right; any of ``rules.SEED_ORDERS``).
-        illegal_action: "mask" (only moves that change the board) or "penalty" (seed 004: a move
-            that changes nothing scores -1 plus the board's value and may be chosen; depth 1 only).
+    Each option's help and values are declared once in the signature (``ai2048 agents ntuple``
+    prints them). Every ``downgrade`` mode values a board in its own stage (``ntuple.kernels.view``).
     """
 
     @agent_options
@@ -202,6 +180,8 @@ class NTupleAgent(BaseAgent):
                 ev = (k.ntuple_value, k.ntuple_value_downgraded, k.ntuple_value_late,
                       k.ntuple_value_residual, k.ntuple_value_rooted)[self.downgrade]
             data: tuple = self.net.data()
+            if self.net.kind == "before":  # its after-states are valued at the search's spawn odds
+                data = (*data, float(self.p_two))
             hook = None
             if self.downgrade == ROOTED:  # the search's map is fixed at its root: set_root_gap
                 data, hook = (*data, np.zeros(2, np.int64)), k.set_root_gap  # data[-1]: the gaps

@@ -94,23 +94,9 @@ def heuristic_evaluator(
 class ExpectimaxAgent(BaseAgent):
     """Expectimax with a transposition table and probability pruning over any after-state evaluator.
 
-    Args:
-        depth: units of (move + spawn) searched, an int >= 1, or "adaptive" (nneonneo's rule from
-            the number of distinct tiles, minus ``depth_offset``, clamped to ``[min_depth, max_depth]``).
-        time_budget: seconds per move; deepens 1, 2, ... up to ``max_depth`` (overrides ``depth``).
-        heuristic: built-in evaluator, "nneonneo" (default) or "seed003".
-        weights: heuristic weights (nneonneo: a dict of lost, empty, merges, monotonicity,
-            mono_power, sum, sum_power over the tuned defaults, or "published" for nneonneo's
-            constants; seed003: max_log2, free, adjacent_equal, edges, gradient).
-        p_two: probability of a 2 in chance nodes; 1.0 searches 2s only (seed 003).
-        prob_cutoff: chance nodes below this cumulative probability are leaves (0 = exact search).
-        tt_bits: log2 of the transposition-table size (0 turns it off).
-        depth_offset, min_depth, max_depth: the adaptive rule's shift and bounds.
-        evaluator, data: a custom numba after-state evaluator and its data tuple (see
-            ``ai2048.search.expectimax``); they replace ``heuristic``.
-        reward_weight: weight of move rewards added to values; default 0 for heuristics, 1 for a
-            custom evaluator (value = expected future score).
-        order: tie-break order between equal values (a seed number or "clockwise").
+    Each option's help and values are declared once in the signature (``ai2048 agents expectimax``
+    prints them); ``evaluator`` and ``data`` (a numba after-state evaluator, see
+    ``ai2048.search.expectimax``) replace ``heuristic``.
     """
 
     @agent_options
@@ -235,18 +221,9 @@ def seed003_expectimax(
 class MinimaxAgent(BaseAgent):
     """Seed 003's minimax: the spawn as an adversary, optional alpha-beta, depth and/or time limit.
 
-    Args:
-        depth: moves searched ahead (the placements between them are the adversary's; the last
-            move's after-state is scored); with ``time_limit`` the deepest allowed (None = no cap).
-            Default 4: deeper worst-case searches played worse here (docs/search.md).
-        time_limit: seconds per move (seed: 0.2); deepens 1, 2, ... within it. None = fixed depth.
-        node_budget: nodes (moves tried) per move, over every depth searched: deepens 1, 2, ... within
-            it, alone (``time_limit=None``) or with the time limit; unlike a time limit it stops at the
-            same node on any machine. None = no node budget.
-        prune: alpha-beta pruning (the same move as without it under every tie order, fewer nodes).
-        fours: the adversary also places 4s (the seed places 2s only).
-        weights: seed 003 utility weights [smoothness, monotonicity, ln-empty, max4tile].
-        order: tie-break order (a seed number or "clockwise").
+    Each option's help and values are declared once in the signature (``ai2048 agents minimax``
+    prints them); depth 4 is the default because deeper worst-case searches played worse here
+    (docs/search.md).
     """
 
     @agent_options
@@ -312,14 +289,8 @@ class MinimaxAgent(BaseAgent):
 class MonteCarloAgent(BaseAgent):
     """Seed 002 part 3: random playouts after the legal first moves; the best mean score wins.
 
-    Args:
-        playouts: random playouts per legal first move (1..100,000).
-        playouts_total: instead, the seed's budget (its ``simulation_size``): this many playouts in
-            all, each a random game from the board, grouped by first move, so about a quarter of
-            ``playouts`` per move on an open board; None (default) uses ``playouts``.
-        p_two: spawn odds inside the playouts.
-        seed: seed of the playouts' random stream (``reset(seed)`` reseeds).
-        order: tie-break order (seed 002: w, a, s, d).
+    Each option's help and values are declared once in the signature (``ai2048 agents montecarlo``
+    prints them).
     """
 
     @agent_options

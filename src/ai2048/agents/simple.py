@@ -65,8 +65,7 @@ class RandomAgent(BaseAgent):
 class GreedyAgent(BaseAgent):
     """The move with the largest immediate reward; ties go to the first in ``order`` (seed 004's demo).
 
-    Args:
-        order: tie-break order, a seed number ("004": up, down, left, right) or "clockwise".
+    Its option is declared in the signature (``ai2048 agents greedy`` prints it).
     """
 
     @agent_options

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ai2048.agents.base import (
     available,
+    build_checked,
     check_agent_config,
     check_run_overrides,
     config_keys,
-    load_agent,
-    make_agent,
     run_agent_name,
     run_settings,
 )
@@ -39,24 +40,18 @@ def _is_run_dir(spec: str) -> bool:
     return False
 
 
-def check_agent(spec: str, sets: dict[str, Any]) -> None:
-    """The checks :func:`build_agent` makes before it builds: a known agent (a registered name, or a run
-    directory whose ``meta.json`` names one) and its config keys. The values are checked when it is built."""
-    if not spec.strip():
-        raise ValueError(
-            "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
-        )
-    if _is_run_dir(spec):
-        check_run_overrides(spec, sets)
-        name = run_agent_name(spec)
-        check_agent_config(name, {"weights": os.path.normpath(spec), **run_settings(spec), **sets})
-    else:
-        check_agent_config(spec, sets)
+@dataclass(frozen=True)
+class ChosenAgent:
+    """An agent the command line named, checked once by :func:`choose_agent`: the registered agent and
+    the whole config it plays with (a run directory's weights and settings, a preset's, then ``--set``'s),
+    which is also what results record."""
 
+    name: str
+    config: dict[str, Any]
 
-def agent_keys(spec: str) -> set[str]:
-    """The config keys of the agent ``spec`` names (a registered name, or a run directory's agent)."""
-    return set(config_keys(run_agent_name(spec) if _is_run_dir(spec) else spec))
+    def build(self) -> tuple[Any, str, dict[str, Any]]:
+        """(agent, name, config): the agent built once, without checking the config again."""
+        return build_checked(self.name, self.config), self.name, dict(self.config)
 
 
 def fit_to_rules(spec: str, sets: dict[str, Any], illegal_move: str) -> tuple[dict[str, Any], str | None]:
@@ -75,17 +70,39 @@ def fit_to_rules(spec: str, sets: dict[str, Any], illegal_move: str) -> tuple[di
     return {**sets, "illegal_action": "mask"}, note
 
 
-def build_agent(spec: str, sets: dict[str, Any]) -> tuple[Any, str, dict[str, Any]]:
-    """(agent, name, config) for ``spec``: a registered name or a run directory (``meta.json``)."""
-    check_agent(spec, sets)
-    # one spelling of a path (runs/x, runs/x/, ./runs/x): the config is what `eval --resume` matches
+def choose_agent(spec: str, sets: dict[str, Any], preset: dict[str, Any] | None = None,
+                 illegal_move: str | None = None) -> ChosenAgent:
+    """The agent ``spec`` names (a registered name, or a run directory whose ``meta.json`` names one)
+    with ``sets``, checked once before any work: a known agent, its keys and every value its options
+    declare. ``preset``: settings (``--preset``'s) added where the agent has the key and ``sets`` has
+    not. ``illegal_move``: the games' rule for a move that changes nothing; the settings are fitted to it
+    (:func:`fit_to_rules`, a note on stderr) and one that does not fit is refused, naming the flag to
+    add. A path is recorded in one spelling (runs/x, runs/x/, ./runs/x), as ``eval --resume`` matches it."""
+    if not spec.strip():
+        raise ValueError(
+            "the agent is empty: give a registered name (see `ai2048 agents`) or a run directory"
+        )
     if isinstance(sets.get("weights"), str) and sets["weights"].strip():
         sets = {**sets, "weights": os.path.normpath(sets["weights"])}
+    base: dict[str, Any] = {}
+    name = spec
     if _is_run_dir(spec):
+        check_run_overrides(spec, sets)
         run = os.path.normpath(spec)
-        agent = load_agent(run, **sets)
-        return agent, getattr(agent, "name", run), {"weights": run, **run_settings(run), **sets}
-    return make_agent(spec, **sets), spec, dict(sets)
+        name = run_agent_name(run)
+        base = {"weights": run, **run_settings(run)}
+    keys = config_keys(name)  # an unknown name is named here, as check_agent_config names it
+    sets = {**sets, **{k: v for k, v in (preset or {}).items() if k in keys and k not in sets}}
+    if illegal_move is not None:
+        from ai2048.evaluate import check_agent_fits
+
+        sets, note = fit_to_rules(spec, sets, illegal_move)
+        if note is not None:
+            print(f"note: {note}", file=sys.stderr)
+        check_agent_fits(sets.get("illegal_action"), illegal_move)
+    config = {**base, **sets}
+    check_agent_config(name, config)
+    return ChosenAgent(name, config)
 
 
 def _top_level_items(text: str) -> list[str]:

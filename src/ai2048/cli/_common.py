@@ -7,9 +7,11 @@ import argparse
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ai2048.checkpoint import check_output_file, nearest_existing
+
+T = TypeVar("T")
 
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 """Unicode bidirectional overrides and isolates: they reorder what a terminal shows."""
@@ -99,6 +101,21 @@ def add_listen_arguments(parser: argparse.ArgumentParser, port: int, connections
                         help=f"open connections; more are closed at once (default {connections})")
     parser.add_argument("--request-timeout", type=float, default=10.0,
                         help="seconds a client may take to send a request's head, and its body (default 10)")
+
+
+def settings_from_flags(cls: type[T], args: argparse.Namespace, flags: dict[str, str]) -> T:
+    """Settings dataclass ``cls`` (a server's limits, checked by :func:`ai2048.checks.check_fields`) built
+    from the command's arguments, ``flags`` naming the flag of each field (``{"ping_seconds": "--ping"}``);
+    an error names the flag the user typed (``--workers=0 must be a whole number >= 1``)."""
+    values = {name: getattr(args, flag.removeprefix("--").replace("-", "_")) for name, flag in flags.items()}
+    try:
+        return cls(**values)
+    except ValueError as e:
+        text = str(e)
+        name = next((n for n in flags if text.startswith(n + "=")), None)
+        if name is None:
+            raise
+        raise type(e)(flags[name] + text[len(name):]) from None
 
 
 def check_out_file(path: Path | None, flag: str = "--out") -> Path | None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import write_json
-from ai2048.cli._agents import build_agent, check_agent, split_spec
+from ai2048.cli._agents import ChosenAgent, split_spec
 from ai2048.cli._common import check_out_file, printable
-from ai2048.cli.eval import add_eval_arguments, agent_sets, check_eval_arguments, run_eval
+from ai2048.cli.eval import add_eval_arguments, check_eval_arguments, choose_with_preset, run_eval
 from ai2048.evaluate import EvalError, EvalResult
 
 
@@ -68,27 +68,24 @@ def _cfg(cfg: dict[str, Any]) -> str:
     return (":" + ",".join(f"{k}={v}" for k, v in cfg.items())) if cfg else ""
 
 
-def check(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
-    """Every check ``run`` makes before the first game: the options, then every agent and its keys (a
-    misspelt last agent fails before the first agent plays); returns the parsed (name, config) specs."""
+def check(args: argparse.Namespace) -> list[ChosenAgent]:
+    """Every check ``run`` makes before the first game: the options, then every agent, its keys and
+    values (a misspelt last agent fails before the first agent plays); returns the agents, checked once."""
     check_eval_arguments(args)
     check_out_file(args.out)
-    specs = [(name, agent_sets(args, name, cfg)) for name, cfg in map(split_spec, args.agents)]
-    for name, cfg in specs:
-        check_agent(name, cfg)
-    return specs
+    return [choose_with_preset(args, name, cfg) for name, cfg in map(split_spec, args.agents)]
 
 
 def run(args: argparse.Namespace) -> int:
-    specs = check(args)
+    chosen = check(args)
     # every agent is built before the first game: a bad setting or missing weights in the last spec
     # must not cost the evaluations of the ones before it
-    built = [build_agent(name, cfg) for name, cfg in specs]
+    built = [c.build() for c in chosen]
     results: list[EvalResult] = []
     code = 0
-    for (name, cfg), agent in zip(specs, built, strict=True):
+    for agent in built:
         try:
-            results.append(run_eval(args, name, cfg, built=agent))
+            results.append(run_eval(args, agent))
         except EvalError as e:
             print(f"ai2048 arena: error: {printable(e)}", file=sys.stderr)
             results.append(e.result)

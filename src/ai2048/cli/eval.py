@@ -9,7 +9,7 @@ from typing import Any
 
 from ai2048 import checks
 from ai2048.checkpoint import check_output_file
-from ai2048.cli._agents import agent_keys, build_agent, check_agent, fit_to_rules
+from ai2048.cli._agents import ChosenAgent, choose_agent
 from ai2048.cli._common import (
     add_set_argument,
     check_out_dir,
@@ -23,7 +23,6 @@ from ai2048.evaluate import (
     MAX_WORKERS,
     EvalError,
     EvalResult,
-    check_agent_fits,
     check_end_rules,
     check_illegal_move,
     evaluate,
@@ -159,34 +158,26 @@ def apply_preset_rules(args: argparse.Namespace) -> None:
     check_illegal_move(args.illegal_move, args.end_on_full_board)
 
 
-def agent_sets(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> dict[str, Any]:
-    """The settings agent ``spec`` plays these games with: ``sets`` plus ``--preset``'s agent settings that
-    the agent has and ``sets`` lacks, fitted to the rules (a run trained under seed 004's rules masks its
-    moves under the standard ones, with a note on stderr: :func:`fit_to_rules`); a setting that does not
-    fit the rules is refused, naming the flag to add (:func:`check_agent_fits`). Call after
+def choose_with_preset(args: argparse.Namespace, spec: str, sets: dict[str, Any]) -> ChosenAgent:
+    """The agent ``spec`` names with ``sets``, checked once (:func:`~ai2048.cli._agents.choose_agent`),
+    plus ``--preset``'s agent settings that it has and ``sets`` lacks, fitted to the rules (a run trained
+    under seed 004's rules masks its moves under the standard ones, with a note on stderr); a setting
+    that does not fit the rules is refused, naming the flag to add (:func:`check_agent_fits`). Call after
     :func:`check_eval_arguments`, which resolves ``args.illegal_move``."""
-    check_agent(spec, sets)  # an empty, unknown or missing agent is named first
     preset = getattr(args, "preset", None)
-    if preset is not None:
-        keys = agent_keys(spec)
-        sets = {**sets, **{k: v for k, v in PRESETS[preset]["agent"].items() if k in keys and k not in sets}}
-    sets, note = fit_to_rules(spec, sets, args.illegal_move)
-    if note is not None:
-        print(f"note: {note}", file=sys.stderr)
-    check_agent_fits(sets.get("illegal_action"), args.illegal_move)
-    return sets
+    return choose_agent(spec, sets, PRESETS[preset]["agent"] if preset is not None else None,
+                        illegal_move=args.illegal_move)
 
 
-def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | None = None,
-             resume: bool = False, built: tuple[Any, str, dict[str, Any]] | None = None) -> EvalResult:
-    """Evaluate one agent with the shared options; returns the EvalResult (or raises EvalError).
+def run_eval(args: argparse.Namespace, built: tuple[Any, str, dict[str, Any]], stream_to: Path | None = None,
+             resume: bool = False) -> EvalResult:
+    """Evaluate one agent, ``built`` (:meth:`ChosenAgent.build`'s triple), with the shared options;
+    returns the EvalResult (or raises EvalError).
 
     With ``stream_to`` every finished game is appended to that JSON-lines file as it finishes
     (:mod:`ai2048.evaluate.stream`); with ``resume`` the games already there are kept and not replayed.
-    ``built``: the agent already built from ``spec`` and ``sets`` (:func:`build_agent`'s triple), as
-    ``arena`` builds every agent before the first game.
     """
-    agent, name, cfg = built if built is not None else build_agent(spec, sets)
+    agent, name, cfg = built
     agent.name = name
     agent.config = cfg
     stream = None
@@ -220,11 +211,10 @@ def run_eval(args: argparse.Namespace, spec: str, sets: dict, stream_to: Path | 
     return result
 
 
-def check(args: argparse.Namespace) -> dict[str, Any]:
-    """Every check ``run`` makes before the agent is built or a game played; returns the agent's settings
-    (:func:`agent_sets`)."""
+def check(args: argparse.Namespace) -> ChosenAgent:
+    """Every check ``run`` makes before the agent is built or a game played; returns the agent, checked
+    once, for ``run`` to build once."""
     check_eval_arguments(args)
-    sets = agent_sets(args, args.agent, parse_sets(args.sets))
     check_games_out(args)
     if args.record == "best":
         if args.illegal_move == "penalty":
@@ -233,8 +223,7 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
                 "seed 004's unchanged moves (--illegal-move penalty) does not replay: leave --record out"
             )
         check_out_dir(args.records, "--records")
-    check_agent(args.agent, sets)
-    return sets
+    return choose_with_preset(args, args.agent, parse_sets(args.sets))
 
 
 def check_games_out(args: argparse.Namespace) -> None:
@@ -250,10 +239,10 @@ def check_games_out(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sets = check(args)
+    chosen = check(args)
     games_file = stream_path(args.out) if args.out is not None else None
     try:
-        result = run_eval(args, args.agent, sets, games_file, args.resume)
+        result = run_eval(args, chosen.build(), games_file, args.resume)
         code = 0
     except EvalError as e:
         result = e.result

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ai2048.cli._common import settings_from_flags
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -34,15 +36,12 @@ def check(args: argparse.Namespace) -> Any:
     from ai2048.llm.mcp_server import McpLimits
     from ai2048.ui.limits import check_settings, default_agent, scan_models
 
-    if args.max_games < 1:
-        raise ValueError(f"--max-games must be at least 1, got {args.max_games}")
-    if not 0 < args.game_ttl < float("inf"):
-        raise ValueError(f"--game-ttl must be a positive number of seconds, got {args.game_ttl}")
+    limits = settings_from_flags(McpLimits, args, {"max_games": "--max-games", "game_ttl": "--game-ttl"})
     try:
         check_settings(args.agent or default_agent(), {}, scan_models(None))
     except ValueError as e:
         raise ValueError(f"--agent: {e}") from None
-    return McpLimits(max_games=args.max_games, game_ttl=args.game_ttl)
+    return limits
 
 
 def run(args: argparse.Namespace) -> int:

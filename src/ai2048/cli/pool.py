@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ai2048.checks import whole
-from ai2048.cli._agents import check_agent
+from ai2048.checks import tile, whole
+from ai2048.cli._agents import choose_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 
 
@@ -35,14 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def check(args: argparse.Namespace) -> None:
     """Every check before the first game: the numbers, the output file, the agent and its settings."""
-    from ai2048.evaluate.pool import check_tile
-
     whole("--games", args.games, lo=1)
     whole("--workers", args.workers, lo=1, hi=256)
     whole("--seed", args.seed, lo=0)
-    check_tile("--tile", args.tile)
+    tile("--tile", args.tile, why="e.g. 16384")
     check_out_file(args.out)
-    check_agent(args.agent, parse_sets(args.sets))
+    choose_agent(args.agent, parse_sets(args.sets))
 
 
 def run(args: argparse.Namespace) -> int:

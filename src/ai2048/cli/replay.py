@@ -64,10 +64,8 @@ def load_any(path: Path, game: int | None) -> GameRecord:
                 raise TypeError(f"'agent' must be a string, got {type(agent).__name__}")
             if not isinstance(config, dict):
                 raise TypeError(f"'config' must be an object, got {type(config).__name__}")
-            p_two = d.get("p_two", P_TWO)
-            if isinstance(p_two, bool) or not isinstance(p_two, (int, float)):
-                raise TypeError(f"'p_two' must be a number, got {type(p_two).__name__}")
-            rec = GameRecord.from_actions(json_int(g["seed"], "seed"), g["actions"], p_two=float(p_two),
+            p_two = checks.probability("p_two", d.get("p_two", P_TWO))
+            rec = GameRecord.from_actions(json_int(g["seed"], "seed"), g["actions"], p_two=p_two,
                                           agent=agent, agent_config=config,
                                           meta={"source": str(path), "game": game})
         except (ValueError, TypeError, KeyError) as e:

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets
+from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets, settings_from_flags
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,11 +55,8 @@ def check(args: argparse.Namespace) -> Any:
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port (1..65535)")
-    if args.max_games < 1:
-        raise ValueError(f"--max-games must be at least 1, got {args.max_games}")
-    limits = Limits(max_games=args.max_games, game_ttl=args.game_ttl, max_agents=args.max_agents,
-                    workers=args.workers, budget=args.budget, max_connections=args.max_connections,
-                    request_timeout=args.request_timeout)
+    limits = settings_from_flags(Limits, args, {name: "--" + name.replace("_", "-") for name in (
+        "max_games", "game_ttl", "max_agents", "workers", "budget", "max_connections", "request_timeout")})
     default_choice(args.agent or default_agent(), parse_sets(args.sets), scan_models(args.models))
     return limits
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets
+from ai2048.cli._common import add_listen_arguments, add_set_argument, parse_sets, settings_from_flags
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,12 +43,9 @@ def check(args: argparse.Namespace) -> Any:
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port (1..65535)")
-    try:
-        limits = EnvServerLimits(max_sessions=args.max_sessions, session_ttl=args.session_ttl,
-                                 max_connections=args.max_connections, request_timeout=args.request_timeout,
-                                 max_message=args.max_message, ping_seconds=args.ping)
-    except ValueError as e:
-        raise ValueError(f"--{str(e).replace('_', '-').replace('ping-seconds', 'ping')}") from None
+    flags = {name: "--" + name.replace("_", "-") for name in (
+        "max_sessions", "session_ttl", "max_connections", "request_timeout", "max_message")}
+    limits = settings_from_flags(EnvServerLimits, args, {**flags, "ping_seconds": "--ping"})
     try:
         check_env_options(parse_sets(args.sets))
     except (ValueError, TypeError) as e:

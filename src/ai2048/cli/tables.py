@@ -29,7 +29,7 @@ def check(args: argparse.Namespace) -> None:
     root = store.checked_dir(args.dir, "--dir")
     if args.action == "distill":
         from ai2048.checks import whole
-        from ai2048.cli._agents import check_agent
+        from ai2048.cli._agents import choose_agent
 
         whole("--games", args.games, lo=1)
         whole("--workers", args.workers, lo=1, hi=256)
@@ -39,7 +39,7 @@ def check(args: argparse.Namespace) -> None:
                              "(the package ships src/ai2048/tables/distilled)")
         if args.out.exists() and not args.out.is_dir():
             raise ValueError(f"--out {args.out} is a file, not a folder")
-        check_agent("endgame", _distill_config(args))
+        choose_agent("endgame", _distill_config(args))
     if args.action == "build":
         from ai2048.tables.build import check_resources
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ai2048.checkpoint import RENAMED_CONFIG_KEYS, hold_run, rename_config_keys
+from ai2048.checks import field_options
 from ai2048.cli._common import add_set_argument, check_out_dir, parse_sets, parse_value
 from ai2048.train import TRAINERS, Trainer, get_trainer
-from ai2048.train.config import config_options
 from ai2048.train.run import check_resumed_config, open_run
 
 
@@ -88,7 +88,7 @@ def trainer_parser(trainer: Trainer) -> argparse.ArgumentParser:
                 help=f"old name of --{new.replace('_', '-')}"
                 + (f" (in units of {factor:g} s)" if factor != 1 else ""),
             )
-    options = config_options(trainer.config_cls)
+    options = field_options(trainer.config_cls)
     for f in dataclasses.fields(trainer.config_cls):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else None
@@ -169,8 +169,8 @@ def _run(args: argparse.Namespace) -> int:
         with hold_run(targs.out):
             # opened again now that no one else can write it: a run killed before its first
             # checkpoint is cleared here, so the trainer starts it afresh
-            open_run(targs.out, trainer, targs.resume, clear=True)
-            out = trainer.run(config, targs.out, resume=targs.resume)
+            opened = open_run(targs.out, trainer, targs.resume, clear=True)
+            out = trainer.run(config, targs.out, resume=targs.resume, opened=opened)
     except BaseException:
         if created and targs.out.is_dir() and {p.name for p in targs.out.iterdir()} <= {".lock"}:
             shutil.rmtree(

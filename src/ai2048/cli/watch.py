@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -15,9 +13,8 @@ from rich.text import Text
 
 from ai2048 import checks
 from ai2048.board_io import decode
-from ai2048.cli._agents import build_agent, check_agent, fit_to_rules
+from ai2048.cli._agents import ChosenAgent, choose_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
-from ai2048.evaluate.core import check_agent_fits
 from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
 
@@ -61,24 +58,20 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
     return Group(head, board_table(g.board))
 
 
-def check(args: argparse.Namespace) -> dict[str, Any]:
-    """Every check ``run`` makes before the agent is built; returns the agent's settings, fitted to the
-    standard rules this game is played by (a run trained under seed 004's rules masks its moves)."""
+def check(args: argparse.Namespace) -> ChosenAgent:
+    """Every check ``run`` makes before the agent is built; returns the agent, checked once, its settings
+    fitted to the standard rules this game is played by (a run trained under seed 004's rules masks its
+    moves)."""
     checks.number("--delay", args.delay, 0.0)
     checks.probability("--p-two", args.p_two)
     check_out_file(args.record, "--record")
-    if args.max_moves is not None and args.max_moves < 1:
-        raise ValueError(f"--max-moves {args.max_moves} must be >= 1")
-    check_agent(args.agent, parse_sets(args.sets))
-    sets, note = fit_to_rules(args.agent, parse_sets(args.sets), "reject")
-    if note is not None:
-        print(f"note: {note}", file=sys.stderr)
-    check_agent_fits(sets.get("illegal_action"), "reject")
-    return sets
+    if args.max_moves is not None:
+        checks.whole("--max-moves", args.max_moves, 1)
+    return choose_agent(args.agent, parse_sets(args.sets), illegal_move="reject")
 
 
 def run(args: argparse.Namespace) -> int:
-    agent, name, cfg = build_agent(args.agent, check(args))
+    agent, name, cfg = check(args).build()
     seed = args.seed if args.seed is not None else int(time.time_ns() % (1 << 63))
     g = Game(seed=seed, p_two=args.p_two)
     if hasattr(agent, "reset"):

@@ -179,10 +179,8 @@ class GameBatch:
         copies: bool = False,
     ) -> None:
         n = check_num_envs(n)
-        if cutoff is not None and (
-            isinstance(cutoff, (bool, np.bool_)) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1
-        ):
-            raise ValueError(f"cutoff={cutoff!r} must be a positive int (steps per game) or None")
+        if cutoff is not None:
+            checks.whole("cutoff", cutoff, 1, why="steps per game, or None for no cutoff")
         self.n = n
         self.options = options if options is not None else EnvOptions()
         self.p_two = np.float64(self.options.p_two)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from ai2048 import checks
+
 OBS_MODES = ("exponents", "onehot", "tiles")
 
 
@@ -15,10 +17,7 @@ def check_obs_mode(obs_mode: str, planes: int) -> None:
     """Reject an unknown ``obs_mode`` or a plane count outside 2..16."""
     if obs_mode not in OBS_MODES:
         raise ValueError(f"obs_mode={obs_mode!r} is not one of {', '.join(OBS_MODES)}")
-    if isinstance(planes, bool) or not isinstance(planes, (int, np.integer)) or not 2 <= planes <= 16:
-        raise ValueError(
-            f"planes={planes!r} must be an int in 2..16 (16 covers every tile; 12 reproduces seed 000)"
-        )
+    checks.whole("planes", planes, 2, 16, why="16 covers every tile; 12 reproduces seed 000")
 
 
 def observation_space(obs_mode: str, planes: int = 16) -> spaces.Box:

@@ -24,7 +24,6 @@ after it changes nothing and says so).
 from __future__ import annotations
 
 import json
-import math
 import string
 from dataclasses import fields
 from typing import Any
@@ -32,7 +31,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ai2048 import checks
 from ai2048.board_io import from_tiles
+from ai2048.checks import Option
 from ai2048.engine.board import max_exponent
 from ai2048.engine.moves import legal_bits
 from ai2048.envs.env import Game2048Env
@@ -119,16 +120,15 @@ def describe_board(board: int, score: int = 0, moves: int = 0, note: str | None 
 
 
 _NO_MOVE = "Game over: no move changes this board."
+_MAX_INVALID = Option("invalid answers allowed in a row before the next one ends the episode", "whole", lo=0,
+                      none="never end, only the penalty",
+                      why="invalid answers allowed in a row; 0 ends the episode at the first")
 
 
 def check_max_invalid(value: Any) -> int | None:
     """``max_invalid`` as an int >= 0 or None, else an error naming the three choices."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"max_invalid={value!r} must be a whole number >= 0 (invalid answers allowed in a "
-                         "row; 0 ends the episode at the first) or None (never end, only the penalty)")
-    return value
+    return _MAX_INVALID.check("max_invalid", value)
+
 
 
 class TextGame2048Env(Game2048Env):
@@ -152,11 +152,8 @@ class TextGame2048Env(Game2048Env):
                              "invalid answers follow max_invalid and invalid_penalty)")
         if obs_format not in OBS_FORMATS:
             raise ValueError(f"obs_format={obs_format!r} is not one of {', '.join(OBS_FORMATS)}")
-        pen = invalid_penalty
-        if isinstance(pen, bool) or not isinstance(pen, (int, float)) or not math.isfinite(pen) or pen < 0:
-            raise ValueError(f"invalid_penalty={pen!r} must be a finite number >= 0")
-        if isinstance(max_chars, bool) or not isinstance(max_chars, int) or not 1 <= max_chars <= 1 << 20:
-            raise ValueError(f"max_chars={max_chars!r} must be a whole number in 1..{1 << 20}")
+        pen = checks.number("invalid_penalty", invalid_penalty, 0)
+        max_chars = checks.whole("max_chars", max_chars, 1, 1 << 20)
         super().__init__(render_mode=render_mode, **options)
         self.obs_format = obs_format
         self.max_invalid = check_max_invalid(max_invalid)

@@ -246,8 +246,7 @@ class SeedEnvHelpers:
         positions (restored after each rollout); returns float32 [N] (mean moves survived, mean score
         gained). The seed's version averages the terminal reward, always 0 in its 2048 env; the moves
         survived are its training reward (LazyZero's value target is their log)."""
-        if isinstance(num_rollouts, bool) or not isinstance(num_rollouts, int) or num_rollouts < 1:
-            raise ValueError(f"num_rollouts={num_rollouts!r} must be an integer >= 1")
+        num_rollouts = checks.whole("num_rollouts", num_rollouts, 1)
         env: Any = self
         snap = env.save()
         moves0, scores0 = env.moves.clone(), env.scores.clone()

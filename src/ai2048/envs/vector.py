@@ -18,6 +18,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ai2048 import checks
 from ai2048.board_io import render_text
 from ai2048.envs.batch import BatchStep, GameBatch, tile_values
 from ai2048.envs.encoders import encode_obs, observation_space
@@ -50,10 +51,8 @@ class Game2048VectorEnv(VectorEnv):
         check_num_envs(num_envs)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode={render_mode!r} is not one of ansi, rgb_array, or None")
-        if max_episode_steps is not None and (isinstance(max_episode_steps, (bool, np.bool_))
-                                              or not isinstance(max_episode_steps, (int, np.integer))
-                                              or max_episode_steps < 1):
-            raise ValueError(f"max_episode_steps={max_episode_steps!r} must be a positive int or None")
+        if max_episode_steps is not None:
+            checks.whole("max_episode_steps", max_episode_steps, 1, why="or None for no cap")
         self.options = EnvOptions(**options)
         self.num_envs = n = int(num_envs)
         self.render_mode = render_mode
@@ -78,9 +77,7 @@ class Game2048VectorEnv(VectorEnv):
 
     def _seed_states(self, seed: int | list[int | None] | None) -> None:
         """Seed every slot's stream; every seed is checked before any slot changes."""
-        if isinstance(seed, (bool, np.bool_)):
-            raise TypeError(f"seed must be an int, one seed per env, or None; got {seed!r}")
-        if seed is None or isinstance(seed, (int, np.integer)):
+        if seed is None or isinstance(seed, (int, np.integer, np.bool_)):  # a bool is refused by name
             first = check_env_seed(seed)
             seeds: list[int | None] = [None if first is None else first + i for i in range(self.num_envs)]
         else:

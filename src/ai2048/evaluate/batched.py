@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.evaluate.core import Rules
-from ai2048.evaluate.local import LiveGame, Outcome, init_worker
+from ai2048.evaluate.local import LiveGame, Outcome, worker_setup
 
 
 def batched_stream(agent: Any, name: str, todo: Iterable[tuple[int, int]], rules: Rules) -> Iterator[Outcome]:
@@ -40,9 +41,8 @@ def batched_stream(agent: Any, name: str, todo: Iterable[tuple[int, int]], rules
     :class:`~ai2048.evaluate.local.LiveGame`); a finished game's slot takes the next game. A refused
     move yields an error naming the agent, the move and the board (as ``play``) and stops.
     """
-    in_flight = getattr(agent, "games_in_flight", 1)
-    if isinstance(in_flight, bool) or not isinstance(in_flight, (int, np.integer)) or in_flight < 1:
-        raise ValueError(f"agent {name!r} has games_in_flight={in_flight!r}; it must be a positive int")
+    in_flight = checks.whole("games_in_flight", getattr(agent, "games_in_flight", 1), 1,
+                             why=f"of agent {name!r}")
     missing = [m for m in ("act_batch", "reset_slot") if not callable(getattr(agent, m, None))]
     if missing:
         raise TypeError(f"agent {name!r} sets games_in_flight but has no {' or '.join(missing)}; "
@@ -98,7 +98,7 @@ def _batched_worker(agent: Any, name: str, todo: list[tuple[int, int]], rules: R
     Messages: ``("game", (index, record, error))`` per game, then ``("done", None)``; an exception
     the agent raises is sent as ``("raise", exc)`` (re-raised by the evaluating process).
     """
-    init_worker(agent, name, rules, parent)
+    worker_setup(parent)
     try:
         for item in batched_stream(agent, name, _claimed(counter, todo), rules):
             results.put(("game", item))

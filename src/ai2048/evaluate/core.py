@@ -58,17 +58,9 @@ def check_max_moves(max_moves: Any) -> int | None:
 def check_end_rules(goal_tile: Any, end_on_full_board: Any) -> tuple[int | None, bool]:
     """(goal_tile, end_on_full_board) checked: a power of two in 4..32768 or None, and a bool."""
     if goal_tile is not None:
-        if isinstance(goal_tile, bool) or not isinstance(goal_tile, (int, np.integer)):
-            raise TypeError(f"goal_tile must be an integer tile value such as 2048, or None; "
-                            f"got {goal_tile!r}")
-        g = int(goal_tile)
-        if g < 4 or g > 2**MAX_EXPONENT or g & (g - 1):
-            raise ValueError(f"goal_tile={g} must be a power of two in 4..{2**MAX_EXPONENT} (e.g. 2048), "
-                             "or None to play to the end")
-        goal_tile = g
-    if not isinstance(end_on_full_board, (bool, np.bool_)):
-        raise TypeError(f"end_on_full_board must be True or False, got {end_on_full_board!r}")
-    return goal_tile, bool(end_on_full_board)
+        goal_tile = checks.tile("goal_tile", goal_tile, 4, 2**MAX_EXPONENT,
+                                why="e.g. 2048, or None to play to the end")
+    return goal_tile, checks.flag("end_on_full_board", end_on_full_board)
 
 
 def check_illegal_move(illegal_move: Any, end_on_full_board: bool) -> str:

@@ -16,34 +16,26 @@ ships such a distilled table with its standalone agent; this code is our own).
 from __future__ import annotations
 
 import contextlib
-import multiprocessing as mp
-import signal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ai2048.evaluate.local import worker_stream
 from ai2048.game import Game
 
-_AGENT: Any = None
 
-
-def _init(config: dict[str, Any]) -> None:
-    global _AGENT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
-    from ai2048.agents import make_agent
-
-    _AGENT = make_agent("endgame", **config)
-
-
-def _game(seed: int) -> dict[str, np.ndarray]:
-    """Game ``seed`` played by the worker's agent: the unique keys each table looked up."""
-    _AGENT.record = {}
-    _AGENT.reset(seed)
+def distill_game(agent: Any, seed: int) -> dict[str, np.ndarray]:
+    """Game ``seed`` played by the endgame ``agent``: the unique keys each table looked up to decide
+    its moves (:meth:`~ai2048.agents.endgame.EndgameAgent.looked_up`)."""
+    agent.reset(seed)
     g = Game(seed=seed)
+    found: dict[str, list[np.ndarray]] = {}
     while not g.is_over:
-        g.step(_AGENT.act(g.board))
-    return {name: np.unique(np.concatenate(parts)) for name, parts in _AGENT.record.items()}
+        for name, keys in agent.looked_up(g.board).items():
+            found.setdefault(name, []).append(keys)
+        g.step(agent.act(g.board))
+    return {name: np.unique(np.concatenate(parts)) for name, parts in found.items()}
 
 
 def collect(config: dict[str, Any], *, games: int, seed: int, workers: int = 1,
@@ -56,24 +48,13 @@ def collect(config: dict[str, Any], *, games: int, seed: int, workers: int = 1,
     whole("games", games, lo=1)
     whole("workers", workers, lo=1, hi=256)
     whole("seed", seed, lo=0)
-    global _AGENT
     agent = make_agent("endgame", **config)
     built_tables(agent)  # a bad setting or a missing table fails here, before any game
     found: dict[str, list[np.ndarray]] = {}
-    seeds = range(seed, seed + games)
-    with contextlib.ExitStack() as stack:
-        if workers == 1:
-            _AGENT = agent
-            it: Any = map(_game, seeds)
-        else:
-            pool = stack.enter_context(mp.get_context("spawn").Pool(workers, initializer=_init,
-                                                                    initargs=(config,)))
-            it = pool.imap_unordered(_game, seeds)
-        if progress:
-            from ai2048.progress import progress_bar
-
-            it = progress_bar(it, total=games, desc="distill: games", unit="game")
-        for got in it:
+    label = "distill: games" if progress else None
+    with contextlib.closing(worker_stream(agent, distill_game, range(seed, seed + games), workers,
+                                          progress=label)) as stream:  # the workers end with it
+        for got in stream:
             for name, keys in got.items():
                 found.setdefault(name, []).append(keys)
     out = {}

@@ -2,8 +2,11 @@
 
 :class:`LiveGame` is one game in play under :class:`~ai2048.evaluate.core.Rules` (its ``Game``,
 actions and time); :func:`play_game` plays one to the end with ``agent.act``, and the games-in-flight
-path (:mod:`ai2048.evaluate.batched`) steps many of them. Worker processes are started with
-:func:`init_worker` (``fork`` where available, so compiled numba code is inherited: :func:`pool_context`).
+path (:mod:`ai2048.evaluate.batched`) steps many of them. :func:`worker_stream` is the one pool of
+worker processes that plays seeded games, whatever a game is (an evaluation's, ``ai2048 pool``'s):
+``fork`` where available, so compiled numba code and the built agent are inherited
+(:func:`pool_context`), each worker set up by :func:`worker_setup` (Ctrl-C left to the parent, death
+with it, one torch thread).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterable, Iterator, Sized
+from functools import partial
+from typing import Any, TypeVar
 
 from ai2048.evaluate.core import Rules, check_agent_fits, game_record
 from ai2048.game import Game, IllegalMoveError
@@ -101,17 +105,30 @@ def play_indexed(agent: Any, name: str, i: int, s: int, rules: Rules) -> Outcome
         return i, None, str(e)
 
 
+def play_task(agent: Any, task: tuple[int, int], *, name: str, rules: Rules) -> Outcome:
+    """An evaluation's game ``task`` = (index, seed), as :func:`worker_stream` plays it."""
+    i, s = task
+    return play_indexed(agent, name, i, s, rules)
+
+
 _WORKER: dict[str, Any] = {}
 
+T = TypeVar("T")
+R = TypeVar("R")
 
-def init_worker(agent: Any, name: str, rules: Rules, parent: int | None = None) -> None:
-    """Set up an evaluation's worker process: signals, death with ``parent``, one torch thread."""
+
+def worker_setup(parent: int | None = None) -> None:
+    """Set up a worker process of seeded games: signals, death with ``parent``, one torch thread."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops the pool
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # pool.terminate() ends a worker quietly
     if parent is not None:
         _die_with_parent(parent)
     one_torch_thread()
-    _WORKER.update(agent=agent, name=name, rules=rules)
+
+
+def _init_pool_worker(agent: Any, play_one: Callable[[Any, Any], Any], parent: int) -> None:
+    worker_setup(parent)
+    _WORKER.update(agent=agent, play=play_one)
 
 
 def _die_with_parent(parent: int) -> None:
@@ -150,9 +167,8 @@ def one_torch_thread() -> None:
     cap_torch_threads(1)
 
 
-def _run_one(task: tuple[int, int]) -> Outcome:
-    i, s = task
-    return play_indexed(_WORKER["agent"], _WORKER["name"], i, s, _WORKER["rules"])
+def _run_task(task: Any) -> Any:
+    return _WORKER["play"](_WORKER["agent"], task)
 
 
 def pool_context() -> Any:
@@ -161,20 +177,38 @@ def pool_context() -> Any:
     return mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
 
 
+def worker_stream(agent: Any, play_one: Callable[[Any, T], R], tasks: Iterable[T], workers: int, *,
+                  ordered: bool = False, progress: str | None = None) -> Generator[R, None, None]:
+    """Yield ``play_one(agent, task)`` for every task: in this process with one worker, else from a pool
+    of ``workers`` processes (:func:`pool_context`, each set up by :func:`worker_setup`) as the tasks
+    finish, or in their order with ``ordered``; ``progress``: a progress bar's label. Closing the
+    stream (``contextlib.closing``; Ctrl-C too) ends the pool; a ``kill -9`` of this process ends its
+    workers too. ``play_one`` is a module-level function (or a ``functools.partial`` of one): a
+    spawned worker imports it."""
+    pool = None
+    if workers == 1:
+        results: Iterable[R] = (play_one(agent, task) for task in tasks)
+    else:
+        pool = pool_context().Pool(workers, initializer=_init_pool_worker,
+                                   initargs=(agent, play_one, os.getpid()))
+        results = (pool.imap if ordered else pool.imap_unordered)(_run_task, tasks, chunksize=1)
+    if progress is not None:
+        from ai2048.progress import progress_bar
+
+        total = len(tasks) if isinstance(tasks, Sized) else None
+        results = progress_bar(results, total=total, desc=progress, unit="game")
+    try:
+        yield from results
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+
+
 def local_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: Rules,
                  workers: int) -> Iterator[Outcome]:
-    """Yield an :data:`Outcome` for every ``(index, seed)`` of ``todo``: in this process with one
-    worker, else from a pool of ``workers`` processes as they finish. Closing the stream ends the pool."""
-    if workers == 1:
-        for i, s in todo:
-            yield play_indexed(agent, name, i, s, rules)
-        return
-    pool = pool_context().Pool(workers, initializer=init_worker, initargs=(agent, name, rules, os.getpid()))
-    try:
-        yield from pool.imap_unordered(_run_one, todo, chunksize=1)
-    finally:
-        pool.terminate()
-        pool.join()
+    """Yield an :data:`Outcome` for every ``(index, seed)`` of ``todo`` (:func:`worker_stream`)."""
+    return worker_stream(agent, partial(play_task, name=name, rules=rules), todo, workers)
 
 
 def ray_stream(agent: Any, name: str, todo: list[tuple[int, int]], rules: Rules,

@@ -21,23 +21,21 @@ agent's network (None for an agent without one), so a trainer can refuse boards 
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import read_json, write_json
-from ai2048.checks import whole
+from ai2048.evaluate.local import worker_stream
 from ai2048.game import Game, is_over
 from ai2048.records import max_tiles
-from ai2048.rules import MAX_EXPONENT, RULES_VERSION
+from ai2048.rules import RULES_VERSION
 
 POOL_FORMAT = "ai2048-restart-pool/1"
-
-_AGENT: Any = None
 
 
 @dataclass(frozen=True)
@@ -79,11 +77,8 @@ def read_pool(path: str | Path) -> RestartPool:
     if data.get("rules_version") != RULES_VERSION:
         raise ValueError(f"restart pool {path} was made under rules version {data.get('rules_version')}, "
                          f"this ai2048 plays version {RULES_VERSION}; make the pool again with `ai2048 pool`")
-    tile = data.get("tile")
-    try:
-        tile = check_tile("tile", tile)
-    except ValueError as e:
-        raise ValueError(f"restart pool {path}: {e}; make the pool again with `ai2048 pool`") from None
+    tile = checks.tile(f"restart pool {path}: tile", data.get("tile"),
+                       why="make the pool again with `ai2048 pool`")
     rows = data.get("boards")
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"restart pool {path} holds no boards (none of its games reached {tile}); "
@@ -110,22 +105,10 @@ def read_pool(path: str | Path) -> RestartPool:
                        None if patterns is None else str(patterns), path)
 
 
-def check_tile(name: str, tile: Any) -> int:
-    """``tile`` if it is a tile the rules make and a game can go on from (4 .. 2**MAX_EXPONENT, a power of
-    two), else ValueError naming ``name``."""
-    top = 1 << MAX_EXPONENT
-    if isinstance(tile, bool) or not isinstance(tile, int) or not 4 <= tile <= top or tile & (tile - 1):
-        raise ValueError(f"{name} {tile!r} must be a power of two in 4..{top} (a tile the game makes), "
-                         "e.g. 16384")
-    return tile
-
-
 def _whole(name: str, value: Any, hi: int) -> int:
     if value is None:
         raise ValueError(f"it has no {name}")
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= hi:
-        raise ValueError(f"its {name} {str(value)[:40]!r} is not a whole number in 0..{hi}")
-    return value
+    return checks.whole(name, value, 0, hi)
 
 
 def check_reachable(board: Any, score: Any, moves: Any = None) -> None:
@@ -156,25 +139,16 @@ def check_reachable(board: Any, score: Any, moves: Any = None) -> None:
         raise ValueError(f"board {b:#018x} has no legal move (the game is over there)")
 
 
-def _init(name: str, config: dict[str, Any]) -> None:
-    global _AGENT
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
-    from ai2048.agents import make_agent
-
-    _AGENT = make_agent(name, **config)
-
-
-def first_board(task: tuple[int, int]) -> tuple[int, int, int, int] | None:
-    """Game ``seed`` played by the worker's agent (reset with the seed) until its largest tile reaches
-    ``tile``:
-    (seed, board, score, moves), or None if it ended before."""
+def first_board(agent: Any, task: tuple[int, int]) -> tuple[int, int, int, int] | None:
+    """Game ``seed`` played by ``agent`` (reset with the seed) until its largest tile reaches ``tile``,
+    ``task = (seed, tile)``: (seed, board, score, moves), or None if it ended before."""
     seed, tile = task
     g = Game(seed=seed)
-    if hasattr(_AGENT, "reset"):  # as every evaluation plays a game: the agent's own randomness from the seed
-        _AGENT.reset(seed)
+    if hasattr(agent, "reset"):  # as every evaluation plays a game: the agent's own randomness from the seed
+        agent.reset(seed)
     moves = 0
     while not g.is_over:
-        g.step(_AGENT.act(g.board))
+        g.step(agent.act(g.board))
         moves += 1
         if g.max_tile >= tile:  # a board with no move left is no place to restart from
             return None if g.is_over else (seed, int(g.board), int(g.score), moves)
@@ -185,27 +159,21 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
               workers: int = 1, progress: bool = True) -> tuple[RestartPool, dict[str, Any]]:
     """Play ``games`` games of ``agent`` (seeds ``seed``, ``seed + 1``, ...) in ``workers`` processes
     and keep the first board of each that holds ``tile``; returns the pool and its file's JSON."""
-    whole("games", games, lo=1)
-    whole("workers", workers, lo=1, hi=256)
-    whole("seed", seed, lo=0)
-    check_tile("tile", tile)
+    checks.whole("games", games, lo=1)
+    checks.whole("workers", workers, lo=1, hi=256)
+    checks.whole("seed", seed, lo=0)
+    tile = checks.tile("tile", tile, why="e.g. 16384")
     from ai2048.agents import make_agent
 
-    probe = make_agent(agent, **config)  # a bad agent or setting fails here, before any game
-    inner = getattr(probe, "search", probe)  # the endgame agent plays its network through an NTupleAgent
-    net = getattr(probe, "net", None) or getattr(inner, "net", None)
+    player = make_agent(agent, **config)  # a bad agent or setting fails here, before any game
+    inner = getattr(player, "search", player)  # the endgame agent plays its network through an NTupleAgent
+    net = getattr(player, "net", None) or getattr(inner, "net", None)
     patterns = getattr(net, "patterns", None)
-    del probe
     tasks = [(seed + i, tile) for i in range(games)]
-    found: list[tuple[int, int, int, int]] = []
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(workers, initializer=_init, initargs=(agent, config)) as pool:
-        it = pool.imap(first_board, tasks)
-        if progress:
-            from ai2048.progress import progress_bar
-
-            it = progress_bar(it, total=games, desc=f"pool: first {tile}", unit="game")
-        found = [r for r in it if r is not None]
+    label = f"pool: first {tile}" if progress else None
+    with contextlib.closing(worker_stream(player, first_board, tasks, workers, ordered=True,
+                                          progress=label)) as stream:  # the workers end with it
+        found = [r for r in stream if r is not None]
     seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True)) if found else ([], [], [], [])
     pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, agent, dict(config),
                         None if patterns is None else str(patterns))

@@ -37,6 +37,7 @@ from pydantic import Field, ValidationError
 
 from ai2048 import checks
 from ai2048.checkpoint import json_kind
+from ai2048.checks import check_fields, setting
 from ai2048.envs.text import INSTRUCTIONS, describe_board
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES
@@ -52,9 +53,12 @@ GUIDE = (INSTRUCTIONS + " Start with new_game, then call move with the game_id a
 class McpLimits:
     """How many games and built agents the server keeps, and for how long an idle game stays."""
 
-    max_games: int = 64
-    game_ttl: float = 3600.0
-    max_agents: int = 4
+    max_games: int = setting(64, "games kept (least recently used dropped)", lo=1)
+    game_ttl: float = setting(3600.0, "seconds an untouched game is kept", lo=0, lo_open=True, why="seconds")
+    max_agents: int = setting(4, "built agents kept (least recently used dropped)", lo=1)
+
+    def __post_init__(self) -> None:
+        check_fields(self)
 
 
 def _state(gid: str, s: PlaySession, note: str | None = None) -> dict[str, Any]:

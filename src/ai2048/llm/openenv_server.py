@@ -28,7 +28,6 @@ import contextlib
 import contextvars
 import functools
 import json
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from openenv.core.env_server.types import ConcurrencyConfig
 from starlette.websockets import WebSocketDisconnect
 
 from ai2048.checkpoint import json_kind
+from ai2048.checks import check_fields, setting
 from ai2048.envs.text import OPTION_NAMES
 from ai2048.llm.openenv_env import Game2048Action, Game2048Environment, Game2048Observation
 from ai2048.ui.guard import Guard, allowed_hosts
@@ -51,25 +51,19 @@ DEFAULT_PORT = 8049
 class EnvServerLimits:
     """The server's caps (``ai2048 serve-env`` options; docs/llm.md explains each)."""
 
-    max_sessions: int = 64
-    session_ttl: float = 300.0
-    max_connections: int = 128
-    request_timeout: float = 10.0
-    max_message: int = 64 * 1024
-    ping_seconds: float = 10.0
+    max_sessions: int = setting(64, "games played at once, one per WebSocket session", lo=1, hi=1 << 24)
+    session_ttl: float = setting(300.0, "seconds a session may stay idle before it is dropped", lo=0,
+                                 lo_open=True, why="seconds")
+    max_connections: int = setting(128, "open connections; more are closed at once", lo=1, hi=1 << 24)
+    request_timeout: float = setting(10.0, "seconds a client may take to send a request's head, and its body",
+                                     lo=0, lo_open=True, why="seconds")
+    max_message: int = setting(64 * 1024, "largest WebSocket message or request body in bytes", lo=4096,
+                               hi=1 << 24, why="bytes; an observation needs 4096")
+    ping_seconds: float = setting(10.0, "seconds between WebSocket pings; a client whose pong is as late is "
+                                  "dropped", lo=0, lo_open=True, why="seconds")
 
     def __post_init__(self) -> None:
-        for key in ("max_sessions", "max_connections", "max_message"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1 << 24:
-                raise ValueError(f"{key} must be a whole number in 1..{1 << 24}, got {v!r}")
-        for key in ("session_ttl", "request_timeout", "ping_seconds"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{key} must be a positive number of seconds, got {v!r}")
-        if self.max_message < 4096:
-            raise ValueError(f"max_message must be at least 4096 bytes (an observation), "
-                             f"got {self.max_message}")
+        check_fields(self)
 
 
 _CLOSER: contextvars.ContextVar[Callable[[str], Awaitable[None]] | None] = contextvars.ContextVar(

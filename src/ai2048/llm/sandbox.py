@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import platform
 import select
@@ -28,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ai2048.checks import check_fields, setting
+
 CHILD = Path(__file__).with_name("sandbox_child.py")
 MAX_LINE = 64 * 1024
 """Longest answer line read from the strategy process: a longer one is a protocol verdict."""
@@ -37,34 +38,19 @@ VERDICTS = ("ok", "crash", "timeout", "cpu", "memory", "forbidden", "bad_move", 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Bounds of one strategy process (``ai2048 strategy`` options; docs/llm.md explains each).
+    """Bounds of one strategy process (``ai2048 strategy`` options; docs/llm.md explains each)."""
 
-    Attributes:
-        move_seconds: wall time for one answer (the per-move bound).
-        start_seconds: wall time to start and run the code's top level.
-        cpu_seconds: CPU time of the whole process (the kernel's ``RLIMIT_CPU``).
-        memory_mb: memory the code may allocate beyond the interpreter's start-up (``RLIMIT_AS``).
-        numpy: let the code ``import numpy`` (adds its start-up time and address space).
-    """
-
-    move_seconds: float = 1.0
-    start_seconds: float = 10.0
-    cpu_seconds: int = 60
-    memory_mb: int = 256
-    numpy: bool = False
+    move_seconds: float = setting(1.0, "wall time for one answer (the per-move bound)", lo=0, lo_open=True,
+                                  hi=3600, why="seconds")
+    start_seconds: float = setting(10.0, "wall time to start and run the code's top level", lo=0,
+                                   lo_open=True, hi=3600, why="seconds")
+    cpu_seconds: int = setting(60, "CPU time of the whole process (the kernel's RLIMIT_CPU)", lo=1, hi=86400)
+    memory_mb: int = setting(256, "memory the code may allocate beyond the interpreter's start-up "
+                             "(RLIMIT_AS)", lo=1, hi=1 << 20)
+    numpy: bool = setting(False, "let the code import numpy (adds its start-up time and address space)")
 
     def __post_init__(self) -> None:
-        for name in ("move_seconds", "start_seconds"):
-            v = getattr(self, name)
-            number = isinstance(v, (int, float)) and not isinstance(v, bool)
-            if not number or not (math.isfinite(v) and 0 < v <= 3600):
-                raise ValueError(f"{name}={v!r} must be a number of seconds in (0, 3600]")
-        for name, hi in (("cpu_seconds", 86400), ("memory_mb", 1 << 20)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
-                raise ValueError(f"{name}={v!r} must be a whole number in 1..{hi}")
-        if not isinstance(self.numpy, bool):
-            raise ValueError(f"numpy={self.numpy!r} must be True or False")
+        check_fields(self)
 
 
 @dataclass

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.network import KINDS, Network, array_nbytes, npz_claims, physical_memory
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
@@ -139,6 +140,14 @@ def stage_deltas(w: np.ndarray, nstages: int, fill: float, step: float) -> tuple
     return np.concatenate(bitmaps), np.concatenate(deltas)
 
 
+def check_step(step: Any, example: str) -> float:
+    """``step`` as a float that is a positive power of two (``example`` names one), else a ValueError."""
+    v = checks.number("step", step, 0, lo_open=True, why=f"a power of two such as {example}")
+    if not math.log2(v).is_integer():
+        raise ValueError(f"step={step!r} must be a power of two such as {example}")
+    return v
+
+
 def encode(
     net: Network,
     *,
@@ -163,16 +172,14 @@ def encode(
     """
     if codec not in CODECS:
         raise ValueError(f"codec must be one of {', '.join(CODECS)}, got {codec!r}")
-    if not (isinstance(step, (int, float)) and step > 0 and np.log2(step) == round(np.log2(step))):
-        raise ValueError(f"step must be a power of two such as 2**-6, got {step!r}")
+    check_step(step, "2**-6")
     w = net.w
     if not np.isfinite(w).all():
         raise ValueError(
             f"the network holds {int((~np.isfinite(w)).sum())} NaN or infinite weights; it cannot be packed"
         )
-    fill = float(np.float32(fill))
-    if not np.isfinite(fill):
-        raise ValueError("fill must be a finite number")
+    top = float(np.finfo(np.float32).max)
+    fill = float(np.float32(checks.number("fill", fill, -top, top, why="float32's range")))
     nstages = len(net.stages) + 1
     ex = np.unique(np.asarray(exact if exact is not None else [], dtype=np.int64))
     if ex.size and (ex[0] < 0 or ex[-1] >= w.size):

@@ -14,7 +14,6 @@ compare; write the card as JSON and markdown.
 from __future__ import annotations
 
 import datetime
-import math
 import os
 import platform
 import shlex
@@ -33,6 +32,7 @@ from ai2048.checkpoint import (
     read_run_meta,
     write_json,
 )
+from ai2048.checks import number, whole
 from ai2048.models import agreement, compact
 from ai2048.models.card import CARD_FORMAT, check_name, check_same_run, evaluation, markdown, ply
 from ai2048.models.store import card as shipped_card
@@ -189,14 +189,13 @@ def check_pack_options(name: str, *, max_mib: float = 64.0, positions: int = 100
     """The checks :func:`pack` makes on its options before it reads anything (a ValueError names the
     fix); ``ai2048 models pack`` makes them before the run directory is read."""
     check_name(name)
-    if not 0 < max_mib <= 4096:
-        raise ValueError(f"max_mib must be in (0, 4096], got {max_mib}")
-    if positions < 1 or checks < 1:
-        raise ValueError("positions and checks must be >= 1")
-    if step is not None and not (math.isfinite(step) and step > 0 and math.log2(step).is_integer()):
-        raise ValueError(f"step must be a power of two such as 0.25 or 1, got {step}")
-    if wall_seconds is not None and not (math.isfinite(wall_seconds) and wall_seconds >= 0):
-        raise ValueError(f"wall_seconds must be a finite number >= 0, got {wall_seconds}")
+    number("max_mib", max_mib, 0, 4096, lo_open=True)
+    whole("positions", positions, 1)
+    whole("checks", checks, 1)
+    if step is not None:
+        compact.check_step(step, "0.25 or 1")
+    if wall_seconds is not None:
+        number("wall_seconds", wall_seconds, 0)
     if codec not in compact.CODECS:
         raise ValueError(f"codec must be one of {', '.join(compact.CODECS)}, got {codec!r}")
 

@@ -15,6 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from ai2048 import checks
+
 VALUE_ACTIVATIONS = ("none", "tanh0to1", "tanh", "relu", "sigmoid")
 
 
@@ -33,13 +35,9 @@ class ResNetConfig:
 
     def __post_init__(self) -> None:
         for name in ("channels", "head_channels", "policy_fc", "value_fc", "kernel_size"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise ValueError(f"network {name} must be a positive int, got {v!r}")
+            checks.whole(f"network {name}", getattr(self, name), 1)
         for name in ("blocks", "head_blocks"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 0:
-                raise ValueError(f"network {name} must be an int >= 0, got {v!r}")
+            checks.whole(f"network {name}", getattr(self, name), 0)
         if self.kernel_size % 2 == 0:
             raise ValueError(f"kernel_size must be odd (same padding), got {self.kernel_size}")
         if self.value_activation not in VALUE_ACTIVATIONS:

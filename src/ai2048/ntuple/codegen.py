@@ -28,7 +28,6 @@ import functools
 import hashlib
 import importlib.util
 import inspect
-import math
 import os
 import re
 import sys
@@ -39,6 +38,7 @@ from types import ModuleType
 
 from numba.core.cpu import CPUTargetOptions
 
+from ai2048 import checks
 from ai2048.checkpoint import atomic_write
 from ai2048.engine.intrinsics import HAS_PEXT
 from ai2048.ntuple import kernels
@@ -79,10 +79,7 @@ class KernelOptions:
         if sorted(order) != [0, 1, 2, 3]:
             raise ValueError(f"tie_order={self.tie_order!r} must name each action 0..3 once")
         object.__setattr__(self, "tie_order", order)
-        g = self.gamma
-        number = isinstance(g, (int, float)) and not isinstance(g, bool)
-        if not number or not math.isfinite(g) or not 0.0 < g <= 1.0:
-            raise ValueError(f"gamma={g!r} must be a finite number in (0, 1] (1 = no discount)")
+        checks.number("gamma", self.gamma, 0.0, 1.0, lo_open=True, why="1 = no discount")
         if self.illegal_penalty and not self.end_on_full_board:
             raise ValueError(
                 "illegal_penalty needs end_on_full_board (seed 004 plays them together): on a full "

@@ -547,10 +547,10 @@ def _before_value(
 
 @njit(cache=True)
 def ntuple_value_before(b: np.uint64, data: tuple) -> float:
-    """After-state evaluator of a before-state network: ``E[V(spawned board)]`` at p_two = 0.9
-    (seed 004, eq. 4); ``data = (w, runs, nruns, tbase, stages)``."""
-    w, runs, nruns, tbase, stages = data
-    return _before_value(b, 0.9, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
+    """After-state evaluator of a before-state network: ``E[V(spawned board)]`` at the spawn odds the
+    caller gives (seed 004, eq. 4); ``data = (w, runs, nruns, tbase, stages, p_two)``."""
+    w, runs, nruns, tbase, stages, p_two = data
+    return _before_value(b, p_two, stages, w.size // (stages.size + 1), w, runs, nruns, tbase)
 
 
 @njit(cache=True, inline="always")

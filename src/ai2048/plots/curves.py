@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import read_run_metrics
 from ai2048.plots.common import PlotInputError, finite_number
 
@@ -176,8 +177,7 @@ def reached_tiles(tiles: Sequence[int], most: int = 5) -> list[int]:
 def ewma(y: np.ndarray, span: float = 10.0) -> np.ndarray:
     """Exponentially weighted moving average with ``alpha = 2 / (span + 1)``, normalised over the weights
     seen so far (pandas' ``ewm(span).mean()``, as seed 000's ``plot_5_metrics`` draws); NaNs are skipped."""
-    if span < 1 or not math.isfinite(span):
-        raise ValueError(f"span must be a finite number >= 1, got {span}")
+    checks.number("span", span, 1)
     a = 2.0 / (span + 1.0)
     out = np.full(len(y), np.nan)
     num = den = 0.0

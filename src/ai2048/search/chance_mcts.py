@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from numba import njit
 
+from ai2048 import checks
 from ai2048.board_io import check_boards
 from ai2048.engine import legal_bits, move
 from ai2048.engine.board import count_empty
@@ -248,8 +249,7 @@ def chance_mcts(boards: np.ndarray, evaluate: Evaluator, *, simulations: int, pu
     All ``B`` trees grow together: per simulation one numba walk selects a leaf in every tree,
     the network scores the ``B`` leaves in one call, and one numba pass expands and backs up.
     """
-    if isinstance(simulations, bool) or not isinstance(simulations, (int, np.integer)) or simulations < 1:
-        raise ValueError(f"simulations must be an int >= 1, got {simulations!r}")
+    simulations = checks.whole("simulations", simulations, 1)
     boards = check_boards(boards)
     dev = resolve_device(device)
     t = TreeArrays(len(boards), int(simulations))

@@ -228,10 +228,9 @@ class Expectimax:
             raise TypeError("root_hook must be a numba @njit function (board uint64, data tuple) -> None")
         if not isinstance(data, tuple):
             raise TypeError(f"data must be a tuple of arrays, got {type(data).__name__}")
-        if not 0.0 <= float(prob_cutoff) < 1.0:
-            raise ValueError(f"prob_cutoff={prob_cutoff} must be in [0, 1) (0 = no pruning, default 1e-4)")
-        if not isinstance(tt_bits, (int, np.integer)) or not 0 <= int(tt_bits) <= 28:
-            raise ValueError(f"tt_bits={tt_bits} must be an integer in 0..28 (0 = no transposition table)")
+        prob_cutoff = checks.number("prob_cutoff", prob_cutoff, 0.0, 1.0, hi_open=True,
+                                    why="0 = no pruning, default 1e-4")
+        tt_bits = checks.whole("tt_bits", tt_bits, 0, 28, why="0 = no transposition table")
         self.evaluate = evaluate
         self.data = data
         self.p_two = checks.probability("p_two", p_two, zero=False)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ai2048 import checks
 from ai2048.engine.board import ROW_MASK, transpose
 
 _S16 = np.uint64(16)
@@ -52,9 +53,7 @@ class NneonneoWeights:
 
     def __post_init__(self) -> None:
         for k, v in asdict(self).items():
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(v):
-                raise ValueError(f"nneonneo weight {k}={v!r} must be a finite number")
+            checks.number(f"nneonneo weight {k}", v)
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)

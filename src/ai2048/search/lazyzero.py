@@ -36,6 +36,7 @@ import numpy as np
 import torch
 from numba import njit
 
+from ai2048 import checks
 from ai2048.engine import legal_bits, move, spawn
 from ai2048.engine.batch import batch_random_play, batch_random_play_serial
 from ai2048.engine.rng import rand_float
@@ -80,8 +81,7 @@ def lazy_search(
     with :class:`SearchStopped` (env at its roots), so a trainer stops within one rollout, not one
     move (a move of the default settings on a CPU takes minutes).
     """
-    if rollouts < 1 or depth < 1:
-        raise ValueError(f"rollouts and depth must be >= 1, got rollouts={rollouts}, depth={depth}")
+    rollouts, depth = checks.whole("rollouts", rollouts, 1), checks.whole("depth", depth, 1)
     n = env.num_envs
     dev = env.device
     root = env.save()
@@ -308,8 +308,7 @@ def lazy_search_boards(boards: np.ndarray, evaluate: Evaluator | None, states: n
     None is the random-rollout baseline. Costs ``rollouts * depth + 1`` network calls on the
     batch (``rollouts * (depth - 1)`` with the baseline's random playouts at the leaves).
     """
-    if isinstance(rollouts, bool) or isinstance(depth, bool) or rollouts < 1 or depth < 1:
-        raise ValueError(f"rollouts and depth must be >= 1, got rollouts={rollouts}, depth={depth}")
+    rollouts, depth = checks.whole("rollouts", rollouts, 1), checks.whole("depth", depth, 1)
     if states.dtype != np.uint64 or states.shape != boards.shape:
         raise ValueError(
             f"states must be uint64 with the boards' shape {boards.shape}, got {states.dtype} {states.shape}"

@@ -70,13 +70,9 @@ class GameStreams:
 def check_threads(threads: int) -> int:
     """``threads`` as an int in 1..min(cores, 64), else a ValueError naming the limit."""
     cores = os.cpu_count() or 1
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"threads must be an integer, got {threads!r}")
     limit = min(cores, MAX_THREADS)
-    if not 1 <= int(threads) <= limit:
-        raise ValueError(f"threads={threads} must be between 1 and {limit} (this machine has {cores} cores; "
-                         f"at most {MAX_THREADS})")
-    return int(threads)
+    return checks.whole("threads", threads, 1, limit,
+                        why=f"this machine has {cores} cores; at most {MAX_THREADS}")
 
 
 _THREAD_CAP: int | None = None

@@ -16,7 +16,9 @@ TRAINERS: dict[str, str] = {}
 
 @dataclass(frozen=True)
 class Trainer:
-    """A learner as the CLI sees it: its config class and ``run(config, out, resume) -> run dir``."""
+    """A learner as the CLI sees it: its config class and ``run(config, out, resume, opened=None) -> run
+    dir`` (``opened``: the run directory the command line opened and checked, as
+    :func:`ai2048.train.run.start` takes it)."""
 
     name: str
     description: str

@@ -27,13 +27,14 @@ import torch
 import torch.nn.functional as F
 
 from ai2048.agents.deeprl import entropy_probabilities
+from ai2048.checks import check_fields, setting
 from ai2048.engine.board import exponents, flip, mirror, transpose
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
-from ai2048.train.config import TorchRunConfig, check_options, option
+from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import NStep, ReplayMemory
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -55,82 +56,82 @@ BONUS_EXPONENTS = (9, 10, 11)  # 512, 1024, 2048
 class DQNConfig(TorchRunConfig):
     """Every setting of a DQN run; defaults are ai2048's recommended CPU settings."""
 
-    checkpoint_every: int = option(100, "save a checkpoint every this many finished games", lo=1)
-    episodes: int = option(3000, "training games to finish", lo=1)
-    num_envs: int = option(16, "games played side by side on the numba kernels (seed 000: 1)", lo=1)
-    replay_ratio: float = option(0.125, "gradient steps per collected transition (seed 000: 1)", lo=0)
-    net: str = option(
+    checkpoint_every: int = setting(100, "save a checkpoint every this many finished games", lo=1)
+    episodes: int = setting(3000, "training games to finish", lo=1)
+    num_envs: int = setting(16, "games played side by side on the numba kernels (seed 000: 1)", lo=1)
+    replay_ratio: float = setting(0.125, "gradient steps per collected transition (seed 000: 1)", lo=0)
+    net: str = setting(
         "bigconv",
         "Q-network: bigconv (seed's baseline), conv, fc; the seed's early fc variants small_qnet, "
         "dqn_3ls_128, dqn_4ls_256_bn, dqn_5ls_bn (fc_neurons sets small_qnet's and dqn_5ls_bn's width)",
         choices=DQN_NETS,
     )
-    planes: int = option(16, "one-hot planes (12 as in seed 000 drops tiles >= 4096)", lo=2, hi=16)
-    out_channels: int = option(0, "Conv3d channels (0 = the net's default: conv 3, bigconv 4)", lo=0)
-    n_fc: int = option(128, "width of the conv nets' fully connected layers", lo=1)
-    fc_layers: int = option(3, "fc net: number of Linear layers", lo=1)
-    fc_neurons: int = option(128, "fc net: hidden width", lo=1)
-    fc_output_relu: bool = option(True, "fc net: ReLU after the output layer, as the seed (Q >= 0)")
-    batch_size: int = option(256, "transitions per gradient step", lo=1)
-    gamma: float = option(0.99, "discount factor", lo=0, hi=1)
-    lr: float = option(1e-3, "AdamW (amsgrad) learning rate", lo=0, lo_open=True)
-    lr_end: float = option(
+    planes: int = setting(16, "one-hot planes (12 as in seed 000 drops tiles >= 4096)", lo=2, hi=16)
+    out_channels: int = setting(0, "Conv3d channels (0 = the net's default: conv 3, bigconv 4)", lo=0)
+    n_fc: int = setting(128, "width of the conv nets' fully connected layers", lo=1)
+    fc_layers: int = setting(3, "fc net: number of Linear layers", lo=1)
+    fc_neurons: int = setting(128, "fc net: hidden width", lo=1)
+    fc_output_relu: bool = setting(True, "fc net: ReLU after the output layer, as the seed (Q >= 0)")
+    batch_size: int = setting(256, "transitions per gradient step", lo=1)
+    gamma: float = setting(0.99, "discount factor", lo=0, hi=1)
+    lr: float = setting(1e-3, "AdamW (amsgrad) learning rate", lo=0, lo_open=True)
+    lr_end: float = setting(
         0.0,
         "learning rate after lr_decay_steps (linear decay from lr; used only with lr_decay_steps > 0)",
         lo=0,
     )
-    lr_decay_steps: int = option(
+    lr_decay_steps: int = setting(
         0,
         "collected transitions over which lr decays linearly to lr_end (0 = constant lr)",
         lo=0,
     )
-    tau: float = option(5e-3, "soft target update rate, applied after every gradient step", lo=0,
-                        hi=1, lo_open=True)
-    replay_size: int = option(100_000, "replay memory capacity (transitions)", lo=1)
-    learn_start: int = option(0, "transitions stored before learning starts (0 = one batch, as the seed)",
-                              lo=0)
-    l2_reg: float = option(
+    tau: float = setting(5e-3, "soft target update rate, applied after every gradient step", lo=0,
+                         hi=1, lo_open=True)
+    replay_size: int = setting(100_000, "replay memory capacity (transitions)", lo=1)
+    learn_start: int = setting(0, "transitions stored before learning starts (0 = one batch, as the seed)",
+                               lo=0)
+    l2_reg: float = setting(
         3e-4,
         "λ of the L2 term λ/2·Σ‖W‖² over the Linear weights (seed's saved agent: 3e-4)",
         lo=0,
     )
-    grad_clip: float = option(100.0, "clip every gradient component to ±this (seed: 100; 0 = off)", lo=0)
-    exploration: str = option("entropy", "entropy, lai_robbins, torch_version (seed 000's rules) or greedy",
-                              choices=EXPLORATIONS)
-    eps_start: float = option(0.8, "torch_version: ε at step 0", lo=0, hi=1)
-    eps_end: float = option(0.02, "torch_version: asymptotic ε", lo=0, hi=1)
-    eps_decay: float = option(1000.0, "torch_version: ε decays as exp(−steps/eps_decay)", lo=0)
-    eta: float = option(0.8, "lai_robbins: ε = η / (1 + ν·t(a*))", lo=0)
-    nu: float = option(0.01, "lai_robbins: ν", lo=0)
-    alpha: float = option(1.0, "entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a)",
-                          lo=0)
-    reward: str = option(
+    grad_clip: float = setting(100.0, "clip every gradient component to ±this (seed: 100; 0 = off)", lo=0)
+    exploration: str = setting("entropy", "entropy, lai_robbins, torch_version (seed 000's rules) or greedy",
+                               choices=EXPLORATIONS)
+    eps_start: float = setting(0.8, "torch_version: ε at step 0", lo=0, hi=1)
+    eps_end: float = setting(0.02, "torch_version: asymptotic ε", lo=0, hi=1)
+    eps_decay: float = setting(1000.0, "torch_version: ε decays as exp(−steps/eps_decay)", lo=0)
+    eta: float = setting(0.8, "lai_robbins: ε = η / (1 + ν·t(a*))", lo=0)
+    nu: float = setting(0.01, "lai_robbins: ν", lo=0)
+    alpha: float = setting(1.0, "entropy: β(a) = α·log(t(a) + 1); a ~ softmax over legal a of Q(s,a)·β(a)",
+                           lo=0)
+    reward: str = setting(
         "log2",
         "log2 (merged exponents, seed 000), score (merged values) or win (0 per move)",
         choices=REWARDS,
     )
-    tile_bonus: tuple[float, float, float] = option(
+    tile_bonus: tuple[float, float, float] = setting(
         (1.0, 2.5, 6.0),
         "per-step bonus per 512, 1024, 2048 tile on the board (seed's progressive shaping); 0,0,0 = off",
     )
-    move_penalty: float = option(0.0, "subtracted from every move's reward (seed's shaping 5: 1.5)", lo=0)
-    goal_tile: int = option(0, "end the game at this tile (seed 000: 2048); 0 = play to the end", lo=0)
-    win_bonus: float = option(
+    move_penalty: float = setting(0.0, "subtracted from every move's reward (seed's shaping 5: 1.5)", lo=0)
+    goal_tile: int = setting(0, "end the game at this tile (seed 000: 2048); 0 = play to the end", lo=0)
+    win_bonus: float = setting(
         11.0,
         "added when the goal tile is reached (seed env: 11 in log2 mode, 2048 in score mode)",
         lo=0,
     )
-    goal_terminal: bool = option(
+    goal_terminal: bool = setting(
         True,
         "treat reaching the goal tile as terminal (the seed stored it as non-terminal)",
     )
-    mask_next: bool = option(
+    mask_next: bool = setting(
         True,
         "max over legal actions only in the target (the seed took the max over all 4)",
     )
-    double_dqn: bool = option(True, "double DQN target: argmax by the online net, value by the target net")
-    n_step: int = option(3, "n-step returns (1 = the seed's one-step target)", lo=1)
-    augment: bool = option(
+    double_dqn: bool = setting(True, "double DQN target: argmax by the online net, value by the target net")
+    n_step: int = setting(3, "n-step returns (1 = the seed's one-step target)", lo=1)
+    augment: bool = setting(
         False,
         "learn each sampled transition under a random one of the "
         "board's 8 symmetries (move and legal moves relabelled)",
@@ -139,7 +140,7 @@ class DQNConfig(TorchRunConfig):
     def __post_init__(self) -> None:
         if isinstance(self.tile_bonus, list):
             object.__setattr__(self, "tile_bonus", tuple(self.tile_bonus))
-        check_options(self)
+        check_fields(self)
         if len(self.tile_bonus) != 3:
             raise ValueError(f"tile_bonus={self.tile_bonus!r} needs three weights (512, 1024, 2048)")
         if self.goal_tile and (self.goal_tile < 4 or self.goal_tile & (self.goal_tile - 1)):
@@ -418,10 +419,10 @@ def td_loss(
     return huber + 0.5 * cfg.l2_reg * l2, huber
 
 
-def run(config: DQNConfig, out: Path, resume: bool = False) -> Path:
+def run(config: DQNConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train a DQN into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     policy = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(policy).eval()

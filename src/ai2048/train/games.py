@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.envs.batch import GameBatch, tile_values
 from ai2048.envs.options import EnvOptions
 from ai2048.rules import P_TWO
@@ -50,8 +51,7 @@ class BoardBatch(GameBatch):
         goal_terminal: bool = True,
         cutoff: int | None = None,
     ) -> None:
-        if isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n < 1:
-            raise ValueError(f"need at least one game, got n={n}")
+        checks.whole("n", n, 1, why="the games played side by side")
         options = EnvOptions(illegal_action="raise", goal_tile=goal_tile, p_two=p_two)
         super().__init__(n, options, goal_terminal=goal_terminal, cutoff=cutoff, seed=seed, parallel=False)
         self.reset()

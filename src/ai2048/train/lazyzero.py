@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ai2048.agents.lazyzero import NETWORK_KEYS, WEIGHTS
+from ai2048.checks import check_fields, setting
 from ai2048.envs.torch_env import _constants, from_boards, make_batch_env
 from ai2048.nets.resnet import (
     VALUE_ACTIVATIONS,
@@ -41,8 +42,8 @@ from ai2048.nets.resnet import (
 )
 from ai2048.search.lazyzero import SearchStopped, choose_actions, lazy_search
 from ai2048.train import Trainer
-from ai2048.train.config import DEVICE_HELP, TorchRunConfig, check_options, option
-from ai2048.train.run import Counters, Loop
+from ai2048.train.config import DEVICE_HELP, TorchRunConfig
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, start_torch, torch_save
 
 
@@ -50,50 +51,50 @@ from ai2048.train.torchrun import GeneratorState, TorchCheckpoint, start_torch, 
 class LazyZeroConfig(TorchRunConfig):
     """LazyZero training settings; the defaults are seed 001's GPU run (``2048_gpu.yaml``)."""
 
-    checkpoint_every: int = option(1, "save a checkpoint every this many epochs (and at a stop)", lo=1)
-    device: str = option("auto", DEVICE_HELP)
-    threads: int = option(1, "CPU threads for torch and numba", lo=1)
+    checkpoint_every: int = setting(1, "save a checkpoint every this many epochs (and at a stop)", lo=1)
+    device: str = setting("auto", DEVICE_HELP)
+    threads: int = setting(1, "CPU threads for torch and numba", lo=1)
 
-    channels: int = option(16, "residual trunk channels (seed: 16)")
-    blocks: int = option(6, "residual blocks in the trunk (seed: 6)")
-    head_channels: int = option(16, "channels of the policy and value heads' residual blocks")
-    head_blocks: int = option(3, "residual blocks in each head (seed: 3)")
-    kernel_size: int = option(3, "convolution kernel size (odd)")
-    policy_fc: int = option(32, "hidden units of the policy head's linear layer")
-    value_fc: int = option(32, "hidden units of the value head's linear layer")
-    value_activation: str = option(
+    channels: int = setting(16, "residual trunk channels (seed: 16)")
+    blocks: int = setting(6, "residual blocks in the trunk (seed: 6)")
+    head_channels: int = setting(16, "channels of the policy and value heads' residual blocks")
+    head_blocks: int = setting(3, "residual blocks in each head (seed: 3)")
+    kernel_size: int = setting(3, "convolution kernel size (odd)")
+    policy_fc: int = setting(32, "hidden units of the policy head's linear layer")
+    value_fc: int = setting(32, "hidden units of the value head's linear layer")
+    value_activation: str = setting(
         "none",
         f"value output activation, one of {VALUE_ACTIVATIONS} "
         "(seed mini/tiny: tanh0to1, which cannot fit log(moves) > 1)",
     )
-    rollouts: int = option(500, "LazyZero rollouts per move while training", lo=1)
-    rollout_depth: int = option(
+    rollouts: int = setting(500, "LazyZero rollouts per move while training", lo=1)
+    rollout_depth: int = setting(
         3, "moves per rollout including the root move; the leaf is scored by the value head"
     , lo=1)
-    puct: float = option(1.0, "PUCT exploration constant c", lo=0)
-    temperature: float = option(1.0, "training move choice: sample visits^(1/T); 0 = argmax", lo=0)
-    test_rollouts: int = option(500, "rollouts per move in test games and in the trained agent", lo=1)
-    num_envs: int = option(8192, "games played in parallel", lo=1)
-    episodes_per_epoch: int = option(20000, "finished self-play games per epoch", lo=1)
-    epochs: int = option(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)", lo=1)
-    test_games: int = option(1000, "greedy (T=0) test games after each epoch; 0 = none", lo=0)
-    optimizer: str = option("adamw", "'adamw' or 'sgd' (SGD uses momentum)", choices=("adamw", "sgd"))
-    lr: float = option(3e-4, "learning rate", lo=0, lo_open=True)
-    momentum: float = option(0.8, "SGD momentum", lo=0)
-    weight_decay: float = option(1e-4, "weight decay (seed c_reg)", lo=0)
-    lr_decay_gamma: float = option(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant", lo=0,
-                                   hi=1, lo_open=True)
-    minibatch_size: int = option(4096, "positions per gradient step", lo=1)
-    minibatches_per_update: int = option(1, "gradient steps per finished game", lo=1)
-    policy_factor: float = option(1.0, "weight of the policy cross-entropy in the loss", lo=0)
-    replay_max_games: int = option(20000, "whole games kept in the replay memory", lo=1)
-    replay_min_games: int = option(20000, "games in memory before training starts", lo=1)
-    env_backend: str = option(
+    puct: float = setting(1.0, "PUCT exploration constant c", lo=0)
+    temperature: float = setting(1.0, "training move choice: sample visits^(1/T); 0 = argmax", lo=0)
+    test_rollouts: int = setting(500, "rollouts per move in test games and in the trained agent", lo=1)
+    num_envs: int = setting(8192, "games played in parallel", lo=1)
+    episodes_per_epoch: int = setting(20000, "finished self-play games per epoch", lo=1)
+    epochs: int = setting(8, "epochs to train (the seed reports 80,000 episodes = 8 epochs)", lo=1)
+    test_games: int = setting(1000, "greedy (T=0) test games after each epoch; 0 = none", lo=0)
+    optimizer: str = setting("adamw", "'adamw' or 'sgd' (SGD uses momentum)", choices=("adamw", "sgd"))
+    lr: float = setting(3e-4, "learning rate", lo=0, lo_open=True)
+    momentum: float = setting(0.8, "SGD momentum", lo=0)
+    weight_decay: float = setting(1e-4, "weight decay (seed c_reg)", lo=0)
+    lr_decay_gamma: float = setting(1.0, "learning rate factor per epoch (ExponentialLR); 1 = constant", lo=0,
+                                    hi=1, lo_open=True)
+    minibatch_size: int = setting(4096, "positions per gradient step", lo=1)
+    minibatches_per_update: int = setting(1, "gradient steps per finished game", lo=1)
+    policy_factor: float = setting(1.0, "weight of the policy cross-entropy in the loss", lo=0)
+    replay_max_games: int = setting(20000, "whole games kept in the replay memory", lo=1)
+    replay_min_games: int = setting(20000, "games in memory before training starts", lo=1)
+    env_backend: str = setting(
         "auto", "'torch' (tensor env, on the device), 'engine' (numba boards) or 'auto' (engine on CPU)"
     , choices=("auto", "torch", "engine"))
 
     def __post_init__(self) -> None:
-        check_options(self)
+        check_fields(self)
         self.network()
         if self.replay_min_games > self.replay_max_games:
             raise ValueError(
@@ -274,12 +275,12 @@ def _out_of_memory_is_a_setting(cfg: LazyZeroConfig) -> Iterator[None]:
         ) from e
 
 
-def run(config: LazyZeroConfig, out: Path, resume: bool = False) -> Path:
+def run(config: LazyZeroConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train LazyZero into run directory ``out`` (``resume``: continue from its checkpoint)."""
     if not isinstance(config, LazyZeroConfig):
         raise TypeError(f"config must be a LazyZeroConfig, got {type(config).__name__}")
     out, cfg = Path(out), config
-    resumed, device, _ = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, _ = start_torch(out, cfg, TRAINER, resume, opened)
     import numba
 
     numba.set_num_threads(max(1, min(cfg.threads, getattr(numba.config, "NUMBA_NUM_THREADS", 1))))

@@ -29,7 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.agents.seed_actions import check_order
+from ai2048.checks import check_fields, setting
 from ai2048.evaluate.pool import RestartPool, read_pool
 from ai2048.ntuple import memory
 from ai2048.ntuple.codegen import ILLEGAL_ACTIONS, KernelOptions, specialized
@@ -39,8 +41,8 @@ from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, SEED_ORDERS
 from ai2048.stats import reach_rate, tile_table_percent
 from ai2048.train import Trainer
-from ai2048.train.config import BUDGET_HELP, RunConfig, check_options, option
-from ai2048.train.run import Counters, Loop, start
+from ai2048.train.config import BUDGET_HELP, RunConfig
+from ai2048.train.run import Counters, Loop, RunDir, start
 
 MAX_MOVES = 1 << 18
 """Longest possible game: the tile sum grows by >= 2 a move and is at most 16 * 32768."""
@@ -62,68 +64,68 @@ stopped chunk is logged and saved with the games it played."""
 class NTupleConfig(RunConfig):
     """Settings of an n-tuple TD run (defaults: seed 004's 4x6 after-state TD(0), α = 0.1)."""
 
-    duration: float = option(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels",
-                             lo=0)
-    checkpoint_every: int = option(10_000, "games between checkpoints", lo=1)
+    duration: float = setting(0.0, BUDGET_HELP + "; n-tuple runs count the seconds in the training kernels",
+                              lo=0)
+    checkpoint_every: int = setting(10_000, "games between checkpoints", lo=1)
 
-    patterns: str = option("4x6", "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789")
-    games: int = option(100_000, "training games in total", lo=1)
-    alpha: float = option(
+    patterns: str = setting("4x6", "tuple set: 4x6, 5x6, 8x6, 4x5, 2x4+2x6, or hex cells like 012345,456789")
+    games: int = setting(100_000, "training games in total", lo=1)
+    alpha: float = setting(
         0.1,
         "learning rate of a state's value, spread over its features (alpha/F a weight)",
         lo=0, lo_open=True,
     )
-    workers: int = option(
+    workers: int = setting(
         1, "threads playing games on shared weights (Hogwild); 1 is exactly reproducible", lo=1,
         hi=64,
     )
-    state: str = option("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)",
-                        choices=KINDS)
-    update: str = option(
+    state: str = setting("after", "values of after-states (Szubert & Jaśkowski) or before-states (seed 004)",
+                         choices=KINDS)
+    update: str = setting(
         "backward",
         "backward: sweep each finished game from its end (seed 004); online: after every move",
         choices=("backward", "online"),
     )
-    lam: float = option(0.0, "TD(λ) λ, with backward updates (0 = TD(0))", lo=0, hi=1)
-    seed004_double_reward: bool = option(
+    lam: float = setting(0.0, "TD(λ) λ, with backward updates (0 = TD(0))", lo=0, hi=1)
+    seed004_double_reward: bool = setting(
         False,
         "seed 004's before-state bug: target r_t + r_t+1 + V(s_t+1) (backward only)",
     )
-    tc: bool = option(False, "temporal coherence: per-weight rates |E|/A (Jaśkowski 2018); use alpha=1.0")
-    init_value: float = option(
+    tc: bool = setting(False, "temporal coherence: per-weight rates |E|/A (Jaśkowski 2018); use alpha=1.0")
+    init_value: float = setting(
         0.0,
         "optimistic initial value of every state (OTD, Guei et al. 2022 use 320000)",
     )
-    stages: tuple[int, ...] = option(
+    stages: tuple[int, ...] = setting(
         (),
         "multistage: tile exponents opening new weights, e.g. [13,14]; promoted from below",
     )
-    restart_prob: float = option(
+    restart_prob: float = setting(
         0.0,
         "chance a game starts from a saved late-game board (Jaśkowski 2018's restarts)",
         lo=0, hi=1,
     )
-    restart_tile: int = option(13, "exponent whose first appearance saves the board for restarts", lo=1,
-                               hi=15)
-    chain_restarts: int = option(
+    restart_tile: int = setting(13, "exponent whose first appearance saves the board for restarts", lo=1,
+                                hi=15)
+    chain_restarts: int = setting(
         0,
         "chained midpoint restarts, L (ziap/2048-tdl and TDL2048+'s restart mode; 10 in "
         "both): an episode of more than L moves is followed by one from its after-state at "
         "chain_at of its moves plus a spawn, restarted in turn; not counted as games; 0 = off",
         lo=0,
     )
-    chain_at: float = option(
+    chain_at: float = setting(
         0.5,
         "where a chained restart begins: after-state floor(chain_at * n) of an n-move "
         "episode, in (0, 1) (0.5 in both references)",
         lo=0, hi=1, lo_open=True, hi_open=True,
     )
-    restart_pool: str = option(
+    restart_pool: str = setting(
         "",
         "a restart pool file (`ai2048 pool`): the workers' restart boards start as its boards (split "
         "between them), kept in the checkpoint; needs restart_prob > 0, may go with chain_restarts",
     )
-    downgrade: str = option(
+    downgrade: str = setting(
         "none",
         "how boards holding a 16384 are valued: none (as they are); highest (their highest gap closed, "
         "in their own stage: kernels.view); residual (a stage above the first learns a correction, from "
@@ -131,33 +133,33 @@ class NTupleConfig(RunConfig):
         "`ai2048 eval RUN` plays the network the same way (meta.json's info.plays)",
         choices=DOWNGRADES,
     )
-    p_two: float = option(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
-    chunk: int = option(1000, "games per metrics record (and per kernel call)", lo=1)
-    eval_games: int = option(
+    p_two: float = setting(P_TWO, "probability a spawned tile is a 2", lo=0, hi=1, lo_open=True)
+    chunk: int = setting(1000, "games per metrics record (and per kernel call)", lo=1)
+    eval_games: int = setting(
         0,
         "1-ply games to evaluate the final network on, under the run's rules: the games and result file "
         "of `ai2048 eval RUN --games N` (eval.json)",
         lo=0,
     )
-    end_on_full_board: bool = option(
+    end_on_full_board: bool = setting(
         False,
         "seed 004's board.end(): a game ends at a full board or a 32768 even if merges remain",
     )
-    tie_order: str = option(
+    tie_order: str = setting(
         "clockwise",
         "action order that breaks ties of equal value: clockwise (up, right, down, left) "
         "or a seed's, e.g. 004 (up, down, left, right)",
         choices=tuple(SEED_ORDERS),
     )
-    gamma: float = option(1.0, "discount γ of the TD targets, in (0, 1] (seed 004: 1)", lo=0,
-                          hi=1, lo_open=True)
-    illegal_action: str = option(
+    gamma: float = setting(1.0, "discount γ of the TD targets, in (0, 1] (seed 004: 1)", lo=0,
+                           hi=1, lo_open=True)
+    illegal_action: str = setting(
         "mask",
         "mask: only board-changing moves; penalty: seed 004's unmasked moves, an unchanged "
         "board scores -1 and spawns (needs end_on_full_board)",
         choices=ILLEGAL_ACTIONS,
     )
-    init: str = option(
+    init: str = setting(
         "",
         "start from trained weights: 'shipped' (the default shipped network), a shipped name "
         "(`ai2048 models`), a run directory or a weights/.ntz file; patterns, stages, state must match",
@@ -168,7 +170,7 @@ class NTupleConfig(RunConfig):
             object.__setattr__(self, "patterns", str(self.patterns))
         if isinstance(self.stages, (list, int)):
             object.__setattr__(self, "stages", tuple(np.atleast_1d(self.stages).tolist()))
-        check_options(self)
+        check_fields(self)
         parse_patterns(self.patterns)
         if self.chain_restarts and self.restart_prob > 0 and not self.restart_pool:
             raise ValueError(
@@ -207,8 +209,8 @@ class NTupleConfig(RunConfig):
                 "seed004_double_reward reproduces a before-state backward bug: "
                 "set state=before, update=backward"
             )
-        st = list(self.stages)
-        if any(not isinstance(s, int) or not 1 <= s <= 15 for s in st) or st != sorted(set(st)):
+        st = [checks.whole("stages", s, 1, 15, why="tile exponents, e.g. [13, 14]") for s in self.stages]
+        if st != sorted(set(st)):
             raise ValueError(f"stages={st} must be increasing tile exponents in 1..15 (e.g. [13, 14])")
 
 
@@ -577,12 +579,12 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
     return k
 
 
-def run(config: NTupleConfig, out: Path, resume: bool = False) -> Path:
+def run(config: NTupleConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train (or continue training) an n-tuple network into run directory ``out``."""
     out, cfg = Path(out), config
     src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before any write
     pool = restart_pool(cfg) if cfg.restart_pool and not resume else None  # a wrong pool too
-    resumed = start(out, cfg, TRAINER, resume)
+    resumed = start(out, cfg, TRAINER, resume, opened)
     k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
     st = TrainState(cfg, None if resumed else new_network(cfg, src))  # resumed: read from the checkpoint
     if pool is not None and not resumed:
@@ -685,7 +687,7 @@ def final_evaluation(cfg: NTupleConfig, net: Network, out: Path) -> Any:
         agent.name = "ntuple"
         agent.config = {"weights": os.path.normpath(out), **eval_settings(cfg)}  # as `ai2048 eval RUN`
         result = evaluate(agent, games=cfg.eval_games, seed=EVAL_SEED, workers=cfg.workers, progress=False,
-                          **eval_rules(cfg))
+                           **eval_rules(cfg))
     except KeyboardInterrupt:
         return None
     finally:

@@ -31,13 +31,14 @@ import numpy as np
 import torch
 
 from ai2048.board_io import encode
+from ai2048.checks import check_fields, setting
 from ai2048.envs.batch import GameBatch
 from ai2048.envs.options import EnvOptions
 from ai2048.game import is_over
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
-from ai2048.train.config import TorchRunConfig, check_options, option
-from ai2048.train.run import Counters, Loop
+from ai2048.train.config import TorchRunConfig
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     RngState,
@@ -64,51 +65,52 @@ class PolicyConfig(TorchRunConfig):
     """Every setting of a seed 002 policy-learner run (text names; the code's ``forget_after`` is
     ``forget_interval``)."""
 
-    checkpoint_every: int = option(50, "checkpoint every this many epochs", lo=1)
+    checkpoint_every: int = setting(50, "checkpoint every this many epochs", lo=1)
 
-    hidden_j: int = option(200, "first hidden layer width J (text: 200; the seed's code: 50)", lo=1)
-    hidden_k: int = option(100, "second hidden layer width K", lo=1)
-    lr: float = option(1e-3, "Adam learning rate", lo=0, lo_open=True)
-    batch_size: int = option(10, "games the network plays per epoch", lo=1)
-    forget_interval: int = option(30, "epochs of games kept in the rolling training set", lo=1)
-    game_weight: str = option(
+    hidden_j: int = setting(200, "first hidden layer width J (text: 200; the seed's code: 50)", lo=1)
+    hidden_k: int = setting(100, "second hidden layer width K", lo=1)
+    lr: float = setting(1e-3, "Adam learning rate", lo=0, lo_open=True)
+    batch_size: int = setting(10, "games the network plays per epoch", lo=1)
+    forget_interval: int = setting(30, "epochs of games kept in the rolling training set", lo=1)
+    game_weight: str = setting(
         "scores",
         "game metric for the median split and j: scores, max, log2_max, tile_sums; binary = j ±1 by score "
         "around the median (the seed's early default)",
         choices=GAME_WEIGHTS,
     )
-    move_weight: str = option("none", "move weight k: none, nonzero, linear_move_num, exponential_move_num",
-                              choices=MOVE_WEIGHTS)
-    random_frac: float = option(0.0, "fraction of the network's moves played uniformly at random", lo=0, hi=1)
-    random_games: int = option(0, "uniformly random games added to each epoch's batch", lo=0)
-    cutoff: int = option(0, "end every game after this many moves (0 = play to the end; PoC: 20)", lo=0)
-    epochs: int = option(1000, "epochs to run (0 = until duration or target_score)", lo=0)
-    target_score: float = option(
+    move_weight: str = setting("none", "move weight k: none, nonzero, linear_move_num, exponential_move_num",
+                               choices=MOVE_WEIGHTS)
+    random_frac: float = setting(0.0, "fraction of the network's moves played uniformly at random",
+                                 lo=0, hi=1)
+    random_games: int = setting(0, "uniformly random games added to each epoch's batch", lo=0)
+    cutoff: int = setting(0, "end every game after this many moves (0 = play to the end; PoC: 20)", lo=0)
+    epochs: int = setting(1000, "epochs to run (0 = until duration or target_score)", lo=0)
+    target_score: float = setting(
         0.0,
         "stop once the mean network score over the last target_window epochs reaches this "
         "(0 = never; PoC: 87)",
         lo=0,
     )
-    target_window: int = option(
+    target_window: int = setting(
         1,
         "epochs averaged for target_score (seed: 1 batch; one batch of 200 games is noisy by about "
         "±1.4 points)",
         lo=1,
     )
-    win_tile: int = option(
+    win_tile: int = setting(
         0,
         "seed 002's history win split: when a game in the set reached this tile, won games get j in "
         "[0.5, 1] and lost ones j in [-1, -0.5] by the metric within each group (the best loser -1, as "
         "the seed); 0 = off",
         lo=0,
     )
-    memory: float = option(
+    memory: float = setting(
         0.0,
         "seed 002's history: train on this random fraction of the previous training moves plus the new "
         "batch (its memory=0.9) instead of the forget_interval window; 0 = the window",
         lo=0, hi=1,
     )
-    curriculum: str = option(
+    curriculum: str = setting(
         "none",
         "seed 002's history mini games (its game_type): none = full games; mini_iterative = from a random "
         "layout with an 8 (and 4-11 smaller tiles) play to 16, then from the best won game's end board to "
@@ -119,33 +121,33 @@ class PolicyConfig(TorchRunConfig):
         "split); each epoch's games are ranked among themselves",
         choices=CURRICULA,
     )
-    curriculum_attempts: int = option(
+    curriculum_attempts: int = setting(
         10,
         "mini_iterative: batches played from one stage's start before the stage fails and a new round "
         "starts (seed: 10); only the last batch is trained on",
         lo=1,
     )
-    curriculum_win_rate: float = option(
+    curriculum_win_rate: float = setting(
         0.6,
         "mini_random: win fraction above which drawing the top start tile raises it (seed: 0.6; 0.8 in its "
         "first version)",
         lo=0, hi=1,
     )
-    seed002_raw_inputs: bool = option(
+    seed002_raw_inputs: bool = setting(
         False,
         "seed 002's bug: train on raw tile values while moves are chosen on log2(tile)/11 - 0.25",
     )
-    seed002_first_weight_only: bool = option(
+    seed002_first_weight_only: bool = setting(
         False,
         "seed 002's bug: game_weight ranks the first epoch's games only, later epochs rank by scores",
     )
-    seed002_random_ignore_cutoff: bool = option(
+    seed002_random_ignore_cutoff: bool = setting(
         False,
         "seed 002's bug: the random games play to the end whatever cutoff says",
     )
 
     def __post_init__(self) -> None:
-        check_options(self)
+        check_fields(self)
         if self.win_tile and (self.win_tile < 4 or self.win_tile & (self.win_tile - 1)):
             raise ValueError(f"win_tile={self.win_tile} must be a power of two >= 4, or 0 for no win split")
         if self.win_tile and self.game_weight == "binary":
@@ -509,10 +511,10 @@ class Memory:
         self.moves = None if state is None else (state[0], state[1], state[2])
 
 
-def run(config: PolicyConfig, out: Path, resume: bool = False) -> Path:
+def run(config: PolicyConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train seed 002's policy network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     net = build_net(spec).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=cfg.lr, foreach=True)

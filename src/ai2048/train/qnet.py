@@ -26,14 +26,15 @@ import torch
 
 from ai2048.agents.deeprl import centred_rewards
 from ai2048.checkpoint import append_jsonl
+from ai2048.checks import check_fields, setting
 from ai2048.engine.board import exponents
 from ai2048.engine.moves import all_moves
 from ai2048.nets import SeedNet, build_net
 from ai2048.train import Trainer
-from ai2048.train.config import TorchRunConfig, check_options, option
+from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
 from ai2048.train.replay import PrioritizedReplay, ReplayMemory
-from ai2048.train.run import Counters, Loop
+from ai2048.train.run import Counters, Loop, RunDir
 from ai2048.train.torchrun import (
     CHECKPOINT_FORMAT,
     VALIDATION_SEED,
@@ -51,53 +52,53 @@ from ai2048.train.torchrun import (
 class QNetConfig(TorchRunConfig):
     """Every setting of a seed 003 Q-network run."""
 
-    checkpoint_every: int = option(100, "checkpoint every this many finished games", lo=1)
+    checkpoint_every: int = setting(100, "checkpoint every this many finished games", lo=1)
 
-    mode: str = option(
+    mode: str = setting(
         "q",
         "q: Q over the 4 moves (the text); v: value of after-states (the layer table's 1 output)",
         choices=("q", "v"),
     )
-    episodes: int = option(2000, "training games to finish", lo=1)
-    num_envs: int = option(16, "games played side by side on the numba kernels", lo=1)
-    replay_ratio: float = option(0.25, "gradient steps per collected transition", lo=0)
-    hidden: tuple[int, ...] = option((128, 32, 8), "hidden layer widths (seed: 128, 32, 8)")
-    slope: float = option(0.001, "LeakyReLU negative slope (seed: 0.001)", lo=0)
-    dropout: float = option(0.125, "dropout after the first layer (seed: 0.125)", lo=0, hi=1)
-    lr: float = option(1e-3, "RMSprop learning rate", lo=0, lo_open=True)
-    rms_alpha: float = option(0.9, "RMSprop smoothing ρ (the seed's '0.9')", lo=0, hi=1)
-    gamma: float = option(0.9, "discount factor", lo=0, hi=1)
-    batch_size: int = option(256, "transitions per gradient step", lo=1)
-    replay_size: int = option(50_000, "replay capacity (transitions)", lo=1)
-    learn_start: int = option(0, "transitions stored before learning (0 = one batch)", lo=0)
-    prioritized: bool = option(True, "prioritised replay (proportional); False = uniform")
-    per_alpha: float = option(0.6, "priority exponent α", lo=0)
-    per_beta: float = option(0.4, "importance-sampling exponent β at the start, annealed to 1", lo=0, hi=1)
-    per_beta_episodes: int = option(
+    episodes: int = setting(2000, "training games to finish", lo=1)
+    num_envs: int = setting(16, "games played side by side on the numba kernels", lo=1)
+    replay_ratio: float = setting(0.25, "gradient steps per collected transition", lo=0)
+    hidden: tuple[int, ...] = setting((128, 32, 8), "hidden layer widths (seed: 128, 32, 8)")
+    slope: float = setting(0.001, "LeakyReLU negative slope (seed: 0.001)", lo=0)
+    dropout: float = setting(0.125, "dropout after the first layer (seed: 0.125)", lo=0, hi=1)
+    lr: float = setting(1e-3, "RMSprop learning rate", lo=0, lo_open=True)
+    rms_alpha: float = setting(0.9, "RMSprop smoothing ρ (the seed's '0.9')", lo=0, hi=1)
+    gamma: float = setting(0.9, "discount factor", lo=0, hi=1)
+    batch_size: int = setting(256, "transitions per gradient step", lo=1)
+    replay_size: int = setting(50_000, "replay capacity (transitions)", lo=1)
+    learn_start: int = setting(0, "transitions stored before learning (0 = one batch)", lo=0)
+    prioritized: bool = setting(True, "prioritised replay (proportional); False = uniform")
+    per_alpha: float = setting(0.6, "priority exponent α", lo=0)
+    per_beta: float = setting(0.4, "importance-sampling exponent β at the start, annealed to 1", lo=0, hi=1)
+    per_beta_episodes: int = setting(
         2000,
         "episodes over which β anneals to 1 (fixed, so a run resumed with more episodes anneals as "
         "an uninterrupted one)",
         lo=1,
     )
-    reward_scale: float = option(50.0, "the four moves' rewards are mean-centred and scaled to ±this",
-                                 lo=0, lo_open=True)
-    eps_start: float = option(1.0, "ε-greedy: ε at the start", lo=0, hi=1)
-    eps_end: float = option(0.05, "ε-greedy: final ε", lo=0, hi=1)
-    eps_steps: int = option(100_000, "ε decays linearly over this many transitions", lo=1)
-    target_sync: int = option(500, "copy the online net into the target net every this many gradient steps",
-                              lo=1)
-    validate_every: int = option(
+    reward_scale: float = setting(50.0, "the four moves' rewards are mean-centred and scaled to ±this",
+                                  lo=0, lo_open=True)
+    eps_start: float = setting(1.0, "ε-greedy: ε at the start", lo=0, hi=1)
+    eps_end: float = setting(0.05, "ε-greedy: final ε", lo=0, hi=1)
+    eps_steps: int = setting(100_000, "ε decays linearly over this many transitions", lo=1)
+    target_sync: int = setting(500, "copy the online net into the target net every this many gradient steps",
+                               lo=1)
+    validate_every: int = setting(
         0,
         "every this many training games, play validate_games greedy games on held-out "
         "seeds; model.pt keeps the best network (0 = off: model.pt is the last network)",
         lo=0,
     )
-    validate_games: int = option(200, "games per validation (the same fixed held-out set each time)", lo=1)
+    validate_games: int = setting(200, "games per validation (the same fixed held-out set each time)", lo=1)
 
     def __post_init__(self) -> None:
         if isinstance(self.hidden, list):
             object.__setattr__(self, "hidden", tuple(self.hidden))
-        check_options(self)
+        check_fields(self)
         widths_ok = all(isinstance(h, int) and not isinstance(h, bool) and h >= 1 for h in self.hidden)
         if not self.hidden or not widths_ok:
             raise ValueError(f"hidden={self.hidden!r} must be one or more positive layer widths")
@@ -211,10 +212,10 @@ def validate(
     return score
 
 
-def run(config: QNetConfig, out: Path, resume: bool = False) -> Path:
+def run(config: QNetConfig, out: Path, resume: bool = False, opened: RunDir | None = None) -> Path:
     """Train seed 003's Q-network into run directory ``out`` (resumable); returns ``out``."""
     out, cfg = Path(out), config
-    resumed, device, gen = start_torch(out, cfg, TRAINER, resume)
+    resumed, device, gen = start_torch(out, cfg, TRAINER, resume, opened)
     spec = cfg.net_spec()
     online = build_net(spec).to(device)
     target: SeedNet = copy.deepcopy(online).eval()

@@ -205,18 +205,20 @@ def check_resumed_config(found: RunDir, config: Any, trainer: Trainer) -> None:
         )
 
 
-def start(out: Path, config: Any, trainer: Trainer, resume: bool) -> bool:
+def start(out: Path, config: Any, trainer: Trainer, resume: bool, opened: RunDir | None = None) -> bool:
     """Open ``out`` for ``config`` (:func:`open_run`, then the config checked against a resumed run's)
     and write ``config.json``; returns whether the run resumes.
 
     A directory killed before its first checkpoint is refused here: the CLI clears it first, holding
-    the run (``open_run(..., clear=True)``).
+    the run (``open_run(..., clear=True)``). ``opened``: ``out`` as the caller opened it and checked
+    ``config`` against, holding the run (the command line checks once, before any work): not opened
+    or checked again.
     """
     out = Path(out)
-    found = open_run(out, trainer, resume)
+    found = opened if opened is not None else open_run(out, trainer, resume)
     if found.restart:
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    if resume:
+    if resume and opened is None:
         check_resumed_config(found, config, trainer)
         if not (out / "meta.json").is_file():
             print(f"resuming from {out / trainer.checkpoint}: {out / 'meta.json'} is missing and is written "

@@ -24,24 +24,25 @@ from ai2048.nets.files import MODEL_FORMAT, load_torch_file, load_weights, torch
 from ai2048.train import Trainer
 from ai2048.train.config import TorchRunConfig
 from ai2048.train.games import BoardBatch
-from ai2048.train.run import start
+from ai2048.train.run import RunDir, start
 
 CHECKPOINT_FORMAT = 1
 """``format`` of the ``checkpoint.pt`` files; ``model.pt`` files carry :data:`MODEL_FORMAT`."""
 
 
 def start_torch(
-    out: Path, config: TorchRunConfig, trainer: Trainer, resume: bool
+    out: Path, config: TorchRunConfig, trainer: Trainer, resume: bool, opened: RunDir | None = None
 ) -> tuple[bool, torch.device, np.random.Generator]:
     """The start of every torch trainer's ``run()``: :func:`~ai2048.train.run.start` on the config's
     device, with torch's CPU threads and seed set from the config; returns (whether the run resumes,
-    the device, a numpy generator seeded with ``config.seed``).
+    the device, a numpy generator seeded with ``config.seed``); ``opened`` as :func:`~ai2048.train.run.start`
+    takes it.
 
     The device is read first, so a bad or absent one (``device="tpu"``, ``"cuda"`` without CUDA) fails
     before the run directory is touched.
     """
     device = resolve_device(config.device)
-    resumed = start(out, config, trainer, resume)
+    resumed = start(out, config, trainer, resume, opened)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     return resumed, device, np.random.default_rng(config.seed)

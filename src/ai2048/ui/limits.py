@@ -16,6 +16,7 @@ option's one declaration beside its agent (``web=`` in :mod:`ai2048.agents.optio
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -28,6 +29,7 @@ from typing import Any
 from ai2048 import checks
 from ai2048.agents import available, make_agent
 from ai2048.agents.base import options_of
+from ai2048.checks import Option
 
 SEED_MAX = (1 << 63) - 1
 MODEL_PREFIX = "model:"
@@ -37,62 +39,40 @@ SERVER_KEYS = frozenset({"threads", "device"})
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-@dataclass(frozen=True)
-class Setting:
-    """One web setting: its kind ("int", "float", "bool", "choice", "seed") and range (``lo_open`` and
-    ``hi_open`` leave a bound out)."""
+def describe(setting: Option) -> str:
+    """The values web setting ``setting`` takes, in a request's (JSON's) words: ``"a whole number in
+    1..3 or 'adaptive'"``, ``"true or false"``, ``"... or null"``."""
+    none = " or null" if setting.none is not None else ""
+    if setting.kind in ("whole", "number"):
+        extra = "".join(f" or {c!r}" for c in setting.choices)
+        what = "a whole number" if setting.kind == "whole" else "a number"
+        if setting.lo_open or setting.hi_open:
+            rng = checks.describe_range(setting.lo, setting.hi, whole=False, lo_open=setting.lo_open,
+                                        hi_open=setting.hi_open)
+        else:
+            rng = f"in {setting.lo:g}..{setting.hi:g}"
+        return f"{what} {rng}{extra}{none}"
+    if setting.kind == "seed":
+        return f"a whole number in 0..2**63-1{none}"
+    if setting.kind == "flag":
+        return "true or false"
+    return "one of " + ", ".join(repr(c) for c in setting.choices) + none
 
-    kind: str
-    lo: float = 0
-    hi: float = 0
-    choices: tuple[Any, ...] = ()
-    optional: bool = False  # null is allowed (the agent's own "none")
-    lo_open: bool = False
-    hi_open: bool = False
 
-    def describe(self) -> str:
-        none = " or null" if self.optional else ""
-        if self.kind in ("int", "float"):
-            extra = "".join(f" or {c!r}" for c in self.choices)
-            what = "a whole number" if self.kind == "int" else "a number"
-            if self.lo_open or self.hi_open:
-                rng = checks.describe_range(self.lo, self.hi, whole=False, lo_open=self.lo_open,
-                                            hi_open=self.hi_open)
-            else:
-                rng = f"in {self.lo:g}..{self.hi:g}"
-            return f"{what} {rng}{extra}{none}"
-        if self.kind == "seed":
-            return f"a whole number in 0..2**63-1{none}"
-        if self.kind == "bool":
-            return "true or false"
-        return "one of " + ", ".join(repr(c) for c in self.choices) + none
+def check_setting(key: str, setting: Option, value: Any) -> Any:
+    """``value`` checked by web setting ``setting`` (JSON's ``3.0`` is the whole number 3), else a
+    ValueError naming the setting and its range in a request's words."""
+    def bad() -> ValueError:
+        return ValueError(f"setting {key}={_short(value)} is out of range: {key} must be {describe(setting)}")
 
-    def check(self, key: str, value: Any) -> Any:
-        """``value`` if it is allowed, else ValueError naming the setting and its range."""
-        def bad() -> ValueError:
-            return ValueError(f"setting {key}={_short(value)} is out of range: "
-                              f"{key} must be {self.describe()}")
-
-        if value is None:
-            if self.optional or self.kind == "seed":
-                return None
-            raise bad()
-        if isinstance(value, str) and value in self.choices:  # a choice, or an int's "adaptive"
-            return value
-        if self.kind in ("int", "seed") and isinstance(value, float) and value.is_integer():
-            value = int(value)  # JSON's 3.0
-        try:
-            if self.kind == "bool":
-                return checks.flag(key, value)
-            if self.kind == "seed":
-                return checks.seed(key, value, optional=False, hi=SEED_MAX)
-            if self.kind == "int":
-                return checks.whole(key, value, int(self.lo), int(self.hi))
-            if self.kind == "float":
-                return checks.number(key, value, self.lo, self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
-        except ValueError:
-            pass
+    if value is None and setting.none is None:
         raise bad()
+    if setting.kind in ("whole", "seed") and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    try:
+        return setting.check(key, value)
+    except ValueError:
+        raise bad() from None
 
 
 def _short(v: Any) -> str:
@@ -103,41 +83,35 @@ def _short(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def Int(lo: int, hi: int, *choices: Any, optional: bool = False) -> Setting:  # noqa: N802
-    return Setting("int", lo, hi, choices, optional)
+def Int(lo: int, hi: int, *choices: Any, optional: bool = False) -> Option:  # noqa: N802
+    """A web setting of an agent registered outside the package: a whole number in ``lo..hi``."""
+    return Option("a whole number", "whole", lo, hi, choices=choices, none="" if optional else None)
 
 
-def Float(lo: float, hi: float, optional: bool = False) -> Setting:  # noqa: N802
-    return Setting("float", lo, hi, (), optional)
+def Float(lo: float, hi: float, optional: bool = False) -> Option:  # noqa: N802
+    """A web setting of an agent registered outside the package: a number in ``[lo, hi]``."""
+    return Option("a number", "number", lo, hi, none="" if optional else None)
 
 
-BOOL = Setting("bool")
-
-
-def web_setting(key: str, option: checks.Option) -> Setting:
-    """Agent option ``key`` as the web takes it: the range, choices and None of its declaration's
-    ``web`` (:meth:`ai2048.checks.Option.web_option`); a number the web offers must be bounded both ways."""
+def web_setting(key: str, option: Option) -> Option:
+    """Agent option ``key`` as the web takes it: its declaration's ``web`` range, choices and None
+    (:meth:`ai2048.Option.web_option`), a seed at most 2**63-1 (or null); a number the web
+    offers must be bounded both ways."""
     w = option.web_option()
     if w is None:
         raise ValueError(f"option {key} is not offered on the web (its declaration has no web=...)")
-    optional = w.none is not None
-    if w.kind in ("whole", "number"):
-        if w.lo is None or w.hi is None:
-            raise ValueError(f"web setting {key} needs both bounds (a request's work must be bounded): "
-                             "give web=(lo, hi)")
-        kind = "int" if w.kind == "whole" else "float"
-        return Setting(kind, w.lo, w.hi, w.choices, optional, w.lo_open, w.hi_open)
+    if w.kind in ("whole", "number") and (w.lo is None or w.hi is None):
+        raise ValueError(f"web setting {key} needs both bounds (a request's work must be bounded): "
+                         "give web=(lo, hi)")
     if w.kind == "seed":
-        return Setting("seed", optional=True)
-    if w.kind == "flag" and not w.choices:
-        return BOOL
-    if w.kind == "choice":
-        return Setting("choice", choices=w.choices, optional=optional)
-    raise ValueError(f"web setting {key}: a {w.kind} option{' with words' if w.choices else ''} cannot be "
-                     "offered on the web")
+        return dataclasses.replace(w, hi=SEED_MAX, none="")
+    if w.kind not in ("whole", "number", "choice") and not (w.kind == "flag" and not w.choices):
+        raise ValueError(f"web setting {key}: a {w.kind} option{' with words' if w.choices else ''} cannot "
+                         "be offered on the web")
+    return w
 
 
-def web_settings(agent: str) -> dict[str, Setting]:
+def web_settings(agent: str) -> dict[str, Option]:
     """The settings a request may change for registered agent ``agent``: its options declared with
     ``web=``, in signature order."""
     return {k: web_setting(k, o) for k, o in options_of(agent).items() if o.web is not None}
@@ -150,7 +124,7 @@ WEB_AGENT_NAMES = ("random", "greedy", "expectimax", "expectimax-seed003", "mini
 MODEL_AGENT_NAMES = ("dqn", "qnet", "policy", "lazyzero", "lazyzero-chance", "ntuple", "endgame")
 """Agents that play a trained network, offered as models (by the ``agent`` their run's meta.json names)."""
 
-WEB_AGENTS: dict[str, dict[str, Setting]] = {name: web_settings(name) for name in WEB_AGENT_NAMES}
+WEB_AGENTS: dict[str, dict[str, Option]] = {name: web_settings(name) for name in WEB_AGENT_NAMES}
 """Agents the web offers by name, each with the settings a request may change and their ranges."""
 
 WEB_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -160,7 +134,7 @@ WEB_DEFAULTS: dict[str, dict[str, Any]] = {
 """Settings the web uses where a request gives none (``web_default=``: the command line's adaptive
 expectimax goes to depth 8, seconds per move late in a game; the web stops at 6)."""
 
-MODEL_SETTINGS: dict[str, dict[str, Setting]] = {name: web_settings(name) for name in MODEL_AGENT_NAMES}
+MODEL_SETTINGS: dict[str, dict[str, Option]] = {name: web_settings(name) for name in MODEL_AGENT_NAMES}
 """Agents that play a trained network, by the ``agent`` their run's meta.json names, with web settings."""
 
 WARM_UP: dict[str, tuple[dict[str, Any], ...]] = {
@@ -194,7 +168,7 @@ class Model:
     name: str
     agent: str  # the registered agent that plays it (dqn, ntuple, ...)
     description: str
-    settings: dict[str, Setting]
+    settings: dict[str, Option]
     build: Callable[..., Any] = field(repr=False)
 
 
@@ -310,7 +284,7 @@ def default_agent() -> str:
 
 
 def check_settings(agent: str, config: Any, models: dict[str, Model],
-                   extra_agents: dict[str, dict[str, Setting]] | None = None) -> tuple[str, dict[str, Any]]:
+                   extra_agents: dict[str, dict[str, Option]] | None = None) -> tuple[str, dict[str, Any]]:
     """(agent, checked settings) for a request's ``agent`` and ``config``, or ValueError saying what
     is wrong and what is allowed. ``agent`` is a web agent's name or ``"model:NAME"``."""
     agents = {**WEB_AGENTS, **(extra_agents or {})}
@@ -334,7 +308,7 @@ def check_settings(agent: str, config: Any, models: dict[str, Model],
     out = {}
     for key, value in config.items():
         if key in rules:
-            out[key] = rules[key].check(key, value)
+            out[key] = check_setting(key, rules[key], value)
         elif key in PATH_KEYS:
             raise ValueError(f"setting {_short(key)} is not accepted: the web app loads networks only by "
                              f"model name ({MODEL_PREFIX}NAME, from the server's --models folder), "
@@ -343,7 +317,7 @@ def check_settings(agent: str, config: Any, models: dict[str, Model],
             raise ValueError(f"setting {_short(key)} is fixed by the server "
                              "(it would change the whole process)")
         else:
-            allowed = ", ".join(f"{k} ({r.describe()})" for k, r in rules.items()) or "none"
+            allowed = ", ".join(f"{k} ({describe(r)})" for k, r in rules.items()) or "none"
             raise ValueError(f"agent {agent!r} has no web setting {_short(key)}; settings: {allowed}")
     return agent, out
 
@@ -359,7 +333,7 @@ def build(agent: str, config: dict[str, Any], models: dict[str, Model]) -> Any:
 
 
 def listing(models: dict[str, Model],
-            extra_agents: dict[str, dict[str, Setting]] | None = None) -> list[dict[str, Any]]:
+            extra_agents: dict[str, dict[str, Option]] | None = None) -> list[dict[str, Any]]:
     """What ``GET /api/agents`` shows: every web agent and model with its settings, their ranges and
     one line of help each (the options' declarations, as ``ai2048 agents NAME`` prints)."""
     from ai2048.agents import config_keys
@@ -375,10 +349,10 @@ def listing(models: dict[str, Model],
             continue  # an agent whose optional dependency is missing
         out.append({"name": name, "description": descriptions[name], "model": False,
                     "config": {k: _jsonable(defaults.get(k)) for k in rules},
-                    "ranges": {k: r.describe() for k, r in rules.items()}, "help": _help(name, rules)})
+                    "ranges": {k: describe(r) for k, r in rules.items()}, "help": _help(name, rules)})
     for name, m in sorted(models.items()):
         out.append({"name": MODEL_PREFIX + name, "description": m.description, "model": True,
-                    "config": {}, "ranges": {k: r.describe() for k, r in m.settings.items()},
+                    "config": {}, "ranges": {k: describe(r) for k, r in m.settings.items()},
                     "help": _help(m.agent, m.settings)})
     return out
 

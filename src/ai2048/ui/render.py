@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.board_io import decode
 from ai2048.checkpoint import atomic_path, check_output_file
 from ai2048.records import GameRecord, Trajectory
@@ -109,13 +110,9 @@ def check_output(path: str | Path, suffix: str, what: str = "output file") -> Pa
 def check_render_args(fps: float, every: int, hold: float = 2.0) -> None:
     """Refuse frame rates a GIF cannot show (Pillow raised OverflowError past 655 s a frame), a step
     that is not a whole number >= 1 and a hold outside 0..600 s."""
-    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not MIN_FPS <= fps <= MAX_FPS:
-        raise ValueError(f"fps={fps!r} must be a number in {MIN_FPS:.4f}..{MAX_FPS:g} (a GIF frame shows "
-                         "0.01 to 655 s)")
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a whole number >= 1, got {every!r}")
-    if isinstance(hold, bool) or not isinstance(hold, (int, float)) or not 0 <= hold <= MAX_HOLD:
-        raise ValueError(f"hold={hold!r} must be a number of seconds in 0..{MAX_HOLD:g}")
+    checks.number("fps", fps, MIN_FPS, MAX_FPS, why="a GIF frame shows 0.01 to 655 s")
+    checks.whole("every", every, 1)
+    checks.number("hold", hold, 0, MAX_HOLD, why="seconds")
 
 
 def write_gif(record: GameRecord, path: str | Path, *, fps: float = 8.0, every: int = 1, cell: int = CELL,

@@ -37,16 +37,17 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from ai2048.checks import Option
 from ai2048.ui import routes
 from ai2048.ui.guard import Guard, allowed_hosts
-from ai2048.ui.limits import Setting, scan_models
+from ai2048.ui.limits import scan_models
 from ai2048.ui.state import ApiError, Limits, WebState, default_choice
 
 
 def create_app(default_agent: str = "expectimax", default_config: dict[str, Any] | None = None,
                max_games: int = 256, *, models_dir: str | Path | None = None, host: str | None = None,
                allow_hosts: tuple[str, ...] = (), limits: Limits | None = None,
-               extra_agents: dict[str, dict[str, Setting]] | None = None) -> FastAPI:
+               extra_agents: dict[str, dict[str, Option]] | None = None) -> FastAPI:
     """The FastAPI application (``uvicorn`` serves it; tests use ``TestClient``).
 
     ``models_dir``: run directories offered as ``model:NAME``; ``host``: the address served (its name

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import secrets
 import threading
 import time
@@ -23,7 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from ai2048.ui.limits import WEB_AGENTS, Model, Setting, build, check_settings, listing
+from ai2048.checks import Option, check_fields, setting
+from ai2048.ui.limits import WEB_AGENTS, Model, build, check_settings, listing
 from ai2048.ui.session import PlaySession
 
 T = TypeVar("T")
@@ -33,24 +33,19 @@ T = TypeVar("T")
 class Limits:
     """The server's caps (``ai2048 serve`` options; docs/ui.md explains each)."""
 
-    max_games: int = 256
-    game_ttl: float = 3600.0  # seconds a game may stay untouched before it is dropped
-    max_agents: int = 8  # built agents kept (least recently used dropped)
-    workers: int = 2  # threads that run agents
-    max_queue: int = 8  # agent requests running or waiting; more get 503
-    budget: float = 2.0  # seconds of agent work per request: AI steps stop after it
-    max_connections: int = 64  # open connections; more are closed at once (uvicorn: ai2048.ui.protocol)
-    request_timeout: float = 10.0  # seconds a client may take to send a request's head, and its body
+    max_games: int = setting(256, "games kept in memory (least recently used dropped)", lo=1)
+    game_ttl: float = setting(3600.0, "seconds an untouched game is kept", lo=0, lo_open=True, why="seconds")
+    max_agents: int = setting(8, "built agents kept in memory (least recently used dropped)", lo=1)
+    workers: int = setting(2, "threads running agents", lo=1)
+    max_queue: int = setting(8, "agent requests running or waiting; more get 503", lo=1)
+    budget: float = setting(2.0, "seconds of agent work per request: AI steps stop after it", lo=0,
+                            lo_open=True, why="seconds")
+    max_connections: int = setting(64, "open connections; more are closed at once (ai2048.ui.protocol)", lo=1)
+    request_timeout: float = setting(10.0, "seconds a client may take to send a request's head, and its body",
+                                     lo=0, lo_open=True, why="seconds")
 
     def __post_init__(self) -> None:
-        for key in ("max_games", "max_agents", "workers", "max_queue", "max_connections"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{key} must be a whole number >= 1, got {v!r}")
-        for key in ("game_ttl", "budget", "request_timeout"):
-            v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"{key} must be a positive number of seconds, got {v!r}")
+        check_fields(self)
 
 
 class ApiError(Exception):
@@ -166,7 +161,7 @@ class AgentCache:
 
 
 def default_choice(agent: str, config: Any, models: dict[str, Model],
-                   extra_agents: dict[str, dict[str, Setting]] | None = None) -> tuple[str, dict[str, Any]]:
+                   extra_agents: dict[str, dict[str, Option]] | None = None) -> tuple[str, dict[str, Any]]:
     """The server's default (agent, settings), checked as a request's are, or ValueError
     ``"default agent: ..."`` (``ai2048 serve`` checks its ``--agent`` and ``--set`` with it)."""
     try:
@@ -179,7 +174,7 @@ class WebState:
     """One web app's games, agents, agent pool and caps; the routes' only state."""
 
     def __init__(self, limits: Limits, models: dict[str, Model], default: tuple[str, dict[str, Any]],
-                 extra_agents: dict[str, dict[str, Setting]] | None = None) -> None:
+                 extra_agents: dict[str, dict[str, Option]] | None = None) -> None:
         self.limits = limits
         self.models = models
         self.default = default  # (agent, settings), checked by default_choice
