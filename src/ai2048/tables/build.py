@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import shutil
 import time
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048 import checks
 from ai2048.checkpoint import atomic_write, hold_run, nearest_existing, remove_stale_temps
 from ai2048.tables import invariants, kernels
 from ai2048.tables.formations import TABLES, TableSpec, spec
@@ -233,9 +233,10 @@ def forward(table: TableSpec, folder: Path, progress: Callable[[str, int, int], 
     done = folder / "done.json"
     if done.is_file():
         rec = _read_json(done, folder.parent)
-        layers = rec.get("layers") if isinstance(rec, dict) else None
-        if not isinstance(layers, int) or not _count(layers) or layers < 1:
-            raise _damaged(done, folder.parent, "not the record of a finished enumeration")
+        try:
+            layers = checks.whole("layers", rec.get("layers") if isinstance(rec, dict) else None, 1)
+        except ValueError:
+            raise _damaged(done, folder.parent, "not the record of a finished enumeration") from None
         saved = _saved_layers(folder)
         if saved < layers:
             missing = _layer_path(folder, saved)
@@ -361,10 +362,10 @@ def _read_seconds(clock: Path, work: Path) -> float:
     if not clock.is_file():
         return 0.0
     rec = _read_json(clock, work)
-    spent = rec.get("seconds") if isinstance(rec, dict) else None
-    if isinstance(spent, bool) or not isinstance(spent, (int, float)) or not 0 <= spent < math.inf:
-        raise _damaged(clock, work, "not the record of the time spent building")
-    return float(spent)
+    try:
+        return checks.number("seconds", rec.get("seconds") if isinstance(rec, dict) else None, 0)
+    except ValueError:
+        raise _damaged(clock, work, "not the record of the time spent building") from None
 
 
 def _build(table: TableSpec, folder: Path, progress: Callable[[str, int, int], None] | None,
