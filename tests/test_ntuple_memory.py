@@ -224,10 +224,13 @@ def cache_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     k.train_worker(*_warm_args(cfg))  # loads (or compiles) into the user's cache
     src = Path(str(k.__file__))
     dst = tmp_path / "ntuple"
-    (dst / "__pycache__").mkdir(parents=True)
+    dst.mkdir()
     shutil.copy2(src, dst / src.name)  # copy2 keeps the modification time numba's index checks
-    for f in (src.parent / "__pycache__").glob(f"{src.stem}.*"):
-        shutil.copy2(f, dst / "__pycache__" / f.name)
+    cache = memory.cache_dirs(dst / src.name)[0]  # numba's: $NUMBA_CACHE_DIR's, else __pycache__
+    cache.mkdir(parents=True, exist_ok=True)
+    for folder in memory.cache_dirs(src):
+        for f in folder.glob(f"{src.stem}.*"):
+            shutil.copy2(f, cache / f.name)
     monkeypatch.setenv("AI2048_CACHE", str(tmp_path))
     monkeypatch.setattr(codegen, "_LOADED", {})
     monkeypatch.setitem(sys.modules, k.__name__, k)  # restored after the test
@@ -289,3 +292,22 @@ def test_compile_kernels__unwritable_cache_compiles_in_this_process(
     k = compile_kernels(NTupleConfig(patterns=SMALL))
     assert "not writable, compiling in this process" in capsys.readouterr().err
     assert sum(k.train_worker.stats.cache_hits.values()) >= 1  # the kernels are there (numba's cache)
+
+
+def test_is_compiled__reads_numbas_index_where_numba_cache_dir_puts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``$NUMBA_CACHE_DIR`` set numba writes its index there, not beside the module (a newcomer's
+    cold test run sets it): the marker plus that index count as compiled."""
+    from numba.core import config
+
+    module = _fake_module(tmp_path)
+    sig = memory.kernel_signature((np.zeros(2, np.float32),))
+    memory.mark_compiled(module, "train_worker", sig)
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "numba"))
+    cache = memory.cache_dirs(module)[0]
+    assert cache.parent == (tmp_path / "numba").resolve()
+    assert not memory.is_compiled(module, "train_worker", sig)
+    cache.mkdir(parents=True)
+    (cache / f"{module.stem}.train_worker-670.py311.nbi").write_bytes(b"")
+    assert memory.is_compiled(module, "train_worker", sig)

@@ -18,7 +18,7 @@ from ai2048.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from ai2048.llm.baselines import PHRASINGS, phrase, play_openenv, play_text_env
-    from ai2048.llm.mcp_server import GUIDE, McpLimits, create_mcp_server, serve_stdio
+    from ai2048.llm.mcp_server import GUIDE, McpLimits, create_mcp_server, line_error, serve_stdio
     from ai2048.llm.openenv_env import (
         Game2048Action,
         Game2048Client,
@@ -46,6 +46,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "GUIDE": ("mcp_server", "GUIDE"),
     "McpLimits": ("mcp_server", "McpLimits"),
     "create_mcp_server": ("mcp_server", "create_mcp_server"),
+    "line_error": ("mcp_server", "line_error"),
     "serve_stdio": ("mcp_server", "serve_stdio"),
     "Game2048Action": ("openenv_env", "Game2048Action"),
     "Game2048Client": ("openenv_env", "Game2048Client"),
@@ -92,6 +93,7 @@ __all__ = [
     "check_host",
     "create_env_app",
     "create_mcp_server",
+    "line_error",
     "phrase",
     "play_openenv",
     "play_text_env",

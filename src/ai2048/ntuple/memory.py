@@ -142,7 +142,21 @@ def is_compiled(module: Path, function: str, sig: str, *, indexed: bool = True) 
             return False
     except OSError:
         return False
-    return not indexed or any((module.parent / "__pycache__").glob(f"{module.stem}.{function}-*.nbi"))
+    pattern = f"{module.stem}.{function}-*.nbi"
+    return not indexed or any(any(folder.glob(pattern)) for folder in cache_dirs(module))
+
+
+def cache_dirs(module: Path) -> list[Path]:
+    """The folders where numba caches ``module``'s functions: ``$NUMBA_CACHE_DIR``'s subfolder for it
+    when that is set (numba's own naming, ``_CacheLocator.get_suitable_cache_subpath``), and the
+    ``__pycache__`` beside it."""
+    from numba.core import config
+    from numba.core.caching import _CacheLocator
+
+    beside = module.parent / "__pycache__"
+    if not config.CACHE_DIR:
+        return [beside]
+    return [Path(config.CACHE_DIR).resolve() / _CacheLocator.get_suitable_cache_subpath(str(module)), beside]
 
 
 def mark_compiled(module: Path, function: str, sig: str) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ai2048.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from ai2048.tables.build import BuildStopped, check_resources, estimate, requirements
+    from ai2048.tables.build import BuildDamaged, BuildStopped, check_resources, estimate, requirements
     from ai2048.tables.build import build as build_table
     from ai2048.tables.formations import (
         DEFAULT,
@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     )
 
 _LAZY: dict[str, tuple[str, str]] = {
+    "BuildDamaged": ("build", "BuildDamaged"),
     "BuildStopped": ("build", "BuildStopped"),
     "build_table": ("build", "build"),
     "check_resources": ("build", "check_resources"),
@@ -85,6 +86,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 """Public name -> (module of this package, its name there)."""
 
 __all__ = [
+    "BuildDamaged",
     "BuildStopped",
     "DEFAULT",
     "DistilledTablesWarning",
