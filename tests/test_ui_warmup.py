@@ -162,15 +162,15 @@ NO_COMPILE_SCRIPT = textwrap.dedent('''
 
     dispatcher.Dispatcher.compile = compile
 
-    def probes(s):
-        extra = list(s.choices) + ([None] if s.optional else [])
-        if s.kind == "bool":
+    def probes(s):  # s: an option as the web takes it (checks.Option.web_option)
+        extra = list(s.choices) + ([None] if s.none is not None else [])
+        if s.kind == "flag":
             return [False, True]
         if s.kind == "choice":
             return extra
         if s.kind == "seed":
             return [None, 0, SEED_MAX]
-        if s.kind == "int":
+        if s.kind == "whole":
             return sorted({int(s.lo), int(min(s.lo + 1, s.hi)), int(s.hi)}) + extra
         return [s.lo, s.hi] + extra
 
