@@ -260,10 +260,10 @@ def test_limits__reach_the_server():
 @pytest.mark.parametrize(("argv", "match"), [
     (["serve-env", "--port", "0"], "not a TCP port"),
     (["serve-env", "--max-sessions", "0"], "--max-sessions=0 must be a whole number in 1..16,777,216"),
-    (["serve-env", "--session-ttl", "nan"], "--session-ttl=nan must be a finite number > 0 (seconds)"),
-    (["serve-env", "--max-message", "100"], "--max-message=100 must be a whole number in 4,096..16,777,216 "
-                                            "(bytes; an observation needs 4096)"),
-    (["serve-env", "--ping", "0"], "--ping=0 must be a finite number > 0"),
+    (["serve-env", "--session-ttl", "nan"], r"--session-ttl=nan must be a finite number > 0 \(seconds\)"),
+    (["serve-env", "--max-message", "100"], r"--max-message=100 must be a whole number in 4096..16,777,216 "
+                                            r"\(bytes; an observation needs 4096\)"),
+    (["serve-env", "--ping", "0"], r"--ping=0.0 must be a finite number > 0 \(seconds\)"),
     (["serve-env", "--set", "colour=red"], "unknown text env option"),
     (["serve-env", "--set", "max_invalid=-1"], "max_invalid=-1 must be"),
     (["serve-env", "--set", "obs_format=xml"], "obs_format='xml' is not one of"),
