@@ -54,7 +54,9 @@ def kernel_rate(kernel: Any, seeds: list[int], goal: int | None, full: bool) -> 
     known = len(inspect.signature(kernel.play.py_func).parameters) - 11  # rule arguments it takes
     if any(rules[known:]):
         raise ValueError("the reference game loop does not know these rules")
-    extra = rules[:known]
+    extra: tuple[Any, ...] = rules[:known]
+    if known > len(rules):  # the supers of each game and exact rules (version 1)
+        extra = (*rules, np.zeros(n, np.int64), True)
     t = time.thread_time()
     while (status == RUNNING).any():
         kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, 0, P_TWO, stop, *extra)

@@ -251,5 +251,9 @@ def test_cli_eval__resume_refuses_other_end_rules(tmp_path, capsys) -> None:
                                                   "max_moves": None, "games_requested": 3})
     old.open({})
     old.close()
+    # ... and the rules of version 0 (two 32768s did not merge): resumed under them, not mixed with 1
     assert main(["eval", "greedy", "--games", "3", "--out", str(tmp_path / "o.json"), "--resume",
-                 "--no-progress"]) == 0
+                 "--no-progress"]) == 2
+    assert "rules_version: file 0, now 1" in capsys.readouterr().err
+    assert main(["eval", "greedy", "--games", "3", "--out", str(tmp_path / "o.json"), "--resume",
+                 "--no-progress", "--rules", "0"]) == 0

@@ -64,7 +64,7 @@ def test_eval__stream_holds_every_finished_game_and_guards_a_rerun(tmp_path, cap
     out = tmp_path / "r.json"
     games_file = stream_path(out)
     games_file.write_text(json.dumps({"format": STREAM_FORMAT, "version": 1, "agent": "greedy", "config": {},
-                                      "seed": 0, "p_two": 0.9, "max_moves": None}) + "\n")
+                                      "seed": 0, "p_two": 0.9, "max_moves": None, "rules_version": 1}) + "\n")
     assert main(["eval", "greedy", "--games", "2", "--out", str(out), "--no-progress"]) == 2
     assert "pass --resume" in capsys.readouterr().err and not out.exists()
     assert main(["eval", "greedy", "--games", "2", "--seed", "1", "--out", str(out), "--no-progress",
@@ -180,7 +180,7 @@ def test_eval_resume__an_edited_game_line_is_refused_by_name(edit, message, tmp_
     out = tmp_path / "r.json"
     recs = evaluate("greedy", games=3, seed=2, progress=False).records
     argv = ["eval", "greedy", "--games", "4", "--seed", "2", "--out", str(out), "--no-progress", "--resume"]
-    header = {"agent": "greedy", "config": {}, "seed": 2, "p_two": P_TWO, "max_moves": None,
+    header = {"agent": "greedy", "config": {}, "seed": 2, "p_two": P_TWO, "max_moves": None, "rules_version": 1,
               "games_requested": 4, "goal_tile": None, "end_on_full_board": False}
     stream = GameStream(stream_path(out), header)
     stream.open({r["index"]: r for r in recs})

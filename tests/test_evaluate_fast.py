@@ -367,7 +367,7 @@ def test_game_kernel__rooted_downgrade_plays_acts_moves_from_a_late_board() -> N
     boards[0] = start
     states = np.array([11], np.uint64)
     kernel.play(kernel.context(None), boards, states.copy(), scores, moves, status, acts, nacts, 60, 0.9,
-                np.zeros(1, np.int64), *end_rule_args(None, False))
+                np.zeros(1, np.int64), *end_rule_args(None, False), np.zeros(1, np.int64), True)
     assert nacts[0] == 60
     b, st = np.uint64(start), states.copy()
     for a in acts[0, :60]:

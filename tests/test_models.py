@@ -154,7 +154,7 @@ def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped:
     card = models.card("tiny")
     assert card["file"]["sha256"] == compact.sha256_file(shipped / "tiny.ntz")
     assert card["network"]["patterns"] == "0123,4567" and card["network"]["stages"] == [7]
-    assert card["rules"] == {"rules_version": RULES_VERSION, "p_two": 0.9, "max_tile": 32768}
+    assert card["rules"] == {"rules_version": RULES_VERSION, "p_two": 0.9, "max_tile": 131072}
     tr = card["training"]
     assert (
         tr["command"] == "ai2048 train ntuple (test)"
@@ -166,11 +166,11 @@ def test_pack__card_holds_what_the_issue_asks(trained: dict[str, Path], shipped:
     assert ev1["games"] == 20 and ev2["games"] == 3 and ev1["depth"] == 1 and ev2["depth"] == 2
     row = ev1["tiles"][-1]
     assert row["reach_lo"] <= row["reach"] <= row["reach_hi"] and ev1["moves_per_s"] > 0
-    assert any("two 32768 tiles do not merge" in x for x in card["limits"])
+    assert any("shown to it as two 16384s" in x for x in card["limits"])
     md = (shipped / "tiny.md").read_text()
     assert (
         md == models.markdown(card)
-        and "two 32768 tiles do not merge" in md
+        and "shown to it as two 16384s" in md
         and f"{ev1['score_mean']:,.0f}" in md
         and "### 1-ply (depth 1): 20 games" in md and "### 2-ply (depth 2): 3 games" in md
     )

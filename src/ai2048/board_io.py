@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.engine.board import pack
-from ai2048.rules import MAX_EXPONENT
+from ai2048.rules import MAX_EXPONENT, MAX_TILE_EXPONENT, RULES_VERSION, RULES_VERSIONS
 
 
 def check_board(board: Any) -> np.uint64:
@@ -157,9 +157,96 @@ def check_boards(boards: Any) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
-def render_text(board: Any) -> str:
+def check_rules(rules: Any) -> int:
+    """A rules version this package plays (``rules.RULES_VERSIONS``), as an int."""
+    if isinstance(rules, (bool, np.bool_)) or not isinstance(rules, (int, np.integer)) \
+            or int(rules) not in RULES_VERSIONS:
+        versions = ", ".join(map(str, RULES_VERSIONS))
+        raise ValueError(f"rules={rules!r} is not a rules version this ai2048 plays: use one of {versions} "
+                         f"(the default, {RULES_VERSION}, plays past 32768)")
+    return int(rules)
+
+
+def _super_cells(supers: int) -> list[tuple[int, int]]:
+    return [(i, 15 + (supers >> (2 * i) & 3)) for i in range(16) if supers >> (2 * i) & 3]
+
+
+def check_position(board: Any, supers: Any = 0) -> tuple[np.uint64, int]:
+    """``(board, supers)`` after checking that ``supers`` records exact values (65536 or 131072) only
+    for cells that hold a 15, and that at most one 131072 is on the board (two cannot coexist)."""
+    b = check_board(board)
+    if isinstance(supers, (bool, np.bool_)) or not isinstance(supers, (int, np.integer)):
+        raise TypeError(f"supers must be an int (2 bits a cell: exponent - 15), got {type(supers).__name__}")
+    s = int(supers)
+    if not 0 <= s < 1 << 32:
+        raise ValueError(f"supers {s} is outside 0..2**32-1 (2 bits for each of the 16 cells)")
+    big = 0
+    for i, e in _super_cells(s):
+        nib = int(b) >> (4 * i) & 0xF
+        if nib != MAX_EXPONENT:
+            raise ValueError(
+                f"supers records a {1 << min(e, 62)} at cell {i} (row {i // 4}, column {i % 4}), but the "
+                f"board holds {1 << nib if nib else 'nothing'} there; a tile of 32768 or more is a 15 on the "
+                "board (use ai2048.exact_from_tiles to pack exact tiles)")
+        if e > MAX_TILE_EXPONENT:
+            raise ValueError(
+                f"supers records exponent {e} at cell {i} (row {i // 4}, column {i % 4}): tiles end at "
+                f"{2**MAX_TILE_EXPONENT} (exponent {MAX_TILE_EXPONENT})")
+        if e == MAX_TILE_EXPONENT:
+            big += 1
+            if big > 1:
+                raise ValueError(
+                    f"a second {2**MAX_TILE_EXPONENT} at cell {i} (row {i // 4}, column {i % 4}): two cannot "
+                    "coexist on a 4x4 board (the second needs 16 cells besides the first)")
+    return b, s
+
+
+def exact_encode(exponents: Any) -> tuple[int, int]:
+    """Pack 16 exact exponents (0..17, row-major or [4, 4]) into ``(board, supers)``.
+
+    >>> exact_encode([16, 15] + [0] * 14)
+    (255, 1)
+    """
+    cells = _as_cells(exponents, "exponents")
+    bad = (cells < 0) | (cells > MAX_TILE_EXPONENT)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"exponent {int(cells[i])} at cell {i} (row {i // 4}, column {i % 4}) is outside "
+            f"0..{MAX_TILE_EXPONENT} (0 = empty, {MAX_TILE_EXPONENT} = {2**MAX_TILE_EXPONENT})")
+    board = int(pack(np.minimum(cells, MAX_EXPONENT)))
+    supers = sum(int(e - MAX_EXPONENT) << (2 * i) for i, e in enumerate(cells.tolist()) if e > MAX_EXPONENT)
+    check_position(board, supers)
+    return board, supers
+
+
+def exact_from_tiles(values: Any) -> tuple[int, int]:
+    """Pack tile values (0, 2, 4, ..., 131072; row-major or [4, 4]) into ``(board, supers)``."""
+    cells = _as_cells(values, "tile values")
+    out = np.zeros(16, dtype=np.int64)
+    for i, v in enumerate(cells.tolist()):
+        if v == 0:
+            continue
+        if v < 2 or v & (v - 1) or v > 2**MAX_TILE_EXPONENT:
+            raise ValueError(
+                f"tile value {v} at cell {i} (row {i // 4}, column {i % 4}) is not a power of two in "
+                f"2..{2**MAX_TILE_EXPONENT} (use 0 for an empty cell)")
+        out[i] = v.bit_length() - 1
+    return exact_encode(out)
+
+
+def exact_tiles(board: Any, supers: Any = 0) -> np.ndarray:
+    """The [4, 4] int64 exact tile values of ``(board, supers)`` (0 = empty)."""
+    b, s = check_position(board, supers)
+    e = decode(b).astype(np.int64).reshape(16)
+    for i, x in _super_cells(s):
+        e[i] = x
+    return np.where(e > 0, np.left_shift(1, e), 0).reshape(4, 4)
+
+
+def render_text(board: Any, supers: Any = 0) -> str:
     """A compact, readable text board: tile values, '.' for empty, one row a line."""
-    tiles = to_tiles(board)
+    tiles = exact_tiles(board, supers)
     width = max(4, max(len(str(int(v))) for v in tiles.flat))
     lines = [" ".join(str(int(v)).rjust(width) if v else ".".rjust(width) for v in row) for row in tiles]
     return "\n".join(lines)

@@ -7,9 +7,17 @@ from typing import Any
 import numpy as np
 
 from ai2048 import checks, engine
-from ai2048.board_io import check_action, check_board, render_text
-from ai2048.engine.board import count_empty, max_exponent
-from ai2048.rules import P_TWO, Action
+from ai2048.board_io import check_action, check_board, check_position, check_rules, exact_tiles, render_text
+from ai2048.engine.board import count_empty
+from ai2048.engine.supertiles import (
+    exact_cells,
+    exact_legal_bits,
+    exact_max_exponent,
+    exact_move,
+    planning_view,
+    view_and_forced,
+)
+from ai2048.rules import CAPPED_RULES, P_TWO, RULES_VERSION, Action
 
 
 class IllegalMoveError(ValueError):
@@ -49,47 +57,115 @@ def spawn_outcomes(board: Any, p_two: float = P_TWO) -> list[tuple[int, float]]:
 class Game:
     """One game of 2048 with its own seeded random stream.
 
+    Under rules version 1 (the default) tiles go past 32768: ``board`` holds a 15 for a tile of 32768
+    or more and ``supers`` its exact value (:mod:`ai2048.engine.supertiles`); ``rules=0`` plays the
+    capped rules of version 0, where two 32768s do not merge (records made under it replay so).
+
     >>> g = Game(seed=1)
     >>> reward = g.step(g.legal_actions()[0])
     >>> g.moves
     1
     """
 
-    def __init__(self, seed: int | None = None, p_two: float = P_TWO, board: Any = None) -> None:
+    def __init__(self, seed: int | None = None, p_two: float = P_TWO, board: Any = None, *,
+                 supers: Any = 0, rules: Any = RULES_VERSION) -> None:
+        self.rules = check_rules(rules)
         self.p_two = checks.probability("p_two", p_two)
         self._rng = engine.seed_state(checks.seed("seed", seed))
-        self._board = (
-            int(engine.new_board(self._rng, self.p_two)) if board is None else int(check_board(board))
-        )
+        if board is None:
+            if supers != 0:
+                raise ValueError("supers needs a board: pass board= with its tiles of 32768 or more")
+            self._board, self._supers = int(engine.new_board(self._rng, self.p_two)), 0
+        else:
+            self._board, self._supers = self._checked(board, supers)
         self.score = 0
         self.moves = 0
 
+    def _checked(self, board: Any, supers: Any) -> tuple[int, int]:
+        b, s = check_position(board, supers)
+        if s and self.rules == CAPPED_RULES:
+            raise ValueError(f"supers={s:#x} records tiles past 32768, which rules version {CAPPED_RULES} "
+                             f"does not have; play them under rules={RULES_VERSION}")
+        return int(b), s
+
     @property
     def board(self) -> int:
-        """The current board as a uint64 integer."""
+        """The current board as a uint64 integer (a 15 is a tile of 32768 or more: see ``supers``)."""
         return self._board
 
     @board.setter
     def board(self, value: Any) -> None:
-        """Set the position; ``17.9``, ``-5`` or ``2**64 + 17`` raise here (they used to be truncated or
-        crash later)."""
-        self._board = int(check_board(value))
+        """Set the position, every 15 a 32768 (``set_position`` takes larger tiles); ``17.9``, ``-5`` or
+        ``2**64 + 17`` raise here (they used to be truncated or crash later)."""
+        self._board, self._supers = self._checked(value, 0)
+
+    @property
+    def supers(self) -> int:
+        """The exact values of the board's 15s: 2 bits a cell, ``exponent - 15`` (0 when all are 32768s)."""
+        return self._supers
+
+    def set_position(self, board: Any, supers: Any = 0) -> None:
+        """Set the exact position: ``board`` and its tiles of 32768 or more (checked, as ``Game(board=...,
+        supers=...)``)."""
+        self._board, self._supers = self._checked(board, supers)
+
+    @property
+    def cells(self) -> np.ndarray:
+        """[16] int64 exact exponents, row-major (0 = empty; up to 17 = 131072)."""
+        return exact_cells(np.uint64(self._board), np.int64(self._supers))
+
+    @property
+    def tiles(self) -> np.ndarray:
+        """[4, 4] int64 exact tile values (0 = empty)."""
+        return exact_tiles(self._board, self._supers)
+
+    @property
+    def view(self) -> int:
+        """The board an agent plays (:func:`ai2048.engine.supertiles.planning_view`): the board, with two
+        equal tiles of 32768 or more shown as 16384s, so a search plans their merge."""
+        if self.rules == CAPPED_RULES:
+            return self._board
+        return int(planning_view(np.uint64(self._board), np.int64(self._supers)))
+
+    def to_play(self) -> tuple[int, int]:
+        """(the board an agent plays, -1), or (it, a move every game loop plays unasked): :attr:`view`,
+        and the position's first legal move where the view has none
+        (:func:`~ai2048.engine.supertiles.view_and_forced`: two equal tiles of 32768 or more beside a
+        16384, so not shown as 16384s, and nothing else to move)."""
+        if self.rules == CAPPED_RULES:
+            return self._board, -1
+        view, forced = view_and_forced(np.uint64(self._board), np.int64(self._supers))
+        return int(view), int(forced)
 
     @property
     def max_tile(self) -> int:
         """Value of the largest tile (0 on an empty board)."""
-        e = int(max_exponent(np.uint64(self.board)))
+        e = int(exact_max_exponent(np.uint64(self._board), np.int64(self._supers)))
         return 1 << e if e else 0
+
+    def _legal_bits(self) -> int:
+        if self.rules == CAPPED_RULES:
+            return int(engine.legal_bits(np.uint64(self._board)))
+        return int(exact_legal_bits(np.uint64(self._board), np.int64(self._supers)))
 
     @property
     def is_over(self) -> bool:
-        """True iff no move changes the board."""
-        return bool(engine.is_over(np.uint64(self.board)))
+        """True iff no move changes the position."""
+        return self._legal_bits() == 0
 
     def legal_actions(self) -> list[Action]:
-        """The actions that change the board, in action order."""
-        bits = int(engine.legal_bits(np.uint64(self.board)))
+        """The actions that change the position, in action order."""
+        bits = self._legal_bits()
         return [Action(a) for a in range(4) if bits >> a & 1]
+
+    def after(self, action: Any) -> tuple[int, int, int]:
+        """(board, supers, reward) of ``action`` without a spawn; legal iff the position changes."""
+        a = check_action(action)
+        if self.rules == CAPPED_RULES:
+            nb, r = engine.move(np.uint64(self._board), a)
+            return int(nb), 0, int(r)
+        nb, ns, r = exact_move(np.uint64(self._board), np.int64(self._supers), np.int64(a))
+        return int(nb), int(ns), int(r)
 
     def step(self, action: Any, *, penalty: bool = False) -> int:
         """Play ``action``, spawn a tile, and return the reward; an illegal move raises.
@@ -99,8 +175,8 @@ class Game:
         is no cell to spawn in.
         """
         a = check_action(action)
-        nb, r = engine.move(np.uint64(self._board), a)
-        if nb == self._board:
+        nb, ns, r = self.after(a)
+        if nb == self._board and ns == self._supers:
             if penalty and int(count_empty(np.uint64(nb))) > 0:
                 r = -1
             else:
@@ -109,12 +185,16 @@ class Game:
                     f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
                 )
         self._board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
+        self._supers = ns
         self.score += int(r)
         self.moves += 1
         return int(r)
 
     def __str__(self) -> str:
-        return f"score {self.score}  moves {self.moves}  max {self.max_tile}\n{render_text(self.board)}"
+        text = render_text(self._board, self._supers)
+        return f"score {self.score}  moves {self.moves}  max {self.max_tile}\n{text}"
 
     def __repr__(self) -> str:
-        return f"Game(board={self.board:#018x}, score={self.score}, moves={self.moves})"
+        sup = f", supers={self._supers:#x}" if self._supers else ""
+        rules = f", rules={self.rules}" if self.rules != RULES_VERSION else ""
+        return f"Game(board={self.board:#018x}{sup}, score={self.score}, moves={self.moves}{rules})"

@@ -7,7 +7,7 @@ move at which a tampered or foreign record stops agreeing with the rules.
 
 On disk (``format`` ``"ai2048.game-record"``, ``version`` 1)::
 
-    {"format": "ai2048.game-record", "version": 1, "rules_version": 0,
+    {"format": "ai2048.game-record", "version": 1, "rules_version": 1,
      "seed": 7, "p_two": 0.9, "start_board": "0x0000000000100001",
      "actions": "ulld...",          # one letter a move: u r d l (Action order UP RIGHT DOWN LEFT)
      "spawns": "a1 32 ...",         # one "<cell hex><exponent>" token a move, cell = 4*row + col
@@ -15,7 +15,10 @@ On disk (``format`` ``"ai2048.game-record"``, ``version`` 1)::
      "moves": 123, "final_score": 1234, "final_board": "0x...", "max_tile": 256,
      "agent": "expectimax", "agent_config": {"depth": 2}, "meta": {...}}
 
-Boards are written as hex strings because JSON readers in browsers lose integers above 2**53.
+Boards are written as hex strings because JSON readers in browsers lose integers above 2**53. A game
+that passed 32768 also has ``"final_supers"``, the exact values of its final board's tiles of 32768 or
+more (:mod:`ai2048.engine.supertiles`). A record of rules version 0 (two 32768s did not merge)
+replays under that version, exactly as it was played.
 """
 
 from __future__ import annotations
@@ -31,12 +34,12 @@ from typing import Any
 import numpy as np
 
 from ai2048 import checks, engine
-from ai2048.board_io import check_action, check_board
+from ai2048.board_io import check_action, check_board, check_rules
 from ai2048.checkpoint import atomic_write, read_json
-from ai2048.engine.board import max_exponent
 from ai2048.engine.replay import replay_boards
+from ai2048.engine.supertiles import exact_max_exponent, exact_move
 from ai2048.game import Game
-from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION, Action
+from ai2048.rules import ACTION_CHARS, CAPPED_RULES, MAX_EXPONENT, P_TWO, RULES_VERSION, Action
 
 RECORD_FORMAT = "ai2048.game-record"
 RECORD_VERSION = 1
@@ -109,16 +112,21 @@ def _json_field(d: dict[str, Any], key: str, kinds: tuple[type, ...], default: A
     return v
 
 
-def _max_tile(b: int) -> int:
-    e = int(max_exponent(np.uint64(b)))
+def _max_tile(b: int, supers: int = 0) -> int:
+    e = int(exact_max_exponent(np.uint64(b), np.int64(supers)))
     return 1 << e if e else 0
 
 
-def max_tiles(boards: np.ndarray) -> np.ndarray:
-    """[N] uint64 boards -> [N] int64 largest tile value of each (0 for an empty board)."""
+def max_tiles(boards: np.ndarray, supers: np.ndarray | None = None) -> np.ndarray:
+    """[N] uint64 boards (and their [N] supers, the exact values of tiles past 32768) -> [N] int64
+    largest tile value of each (0 for an empty board)."""
     b = np.asarray(boards, dtype=np.uint64)
     shifts = np.arange(0, 64, 4, dtype=np.uint64)
     e = ((b[:, None] >> shifts[None, :]) & np.uint64(0xF)).max(axis=1).astype(np.int64)
+    if supers is not None:
+        s = np.asarray(supers, dtype=np.int64)
+        extra = ((s[:, None] >> np.arange(0, 32, 2, dtype=np.int64)[None, :]) & 3).max(axis=1)
+        e = np.where(e == MAX_EXPONENT, e + extra, e)
     return np.where(e > 0, np.left_shift(np.int64(1), e), 0)
 
 
@@ -147,11 +155,18 @@ class Trajectory:
     afterstates: np.ndarray
     scores: np.ndarray
     actions: np.ndarray
+    supers: np.ndarray | None = None
+    """[n+1] the exact values of each board's tiles past 32768 (None: all zero)."""
 
     @property
     def max_tiles(self) -> np.ndarray:
         """[n+1] largest tile value on the board before each move and at the end."""
-        return max_tiles(self.boards)
+        return max_tiles(self.boards, self.supers)
+
+    @property
+    def final_supers(self) -> int:
+        """The final board's supers (0 when no tile is past 32768)."""
+        return 0 if self.supers is None or not len(self.supers) else int(self.supers[-1])
 
     def spawns(self) -> list[tuple[int, int]]:
         """(cell, exponent) of the tile spawned after each move."""
@@ -160,8 +175,9 @@ class Trajectory:
 
 
 def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: float = P_TWO,
-                   penalty: bool = False) -> Trajectory:
-    """Re-play ``actions`` in a fresh ``Game(seed=seed, p_two=p_two)``; an illegal action raises.
+                   penalty: bool = False, rules: int = RULES_VERSION) -> Trajectory:
+    """Re-play ``actions`` in a fresh ``Game(seed=seed, p_two=p_two, rules=rules)``; an illegal action
+    raises.
 
     The numba kernel makes the same calls as :class:`ai2048.Game`, so this is that game, fast. With
     ``penalty`` a move that changes nothing is replayed as seed 004 plays it (``Game.step(a,
@@ -174,14 +190,15 @@ def replay_actions(seed: int, actions: Sequence[Any] | np.ndarray | str, p_two: 
     )
     seed = checks.seed("seed", seed, optional=False)
     p = np.float64(checks.probability("p_two", p_two))
-    boards, after, scores, bad = replay_boards(engine.seed_state(seed), p, acts, bool(penalty))
+    exact = check_rules(rules) != CAPPED_RULES
+    boards, after, scores, bad, supers = replay_boards(engine.seed_state(seed), p, acts, bool(penalty), exact)
     if bad >= 0:
         board = int(boards[bad])
         raise ValueError(
             f"move {int(bad) + 1} ({Action(int(acts[bad])).name}) is illegal on board {_board_hex(board)}: "
             "these actions do not come from this seed"
         )
-    return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts)
+    return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts, supers=supers)
 
 
 def replay_differences(game: dict[str, Any], t: Trajectory) -> list[str]:
@@ -192,8 +209,10 @@ def replay_differences(game: dict[str, Any], t: Trajectory) -> list[str]:
     edited figure cannot pass as the game's own.
     """
     final = int(t.boards[-1])
-    replayed = {"score": int(t.scores[-1]), "moves": len(t.actions), "max_tile": _max_tile(final),
-                "final_board": final}
+    replayed: dict[str, int] = {"score": int(t.scores[-1]), "moves": len(t.actions),
+                                "max_tile": _max_tile(final, t.final_supers), "final_board": final}
+    if t.final_supers or "final_supers" in game:
+        replayed["final_supers"] = t.final_supers
     out = []
     for key, value in replayed.items():
         if key not in game:
@@ -234,15 +253,27 @@ class GameRecord:
     rules_version: int = RULES_VERSION
     final_board: int = -1
     """The board at the end; rebuilt from start board, moves and spawns when not given."""
+    final_supers: int = -1
+    """The exact values of the final board's tiles past 32768 (:mod:`ai2048.engine.supertiles`);
+    rebuilt with ``final_board`` when not given."""
     source: str | None = field(default=None, compare=False)
     """The file the record was loaded from (not saved), named in error messages."""
 
     def __post_init__(self) -> None:
         if self.final_board < 0:
-            b = self.start_board
+            b, s = self.start_board, 0
+            exact = self.rules_version != CAPPED_RULES
             for a, (cell, e) in zip(self.actions, self.spawns, strict=False):
-                b = int(engine.move(np.uint64(b), np.int64(a))[0]) | (e << (4 * cell))
+                if exact:
+                    nb, ns, _ = exact_move(np.uint64(b), np.int64(s), np.int64(a))
+                else:
+                    nb, ns = engine.move(np.uint64(b), np.int64(a))[0], 0
+                b, s = int(nb) | (e << (4 * cell)), int(ns)
             self.final_board = b
+            if self.final_supers < 0:
+                self.final_supers = s
+        if self.final_supers < 0:
+            self.final_supers = 0
 
     @property
     def moves(self) -> int:
@@ -254,7 +285,7 @@ class GameRecord:
 
     @property
     def max_tile(self) -> int:
-        return _max_tile(self.final_board)
+        return _max_tile(self.final_board, self.final_supers)
 
     @classmethod
     def from_actions(
@@ -266,9 +297,10 @@ class GameRecord:
         agent: str | None = None,
         agent_config: dict[str, Any] | None = None,
         meta: dict[str, Any] | None = None,
+        rules: int = RULES_VERSION,
     ) -> GameRecord:
         """Build the record of the game that ``actions`` play from ``seed`` (replaying it)."""
-        t = replay_actions(seed, actions, p_two)
+        t = replay_actions(seed, actions, p_two, rules=rules)
         return cls(
             seed=int(seed),
             actions=[int(a) for a in t.actions],
@@ -279,7 +311,9 @@ class GameRecord:
             agent=agent,
             agent_config=dict(agent_config or {}),
             meta=dict(meta or {}),
+            rules_version=check_rules(rules),
             final_board=int(t.boards[-1]),
+            final_supers=t.final_supers,
         )
 
     def _where(self) -> str:
@@ -291,11 +325,13 @@ class GameRecord:
         Raises :class:`RecordError` naming the file and the first move that differs.
         """
         where = self._where()
-        if self.rules_version != RULES_VERSION:
+        try:
+            exact = check_rules(self.rules_version) != CAPPED_RULES
+        except ValueError:
             raise RecordError(
-                f"{where} was made under rules version {self.rules_version}, but this ai2048 plays "
-                f"rules version {RULES_VERSION}; it cannot be replayed here"
-            )
+                f"{where} was made under rules version {self.rules_version}, but this ai2048 plays rules "
+                f"versions {CAPPED_RULES} and {RULES_VERSION}; it cannot be replayed here"
+            ) from None
         if not (len(self.actions) == len(self.spawns) == len(self.scores)):
             raise RecordError(
                 f"{where} is inconsistent: {len(self.actions)} actions, {len(self.spawns)} spawns, "
@@ -307,7 +343,8 @@ class GameRecord:
             i = int(out_of_range[0])
             raise RecordError(f"{where} is corrupt: action {int(acts64[i])} at move {i + 1} is not 0..3")
         acts = acts64.astype(np.uint8)
-        boards, after, scores, bad = replay_boards(engine.seed_state(self.seed), np.float64(self.p_two), acts)
+        boards, after, scores, bad, supers = replay_boards(
+            engine.seed_state(self.seed), np.float64(self.p_two), acts, False, exact)
         if int(boards[0]) != self.start_board:
             raise RecordError(
                 f"{where} does not replay: its start board {_board_hex(self.start_board)} differs from "
@@ -339,11 +376,16 @@ class GameRecord:
                 f"{where} does not replay: its final board {_board_hex(self.final_board)} differs from "
                 f"the replayed final board {_board_hex(int(boards[-1]))}"
             )
-        return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts)
+        if int(supers[-1]) != self.final_supers:
+            raise RecordError(
+                f"{where} does not replay: its final tiles past 32768 (final_supers {self.final_supers:#x}) "
+                f"differ from the replay's ({int(supers[-1]):#x})"
+            )
+        return Trajectory(boards=boards, afterstates=after, scores=scores, actions=acts, supers=supers)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (see the module docstring)."""
-        return {
+        d = {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
             "rules_version": self.rules_version,
@@ -361,6 +403,9 @@ class GameRecord:
             "agent_config": self.agent_config,
             "meta": self.meta,
         }
+        if self.final_supers:
+            d["final_supers"] = self.final_supers
+        return d
 
     @classmethod
     def from_dict(cls, d: Any, source: str | None = None) -> GameRecord:
@@ -398,6 +443,7 @@ class GameRecord:
                 meta=dict(_json_field(d, "meta", (dict,), {})),
                 rules_version=json_int(d.get("rules_version", RULES_VERSION), "rules_version"),
                 final_board=_parse_board(d["final_board"]) if "final_board" in d else -1,
+                final_supers=json_int(d["final_supers"], "final_supers") if "final_supers" in d else -1,
                 source=source,
             )
         except KeyError as e:
@@ -467,12 +513,12 @@ class GameRecorder:
     """
 
     def __init__(self, seed: int | None = None, p_two: float = P_TWO, *, undo: bool = True,
-                 max_undo: int | None = None) -> None:
+                 max_undo: int | None = None, rules: int = RULES_VERSION) -> None:
         if max_undo is not None:
             checks.whole("max_undo", max_undo, 0, why="or None for no bound")
         self._keep_history = undo and max_undo != 0
         self.seed = new_seed() if seed is None else checks.seed("seed", seed, optional=False)
-        self.game = Game(seed=self.seed, p_two=p_two)
+        self.game = Game(seed=self.seed, p_two=p_two, rules=rules)
         self.start_board = self.game.board
         self.actions: list[int] = []
         self.spawns: list[tuple[int, int]] = []
@@ -491,7 +537,7 @@ class GameRecorder:
         """Play a legal ``action`` (an illegal one raises ``IllegalMoveError``); returns the reward."""
         a = check_action(action)
         before = copy.deepcopy(self.game) if self._keep_history else None
-        after = int(engine.move(np.uint64(self.game.board), np.int64(a))[0])
+        after = self.game.after(a)[0]
         reward = self.game.step(a)
         if before is not None:
             self._history.append(before)
@@ -527,7 +573,9 @@ class GameRecorder:
             agent=agent,
             agent_config=dict(agent_config or {}),
             meta=dict(meta or {}),
+            rules_version=self.game.rules,
             final_board=self.game.board,
+            final_supers=self.game.supers,
         )
 
 
@@ -555,7 +603,8 @@ def record_game(
     policy = _policy_of(agent)
     name = agent_name or getattr(agent, "name", None) or type(agent).__name__
     while not rec.game.is_over and (max_moves is None or rec.game.moves < max_moves):
-        a = policy(rec.board)
+        view, forced = rec.game.to_play()
+        a = forced if forced >= 0 else policy(view)
         try:
             rec.step(a)
         except (ValueError, TypeError) as e:

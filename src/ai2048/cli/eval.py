@@ -28,7 +28,7 @@ from ai2048.evaluate import (
     evaluate,
 )
 from ai2048.evaluate.stream import GameStream, stream_path
-from ai2048.rules import MAX_EXPONENT, P_TWO
+from ai2048.rules import CAPPED_RULES, MAX_EXPONENT, P_TWO, RULES_VERSION, RULES_VERSIONS
 
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "seed004-exact": {
@@ -87,6 +87,9 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
                    "(a --set of either wins); `ai2048 train ntuple --preset seed004-exact` trains "
                    "under the same rules")
     p.add_argument("--p-two", type=float, default=P_TWO, help="probability that a spawned tile is a 2")
+    p.add_argument("--rules", type=int, choices=RULES_VERSIONS, default=RULES_VERSION,
+                   help=f"rules version (default {RULES_VERSION}: tiles go past 32768 to 131072; "
+                   f"{CAPPED_RULES}: games stop growing at 32768, two 32768s do not merge)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="local processes, or tasks on a Ray cluster (pip install 'ai2048[ray]')")
@@ -187,7 +190,7 @@ def run_eval(args: argparse.Namespace, built: tuple[Any, str, dict[str, Any]], s
                                         "p_two": args.p_two, "max_moves": args.max_moves,
                                         "games_requested": args.games, "goal_tile": args.goal_tile,
                                         "end_on_full_board": args.end_on_full_board,
-                                        "illegal_move": args.illegal_move})
+                                        "illegal_move": args.illegal_move, "rules_version": args.rules})
         if resume:
             done = stream.load()
             print(f"resuming: {len(done)} finished game(s) kept from {stream_to}", file=sys.stderr)
@@ -202,7 +205,7 @@ def run_eval(args: argparse.Namespace, built: tuple[Any, str, dict[str, Any]], s
             agent, games=args.games, seed=args.seed, workers=args.workers,
             progress=not args.no_progress, p_two=args.p_two, max_moves=args.max_moves,
             goal_tile=args.goal_tile, end_on_full_board=args.end_on_full_board,
-            illegal_move=args.illegal_move, backend=args.backend, address=args.address,
+            illegal_move=args.illegal_move, rules=args.rules, backend=args.backend, address=args.address,
             done=done, on_game=stream.write if stream is not None else None,
         )
     finally:

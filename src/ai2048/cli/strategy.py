@@ -12,6 +12,7 @@ from ai2048 import checks
 from ai2048.cli._common import printable
 from ai2048.cli.eval import check_games_out
 from ai2048.evaluate.stream import GameStream, stream_path
+from ai2048.rules import RULES_VERSION
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -91,7 +92,8 @@ def games_stream(args: argparse.Namespace, code: str) -> tuple[GameStream | None
     path = stream_path(args.out)
     config = {"code_sha256": hashlib.sha256(code.encode("utf-8")).hexdigest(), "numpy": args.numpy}
     stream = GameStream(path, {"agent": f"strategy:{args.file.name}", "config": config, "seed": args.seed,
-                               "max_moves": args.max_moves, "games_requested": args.games}, may_stop=True)
+                               "max_moves": args.max_moves, "games_requested": args.games,
+                               "rules_version": RULES_VERSION}, may_stop=True)
     done: dict[int, dict[str, Any]] = {}
     if args.resume:
         done = stream.load()

@@ -63,9 +63,10 @@ def batched_stream(agent: Any, name: str, todo: Iterable[tuple[int, int]], rules
     fill()
     while slots:
         keys = np.array(sorted(slots), dtype=np.int64)
-        boards = np.array([slots[int(k)][1].game.board for k in keys], dtype=np.uint64)
+        plays = [slots[int(k)][1].game.to_play() for k in keys]
+        boards = np.array([view for view, _ in plays], dtype=np.uint64)
         t0 = time.perf_counter()
-        actions = agent.act_batch(boards, keys)
+        actions = [f if f >= 0 else a for (_, f), a in zip(plays, agent.act_batch(boards, keys), strict=True)]
         share = (time.perf_counter() - t0) / len(keys)
         for k, a in zip(keys, actions, strict=True):
             index, live = slots[int(k)]

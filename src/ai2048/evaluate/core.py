@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from ai2048 import checks
+from ai2048.board_io import check_rules
 from ai2048.engine.board import count_empty, max_exponent
-from ai2048.rules import ACTION_CHARS, MAX_EXPONENT, P_TWO
+from ai2048.engine.supertiles import exact_max_exponent
+from ai2048.rules import ACTION_CHARS, CAPPED_RULES, MAX_EXPONENT, P_TWO, RULES_VERSION
 
 MAX_WORKERS = 256
 """Most ``workers`` (a thread or a process each): ``workers=1000000`` started threads until the machine
@@ -115,13 +117,21 @@ class Rules:
     """Stop a game at a full board or a 32768 (seed 004's ``end()``)."""
     illegal_move: str = "reject"
     """``reject`` or ``penalty`` (:data:`ILLEGAL_MOVES`)."""
+    rules: int = RULES_VERSION
+    """The rules version (:data:`ai2048.rules.RULES_VERSIONS`): 1 plays past 32768, 0 stops there."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "rules", check_rules(self.rules))
         object.__setattr__(self, "max_moves", check_max_moves(self.max_moves))
         goal, full = check_end_rules(self.goal_tile, self.end_on_full_board)
         object.__setattr__(self, "goal_tile", goal)
         object.__setattr__(self, "end_on_full_board", full)
         object.__setattr__(self, "illegal_move", check_illegal_move(self.illegal_move, full))
+
+    @property
+    def exact(self) -> bool:
+        """Whether tiles past 32768 are played (rules version 1), not capped (version 0)."""
+        return self.rules != CAPPED_RULES
 
     @property
     def penalty(self) -> bool:
@@ -159,11 +169,13 @@ _LETTERS = bytes.maketrans(bytes(range(4)), ACTION_CHARS.encode())
 
 
 def game_record(seed: int, score: int, moves: int, board: int, seconds: float,
-                actions: str) -> dict[str, Any]:
+                actions: str, supers: int = 0) -> dict[str, Any]:
     """The record of one finished game, as every path writes it: its seed, score, moves, largest tile,
-    final board (``0x`` and 16 hex digits), the seconds charged to it and its actions (``urdl``)."""
-    e = int(max_exponent(np.uint64(board)))
-    return {
+    final board (``0x`` and 16 hex digits), the seconds charged to it and its actions (``urdl``); and
+    ``final_supers``, the exact values of its tiles past 32768 (:mod:`ai2048.engine.supertiles`), when
+    it has any."""
+    e = int(exact_max_exponent(np.uint64(board), np.int64(supers)))
+    rec = {
         "seed": int(seed),
         "score": int(score),
         "moves": int(moves),
@@ -172,3 +184,6 @@ def game_record(seed: int, score: int, moves: int, board: int, seconds: float,
         "seconds": float(seconds),
         "actions": actions,
     }
+    if supers:
+        rec["final_supers"] = int(supers)
+    return rec

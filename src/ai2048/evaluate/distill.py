@@ -32,9 +32,10 @@ def distill_game(agent: Any, seed: int) -> dict[str, np.ndarray]:
     g = Game(seed=seed)
     found: dict[str, list[np.ndarray]] = {}
     while not g.is_over:
-        for name, keys in agent.looked_up(g.board).items():
+        view, forced = g.to_play()
+        for name, keys in agent.looked_up(view).items():
             found.setdefault(name, []).append(keys)
-        g.step(agent.act(g.board))
+        g.step(forced if forced >= 0 else agent.act(view))
     return {name: np.unique(np.concatenate(parts)) for name, parts in found.items()}
 
 

@@ -32,7 +32,7 @@ from ai2048.evaluate.core import Rules, check_agent_fits, check_workers, game_se
 from ai2048.evaluate.local import local_stream, pool_context, ray_stream
 from ai2048.evaluate.result import EvalError, EvalResult
 from ai2048.game import Game
-from ai2048.rules import P_TWO
+from ai2048.rules import P_TWO, RULES_VERSION
 
 
 def _agent_and_name(agent: Any, config: dict[str, Any] | None) -> tuple[Any, str, dict[str, Any]]:
@@ -75,6 +75,7 @@ def evaluate(
     goal_tile: int | None = None,
     end_on_full_board: bool = False,
     illegal_move: str = "reject",
+    rules: int = RULES_VERSION,
     backend: str = "local",
     address: str | None = None,
     done: dict[int, dict[str, Any]] | None = None,
@@ -98,6 +99,8 @@ def evaluate(
             32768 (seed 004's ``end()``); kernel-backed agents play either rule in numba.
         illegal_move: ``reject`` (an agent's move that changes nothing stops the run) or ``penalty``
             (seed 004: it costs 1 point and a tile still spawns; needs ``end_on_full_board``).
+        rules: the rules version: 1 (default) plays tiles past 32768, 0 the capped rules, where two
+            32768s do not merge (:data:`ai2048.rules.RULES_VERSIONS`).
         backend: "local" (processes on this machine) or "ray" (one task per game on a Ray cluster,
             results streamed back; needs the ``ray`` extra).
         address: the Ray cluster address (None: start or join a local one).
@@ -109,16 +112,16 @@ def evaluate(
     games = checks.whole("games", games, 1)
     workers = check_workers(workers)
     seed = checks.whole("seed", seed, 0)
-    rules = Rules(p_two=p_two, max_moves=max_moves, goal_tile=goal_tile, end_on_full_board=end_on_full_board,
-                  illegal_move=illegal_move)
+    how = Rules(p_two=p_two, max_moves=max_moves, goal_tile=goal_tile, end_on_full_board=end_on_full_board,
+                illegal_move=illegal_move, rules=rules)
     if backend not in ("local", "ray"):
         raise ValueError(f"backend={backend!r}: use 'local' or 'ray'")
     ag, name, cfg = _agent_and_name(agent, config)
-    check_agent_fits(getattr(ag, "illegal_action", None), rules.illegal_move)  # before any game
-    result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=rules.p_two,
-                        max_moves=rules.max_moves, goal_tile=rules.goal_tile,
-                        end_on_full_board=rules.end_on_full_board, illegal_move=rules.illegal_move,
-                        workers=workers)
+    check_agent_fits(getattr(ag, "illegal_action", None), how.illegal_move)  # before any game
+    result = EvalResult(agent=name, config=cfg, seed=seed, games_requested=games, p_two=how.p_two,
+                        max_moves=how.max_moves, goal_tile=how.goal_tile,
+                        end_on_full_board=how.end_on_full_board, illegal_move=how.illegal_move,
+                        rules_version=how.rules, workers=workers)
     seeds = game_seeds(seed, games)
     by_index: dict[int, dict[str, Any]] = {i: r for i, r in (done or {}).items() if i < games}
     todo = [(i, s) for i, s in enumerate(seeds) if i not in by_index]
@@ -137,7 +140,7 @@ def evaluate(
 
             bar = progress_bar(total=games, initial=len(by_index), desc=f"eval {name}", unit="game",
                                dynamic_ncols=True)
-        stream = _stream(ag, name, todo, rules, workers, kernel, backend, address)
+        stream = _stream(ag, name, todo, how, workers, kernel, backend, address)
         for i, rec, err in stream:
             if err is not None:
                 result.error = err

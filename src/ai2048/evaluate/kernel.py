@@ -68,7 +68,7 @@ def load_args(kernel: Any, p_two: float) -> tuple[Any, ...]:
     boards, scores, moves, status, nacts, acts = _buffers(0, 1)
     ctx = kernel.context(0 if kernel.per_game else None)
     return (ctx, boards, np.zeros(0, np.uint64), scores, moves, status, acts, nacts, 0, p_two,
-            np.zeros(1, np.int64), *end_rule_args(None, False))
+            np.zeros(1, np.int64), *end_rule_args(None, False), np.zeros(0, np.int64), True)
 
 
 def load_kernel(kernel: Any, p_two: float) -> None:
@@ -104,6 +104,7 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
     chunks: list[list[bytes]] = [[] for _ in range(n)]
     limit = int(max_moves or 0)
     ends = end_rule_args(rules.goal_tile, rules.end_on_full_board, rules.illegal_move)
+    supers = np.zeros(n, np.int64)
     ctxs = [kernel.context(int(s)) for s in seeds] if kernel.per_game else []
     t0 = time.perf_counter()
     while not stop[0]:
@@ -111,10 +112,11 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
             for g in np.flatnonzero(status == RUNNING).tolist():
                 kernel.play(ctxs[g], boards[g : g + 1], states[g : g + 1], scores[g : g + 1],
                             moves[g : g + 1], status[g : g + 1], acts[g : g + 1], nacts[g : g + 1], limit,
-                            p_two, stop, *ends)
+                            p_two, stop, *ends, supers[g : g + 1], rules.exact)
                 chunks[g].append(acts[g, : nacts[g]].tobytes())
         else:
-            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *ends)
+            kernel.play(ctx, boards, states, scores, moves, status, acts, nacts, limit, p_two, stop, *ends,
+                        supers, rules.exact)
             for i in range(n):
                 if nacts[i]:
                     chunks[i].append(acts[i, : nacts[i]].tobytes())
@@ -133,7 +135,7 @@ def play_games(kernel: Any, ctx: tuple | None, seeds: list[int], rules: Rules,
             records.append(None)
             continue
         records.append(game_record(seeds[i], scores[i], moves[i], boards[i], seconds * int(moves[i]) / total,
-                                   action_letters(b"".join(chunks[i]))))
+                                   action_letters(b"".join(chunks[i])), int(supers[i])))
     return records, error
 
 

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ai2048.evaluate.core import Rules, check_agent_fits, game_record
 from ai2048.game import Game, IllegalMoveError
-from ai2048.rules import ACTION_CHARS, P_TWO
+from ai2048.rules import ACTION_CHARS, P_TWO, RULES_VERSION
 
 
 class LiveGame:
@@ -33,7 +33,7 @@ class LiveGame:
     def __init__(self, seed: int, rules: Rules) -> None:
         self.seed = int(seed)
         self.rules = rules
-        self.game = Game(seed=seed, p_two=rules.p_two)
+        self.game = Game(seed=seed, p_two=rules.p_two, rules=rules.rules)
         self.actions = bytearray()
         self.seconds = 0.0
         self.ended = False
@@ -59,7 +59,8 @@ class LiveGame:
     def record(self) -> dict[str, Any]:
         """The game's record (:func:`~ai2048.evaluate.core.game_record`)."""
         g = self.game
-        return game_record(self.seed, g.score, g.moves, g.board, self.seconds, self.actions.decode())
+        return game_record(self.seed, g.score, g.moves, g.board, self.seconds, self.actions.decode(),
+                           g.supers)
 
 
 def play(agent: Any, seed: int, rules: Rules, name: str) -> dict[str, Any]:
@@ -70,7 +71,8 @@ def play(agent: Any, seed: int, rules: Rules, name: str) -> dict[str, Any]:
         agent.reset(seed)
     t0 = time.perf_counter()
     while not live.over:
-        err = live.step(agent.act(live.game.board), name)
+        view, forced = live.game.to_play()
+        err = live.step(forced if forced >= 0 else agent.act(view), name)
         if err is not None:
             raise ValueError(err)
     live.seconds = time.perf_counter() - t0
@@ -79,7 +81,8 @@ def play(agent: Any, seed: int, rules: Rules, name: str) -> dict[str, Any]:
 
 def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | None = None,
               name: str | None = None, goal_tile: int | None = None,
-              end_on_full_board: bool = False, illegal_move: str = "reject") -> dict[str, Any]:
+              end_on_full_board: bool = False, illegal_move: str = "reject",
+              rules: int = RULES_VERSION) -> dict[str, Any]:
     """Play one game from ``Game(seed)`` to the end (or ``max_moves``, ``goal_tile`` or a full board
     with ``end_on_full_board``); returns its record dict.
 
@@ -87,10 +90,10 @@ def play_game(agent: Any, seed: int, *, p_two: float = P_TWO, max_moves: int | N
     ``illegal_move="penalty"`` a move that changes nothing is played (-1 point, a tile spawns). An agent
     set to choose such moves (``illegal_action="penalty"``) under other rules is refused before the game.
     """
-    rules = Rules(p_two=p_two, max_moves=max_moves, goal_tile=goal_tile,
-                  end_on_full_board=end_on_full_board, illegal_move=illegal_move)
-    check_agent_fits(getattr(agent, "illegal_action", None), rules.illegal_move)
-    return play(agent, seed, rules, str(name or getattr(agent, "name", type(agent).__name__)))
+    how = Rules(p_two=p_two, max_moves=max_moves, goal_tile=goal_tile,
+                end_on_full_board=end_on_full_board, illegal_move=illegal_move, rules=rules)
+    check_agent_fits(getattr(agent, "illegal_action", None), how.illegal_move)
+    return play(agent, seed, how, str(name or getattr(agent, "name", type(agent).__name__)))
 
 
 Outcome = tuple[int, dict[str, Any] | None, str | None]

@@ -33,7 +33,7 @@ from ai2048.checkpoint import read_json, write_json
 from ai2048.evaluate.local import worker_stream
 from ai2048.game import Game, is_over
 from ai2048.records import max_tiles
-from ai2048.rules import RULES_VERSION
+from ai2048.rules import RULES_VERSION, RULES_VERSIONS
 
 POOL_FORMAT = "ai2048-restart-pool/1"
 
@@ -74,9 +74,10 @@ def read_pool(path: str | Path) -> RestartPool:
     if data.get("format") != POOL_FORMAT:
         raise ValueError(f"{path} is not a restart pool (format {data.get('format')!r}, expected "
                          f"{POOL_FORMAT!r}); make one with `ai2048 pool`")
-    if data.get("rules_version") != RULES_VERSION:
+    if data.get("rules_version") not in RULES_VERSIONS:  # its boards hold at most one 32768: either serves
         raise ValueError(f"restart pool {path} was made under rules version {data.get('rules_version')}, "
-                         f"this ai2048 plays version {RULES_VERSION}; make the pool again with `ai2048 pool`")
+                         f"this ai2048 plays versions {', '.join(map(str, RULES_VERSIONS))}; make the pool "
+                         "again with `ai2048 pool`")
     tile = checks.tile(f"restart pool {path}: tile", data.get("tile"),
                        why="make the pool again with `ai2048 pool`")
     rows = data.get("boards")
@@ -148,7 +149,8 @@ def first_board(agent: Any, task: tuple[int, int]) -> tuple[int, int, int, int] 
         agent.reset(seed)
     moves = 0
     while not g.is_over:
-        g.step(agent.act(g.board))
+        view, forced = g.to_play()
+        g.step(forced if forced >= 0 else agent.act(view))
         moves += 1
         if g.max_tile >= tile:  # a board with no move left is no place to restart from
             return None if g.is_over else (seed, int(g.board), int(g.score), moves)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ai2048.checkpoint import read_json, write_json
 from ai2048.evaluate.core import Rules
-from ai2048.rules import P_TWO, RULES_VERSION
+from ai2048.rules import CAPPED_RULES, P_TWO, RULES_VERSION
 from ai2048.stats import tile_table
 
 RESULT_FORMAT = "ai2048.eval-result"
@@ -44,6 +44,7 @@ class EvalResult:
     goal_tile: int | None = None
     end_on_full_board: bool = False
     illegal_move: str = "reject"
+    rules_version: int = RULES_VERSION
     records: list[dict[str, Any]] = field(default_factory=list)
     interrupted: bool = False
     error: str | None = None
@@ -59,7 +60,8 @@ class EvalResult:
     def rules(self) -> Rules:
         """The rules the games were played under."""
         return Rules(p_two=self.p_two, max_moves=self.max_moves, goal_tile=self.goal_tile,
-                     end_on_full_board=self.end_on_full_board, illegal_move=self.illegal_move)
+                     end_on_full_board=self.end_on_full_board, illegal_move=self.illegal_move,
+                     rules=self.rules_version)
 
     def tile_table(self) -> list[dict[str, Any]]:
         """Seed 004's table of the final max tiles (:func:`ai2048.stats.tile_table`)."""
@@ -135,7 +137,7 @@ class EvalResult:
         return {
             "format": RESULT_FORMAT,
             "version": 1,
-            "rules_version": RULES_VERSION,
+            "rules_version": self.rules_version,
             "agent": self.agent,
             "config": self.config,
             "seed": self.seed,
@@ -173,7 +175,8 @@ class EvalResult:
                 # goal_tile, end_on_full_board, illegal_move and load_seconds are absent in older results
                 workers=d["workers"], goal_tile=d.get("goal_tile"),
                 end_on_full_board=bool(d.get("end_on_full_board", False)),
-                illegal_move=d.get("illegal_move", "reject"), load_seconds=d.get("load_seconds", 0.0),
+                illegal_move=d.get("illegal_move", "reject"),
+                rules_version=d.get("rules_version", CAPPED_RULES), load_seconds=d.get("load_seconds", 0.0),
             )
         except KeyError as e:
             raise ValueError(

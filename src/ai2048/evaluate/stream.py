@@ -20,15 +20,16 @@ from typing import IO, Any
 import numpy as np
 
 from ai2048.checkpoint import check_regular_file, read_jsonl
+from ai2048.engine.supertiles import exact_legal_bits
 from ai2048.evaluate.core import Rules, game_seeds
-from ai2048.game import is_over
 from ai2048.records import replay_actions, replay_differences
-from ai2048.rules import MAX_EXPONENT
+from ai2048.rules import CAPPED_RULES, MAX_EXPONENT
 
 STREAM_FORMAT = "ai2048.eval-games"
-_SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board", "illegal_move")
+_SAME = ("agent", "config", "seed", "p_two", "max_moves", "goal_tile", "end_on_full_board", "illegal_move",
+         "rules_version")
 """Header fields a resumed evaluation must share with the stream (the number of games may grow)."""
-_ABSENT = {"end_on_full_board": False, "illegal_move": "reject"}
+_ABSENT = {"end_on_full_board": False, "illegal_move": "reject", "rules_version": CAPPED_RULES}
 """What a header written before a field existed means by its absence."""
 
 
@@ -125,6 +126,7 @@ def header_rules(header: dict[str, Any]) -> Rules:
     meaning before the field existed)."""
     got = {k: header.get(k, _ABSENT.get(k)) for k in ("p_two", "max_moves", "goal_tile", "end_on_full_board",
                                                        "illegal_move")}
+    got["rules"] = header.get("rules_version", CAPPED_RULES)
     return Rules(**{k: v for k, v in got.items() if v is not None})
 
 
@@ -148,9 +150,9 @@ def check_game(rec: dict[str, Any], seed: int, rules: Rules, stopped: bool = Fal
         raise ValueError(f"seed {rec['seed']} is not the seed this evaluation gives it ({seed})")
     if not (math.isfinite(rec["seconds"]) and rec["seconds"] >= 0):
         raise ValueError(f"seconds={rec['seconds']!r} is not a time")
-    t = replay_actions(seed, rec["actions"], p_two=rules.p_two)  # an illegal move raises, naming it
+    t = replay_actions(seed, rec["actions"], p_two=rules.p_two, rules=rules.rules)  # an illegal move raises
     n = len(t.actions)
-    final = int(t.boards[-1])
+    over = exact_legal_bits(np.uint64(t.boards[-1]), np.int64(t.final_supers)) == 0
     differ = replay_differences(rec, t)
     if differ:
         raise ValueError(f"its actions replay to {'; '.join(differ)}")
@@ -161,10 +163,10 @@ def check_game(rec: dict[str, Any], seed: int, rules: Rules, stopped: bool = Fal
     if n > 1 and ended[:-1].any():
         raise ValueError(f"it goes on after move {int(np.argmax(ended)) + 1}, where the end rules end it")
     if stopped:
-        if is_over(final) or (cap is not None and n >= cap):
+        if over or (cap is not None and n >= cap):
             raise ValueError(f"it says a move that changes nothing ended it after move {n}, where the "
                              "game had ended anyway")
-    elif not (is_over(final) or (cap is not None and n == cap) or (n and ended[-1])):
+    elif not (over or (cap is not None and n == cap) or (n and ended[-1])):
         raise ValueError(f"it stops after move {n}, but the game is not over there")
 
 

@@ -92,16 +92,20 @@ def play(proc: StrategyProcess, seed: int, max_moves: int | None, deadline: floa
             break
         if time.monotonic() > deadline:
             raise Stop(Verdict("timeout", "the games took longer than the run's time budget"))
-        a = _move(proc.ask(g.board))
+        view, forced = g.to_play()  # two equal tiles of 32768 or more show as 16384s (Game.view)
+        a = forced if forced >= 0 else _move(proc.ask(view))
         try:
             g.step(a)
         except IllegalMoveError:
             end = "illegal"
             break
         actions.append(ord(ACTION_CHARS[a]))
-    return {"seed": int(seed), "score": int(g.score), "moves": int(g.moves), "max_tile": int(g.max_tile),
-            "final_board": f"0x{g.board:016x}", "seconds": time.perf_counter() - t0,
-            "actions": actions.decode(), "end": end}
+    rec = {"seed": int(seed), "score": int(g.score), "moves": int(g.moves), "max_tile": int(g.max_tile),
+           "final_board": f"0x{g.board:016x}", "seconds": time.perf_counter() - t0,
+           "actions": actions.decode(), "end": end}
+    if g.supers:
+        rec["final_supers"] = g.supers
+    return rec
 
 
 def score_strategy(code: str, games: int = 100, seed: int = 0, limits: SandboxLimits | None = None,

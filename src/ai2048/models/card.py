@@ -232,7 +232,7 @@ def _headline(card: dict[str, Any]) -> dict[str, Any]:
     for key, ev in card.get("evaluation", {}).items():
         out[ply_key(key)] = {
             "games": ev["games"], "score_mean": ev["score_mean"], "moves_per_s": ev["moves_per_s"],
-            "16384": reach(ev, 16384), "32768": reach(ev, 32768),
+            "16384": reach(ev, 16384), "32768": reach(ev, 32768), "65536": reach(ev, 65536),
         }
     return out
 

@@ -42,7 +42,7 @@ from ai2048 import checks
 from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.network import KINDS, Network, array_nbytes, npz_claims, physical_memory
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
-from ai2048.rules import P_TWO, RULES_VERSION
+from ai2048.rules import P_TWO, RULES_VERSION, RULES_VERSIONS
 
 FORMAT = "ai2048.ntuple-compact/1"
 SUFFIX = ".ntz"
@@ -352,10 +352,10 @@ def _decompress(path: Path, name: str, codec: str, data: bytes, limit: int) -> b
 def check_header(path: str | Path, header: dict[str, Any], patterns: str | None = None) -> None:
     """Raise naming the file and the difference unless the header fits these rules (and ``patterns``)."""
     rv = header.get("rules_version")
-    if rv != RULES_VERSION:
+    if rv not in RULES_VERSIONS:  # 0 and 1 differ only past 32768: a network of either serves both
         raise ModelFileError(
             f"{path} holds a network trained under rules version {rv}, but this ai2048 plays rules "
-            f"version {RULES_VERSION}; use a network packed for rules version {RULES_VERSION}"
+            f"versions {', '.join(map(str, RULES_VERSIONS))}; use a network packed for one of them"
         )
     if header.get("kind") not in KINDS:
         raise ModelFileError(f"{path} has kind {header.get('kind')!r}, not one of {KINDS}")

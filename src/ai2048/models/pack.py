@@ -39,7 +39,7 @@ from ai2048.models.store import card as shipped_card
 from ai2048.models.store import default_name, models_dir, names
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, parse_patterns, pattern_name
-from ai2048.rules import MAX_EXPONENT, P_TWO, RULES_VERSION
+from ai2048.rules import MAX_EXPONENT, MAX_TILE_EXPONENT, P_TWO, RULES_VERSION, RULES_VERSIONS
 
 ATTEMPTS = 8
 """Fresh check sets tried: the disagreeing positions of each join the exact set, and the card
@@ -49,10 +49,10 @@ STEPS = tuple(2.0**k for k in range(-8, 5))
 """Fixed-point steps tried, finest first: 2**-8 (every weight within 0.002) to 16."""
 
 LIMITS = [
-    f"Cells hold tiles up to {1 << MAX_EXPONENT} (exponent {MAX_EXPONENT}); two {1 << MAX_EXPONENT} "
-    f"tiles do not merge (rules version {RULES_VERSION}), so no game reaches {1 << (MAX_EXPONENT + 1)} "
-    "and the network never saw a board beyond that. With a second 32768 on the board it plays on, "
-    "but that is new ground.",
+    f"Its features read a cell up to exponent {MAX_EXPONENT}: a tile of {1 << MAX_EXPONENT} or more is one "
+    f"value to it (rules version {RULES_VERSION} keeps the exact value beside the board), and two equal "
+    "such tiles are shown to it as two 16384s so that it plans their merge. Past the first 32768 it "
+    "plays positions it rarely trained on.",
     "It values boards under the spawn odds it was trained with; other odds (p_two) play, uncalibrated.",
     "It is one fixed network: it does not adapt to an opponent placing tiles (minimax) or to other "
     "board sizes.",
@@ -90,10 +90,10 @@ def read_run(run: str | Path) -> tuple[Network, dict[str, Any], dict[str, Any]]:
         raise ValueError(
             f"{run} is a run of trainer {meta.get('trainer')!r}; only n-tuple networks are packed"
         )
-    if meta.get("rules_version") != RULES_VERSION:
+    if meta.get("rules_version") not in RULES_VERSIONS:
         raise ValueError(
-            f"{run}/meta.json says rules version {meta.get('rules_version')}; this ai2048 plays version "
-            f"{RULES_VERSION}: retrain under the current rules"
+            f"{run}/meta.json says rules version {meta.get('rules_version')}; this ai2048 plays versions "
+            f"{', '.join(map(str, RULES_VERSIONS))}: retrain under the current rules"
         )
     net, _ = load_file(run / "weights.npz", patterns=str(cfg.get("patterns", "4x6")))
     stages = tuple(int(s) for s in cfg.get("stages", ()))
@@ -363,7 +363,7 @@ def pack(
             "step": st, "stored_entries": int(header["touched"]), "exact_entries": int(exact.size),
             "codec": codec,
         },
-        "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_EXPONENT},
+        "rules": {"rules_version": RULES_VERSION, "p_two": p_two, "max_tile": 1 << MAX_TILE_EXPONENT},
         "training": training,
         "evaluation": evals,
         "agreement": {

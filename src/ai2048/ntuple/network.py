@@ -20,7 +20,7 @@ import numpy as np
 from ai2048.checkpoint import atomic_write, check_regular_file
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
-from ai2048.rules import P_TWO, RULES_VERSION
+from ai2048.rules import P_TWO, RULES_VERSION, RULES_VERSIONS
 
 FORMAT = "ai2048.ntuple/1"
 KINDS = ("after", "before")
@@ -386,10 +386,10 @@ def load_file(
             if fmt != FORMAT:
                 raise ValueError(f"weights file {path} has format {fmt!r}; this version reads {FORMAT!r}")
             rv = int(z["rules_version"])
-            if rv != RULES_VERSION:
+            if rv not in RULES_VERSIONS:  # 0 and 1 differ only past 32768: either serves both
                 raise ValueError(
-                    f"weights file {path} was trained under rules version {rv}, but these rules are "
-                    f"version {RULES_VERSION}; retrain under the current rules"
+                    f"weights file {path} was trained under rules version {rv}, but this ai2048 plays "
+                    f"versions {', '.join(map(str, RULES_VERSIONS))}; retrain under the current rules"
                 )
             file_patterns = str(z["patterns"])
             stages = tuple(int(s) for s in z["stages"])

@@ -14,11 +14,11 @@ import numpy as np
 from ai2048.checkpoint import read_json
 from ai2048.plots.common import PlotInputError, finite_number
 from ai2048.records import ACTION_CHARS, max_tiles, replay_actions, replay_differences
-from ai2048.rules import P_TWO
+from ai2048.rules import CAPPED_RULES, P_TWO, RULES_VERSIONS
 
 EVAL_FORMAT = "ai2048.eval-result"
 ARENA_FORMAT = "ai2048.arena"
-MILESTONES = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+MILESTONES = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 """The tiles whose first appearance the milestone figures time (seed 003 times 128 ... 2048)."""
 
 
@@ -106,18 +106,22 @@ def milestone_moves(result: dict[str, Any], source: str = "result") -> dict[int,
     out: dict[int, list[int]] = {}
     p_two = float(result.get("p_two", P_TWO))
     penalty = result.get("illegal_move") == "penalty"  # seed 004's rule: unchanged moves were played
+    rules = result.get("rules_version", CAPPED_RULES)  # a result from before the field: capped games
+    if rules not in RULES_VERSIONS:
+        raise PlotInputError(f"{source}: rules_version {rules!r} is not one this ai2048 plays "
+                             f"({', '.join(map(str, RULES_VERSIONS))})")
     for i, g in enumerate(result["games"]):
         acts = g.get("actions")
         if not isinstance(acts, str):
             raise PlotInputError(f"{source}: game {i} has no action string; cannot derive time to milestones")
         try:
-            t = replay_actions(int(g["seed"]), acts, p_two, penalty)
+            t = replay_actions(int(g["seed"]), acts, p_two, penalty, rules=rules)
         except (ValueError, TypeError) as e:
             raise PlotInputError(f"{source}: game {i} does not replay: {e}") from e
         differ = replay_differences(g, t)
         if differ:
             raise PlotInputError(f"{source}: game {i} replays to {'; '.join(differ)}; the file was altered")
-        mt = max_tiles(t.boards)
+        mt = max_tiles(t.boards, t.supers)
         for tile in MILESTONES:
             hit = np.flatnonzero(mt >= tile)
             if hit.size:

@@ -32,6 +32,7 @@ from numba import njit
 from ai2048.engine.board import count_empty, reaches, seed004_end
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
+from ai2048.engine.supertiles import exact_move, view_and_forced
 from ai2048.search import expectimax as _ex
 from ai2048.search import minimax as _mm
 from ai2048.search.specialise import _source_hash, is_jitted, unbound_evaluator
@@ -79,7 +80,7 @@ def ends_early(b: np.uint64, goal_exp: int, full_end: bool) -> bool:
 def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is bound there)
     ctx: tuple, boards: np.ndarray, states: np.ndarray, scores: np.ndarray, moves: np.ndarray,
     status: np.ndarray, acts: np.ndarray, nacts: np.ndarray, max_moves: int, p_two: float, stop: np.ndarray,
-    goal_exp: int, full_end: bool, penalty: bool,
+    goal_exp: int, full_end: bool, penalty: bool, supers: np.ndarray, exact: bool,
 ) -> None:
     """Play every RUNNING game ``i`` on from ``boards[i]`` (0 = not started: ``new_board``) for at
     most ``acts.shape[1]`` moves, writing its actions to ``acts[i, :nacts[i]]``.
@@ -91,7 +92,9 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
     (:func:`end_rule_args`, :func:`ends_early`; not looked at when both are off). A choice that
     changes nothing stops the game as ILLEGAL, unless ``penalty`` (seed 004): then it costs 1 point
     and a tile still spawns (on a board with an empty cell). ``stop[0] != 0`` (set by another
-    thread) returns at the next move.
+    thread) returns at the next move. With ``exact`` (rules version 1) ``supers[i]`` holds the exact
+    values of game ``i``'s tiles of 32768 or more (:mod:`ai2048.engine.supertiles`): two equal ones
+    merge, and the chooser sees the :func:`~ai2048.engine.supertiles.planning_view`.
     """
     cap = acts.shape[1]
     rules = goal_exp > 0 or full_end
@@ -100,27 +103,38 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
         if status[i] == RUNNING:
             st = states[i : i + 1]
             b = boards[i]
+            s = np.int64(supers[i])
             if b == 0:
                 b = new_board(st, p_two)
             while n < cap and stop[0] == 0:
                 if max_moves > 0 and moves[i] >= max_moves:
                     status[i] = OVER
                     break
-                a = CHOOSE(b, ctx)
+                view, a = view_and_forced(b, s) if exact else (b, np.int64(-1))
+                if a < 0:
+                    if exact and view != b and is_over(view):
+                        status[i] = OVER
+                        break
+                    a = CHOOSE(view, ctx)
                 if a < 0:
                     status[i] = OVER if is_over(b) else ILLEGAL
                     break
                 if a > 3:
                     status[i] = ILLEGAL
                     break
-                nb, r = move(b, a)
-                if nb == b:
+                if exact:
+                    nb, ns, r = exact_move(b, s, a)
+                else:
+                    nb, r = move(b, a)
+                    ns = np.int64(0)
+                if nb == b and ns == s:
                     if not penalty or count_empty(b) == 0:
                         status[i] = ILLEGAL
                         acts[i, n] = a
                         break
                     r = np.int64(-1)
                 b = spawn(nb, st, p_two)
+                s = ns
                 scores[i] += r
                 moves[i] += 1
                 acts[i, n] = a
@@ -129,6 +143,7 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                     status[i] = OVER
                     break
             boards[i] = b
+            supers[i] = s
         nacts[i] = n
 
 

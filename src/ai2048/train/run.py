@@ -57,7 +57,7 @@ from ai2048.checkpoint import (
     write_json,
 )
 from ai2048.progress import progress_bar
-from ai2048.rules import RULES_VERSION
+from ai2048.rules import RULES_VERSION, RULES_VERSIONS
 from ai2048.train.config import BUDGET, make_config
 
 if TYPE_CHECKING:
@@ -115,10 +115,10 @@ def open_run(out: Path, trainer: Trainer, resume: bool, *, clear: bool = False) 
         saved = saved_config(out, trainer.name, trainer.checkpoint)
         # a missing meta.json is no obstacle: the checkpoint holds the state (start() says so)
         version = read_run_meta(out)["rules_version"] if (out / "meta.json").is_file() else RULES_VERSION
-        if version != RULES_VERSION:
+        if version not in RULES_VERSIONS:
             raise ValueError(
                 f"cannot resume: {out} was trained under rules version {version}, "
-                f"this ai2048 plays version {RULES_VERSION}; start a new --out"
+                f"this ai2048 plays versions {', '.join(map(str, RULES_VERSIONS))}; start a new --out"
             )
         return RunDir(out, saved, restart=False)
     if not out.is_dir():
