@@ -11,7 +11,7 @@ from ai2048 import engine
 from ai2048.engine import reference
 from ai2048.engine.board import flip
 from ai2048.engine.spawn import spawn
-from ai2048.rules import Action
+from ai2048.rules import CAPPED_RULES, Action
 
 # Boards with many empty cells, small tiles and repeats (so merges happen), plus raw 64-bit noise
 # (every nibble pattern, including 15s that must not merge).
@@ -34,7 +34,7 @@ def _u(board: int) -> np.uint64:
 def test_move__equals_reference_in_all_directions(b):
     for a in Action:
         new, reward = ai2048.move(b, a)
-        assert (_cells(new), reward) == reference.move(_cells(b), int(a))
+        assert (_cells(new), reward) == reference.move(_cells(b), int(a), CAPPED_RULES)  # a 15 is a wall
 
 
 @settings(deadline=None)
@@ -85,7 +85,7 @@ def test_symmetries__move_every_cell_where_the_grid_says(b):
 def test_legal_mask__legal_iff_changed(b):
     mask = ai2048.legal_mask(b)
     assert mask.tolist() == [ai2048.move(b, a)[0] != b for a in Action]
-    assert mask.tolist() == reference.legal_mask(_cells(b))
+    assert mask.tolist() == reference.legal_mask(_cells(b), CAPPED_RULES)
     assert ai2048.is_over(b) == (not mask.any())
     bits = int(engine.legal_bits(_u(b)))
     assert [bool(bits >> a & 1) for a in range(4)] == mask.tolist() and bits < 16

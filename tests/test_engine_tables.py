@@ -8,7 +8,7 @@ import pytest
 from ai2048.engine import reference, tables
 from ai2048.engine.batch import batch_legal_masks, batch_move
 from ai2048.engine.moves import legal_bits
-from ai2048.rules import Action
+from ai2048.rules import CAPPED_RULES, Action
 
 ROWS = np.arange(65536, dtype=np.uint64)
 
@@ -30,9 +30,9 @@ def expected() -> dict[str, np.ndarray]:
     right_rew = np.empty(65536, dtype=np.int64)
     for row in range(65536):
         cells = _cells(row)
-        moved, rew = reference.slide_row_left(cells)
+        moved, rew = reference.slide_row_left(cells, CAPPED_RULES)  # the row tables: a 15 is a wall
         left[row], left_rew[row] = _row(moved), rew
-        moved, rew = reference.slide_row_left(cells[::-1])
+        moved, rew = reference.slide_row_left(cells[::-1], CAPPED_RULES)
         right[row], right_rew[row] = _row(moved[::-1]), rew
     return {"left": left, "right": right, "left_rew": left_rew, "right_rew": right_rew}
 
@@ -117,7 +117,7 @@ def test_tables__drawn_rows(cells, left, reward):
     row = _row(cells)
     assert _cells(row ^ int(tables.LEFT_ROW[row])) == left
     assert int(tables.LEFT_REWARD[row]) == reward
-    assert reference.slide_row_left(cells) == (left, reward)
+    assert reference.slide_row_left(cells, CAPPED_RULES) == (left, reward)
 
 
 def test_legal_bits__every_row_and_column_legal_iff_changed():

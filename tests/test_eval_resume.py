@@ -180,8 +180,8 @@ def test_eval_resume__an_edited_game_line_is_refused_by_name(edit, message, tmp_
     out = tmp_path / "r.json"
     recs = evaluate("greedy", games=3, seed=2, progress=False).records
     argv = ["eval", "greedy", "--games", "4", "--seed", "2", "--out", str(out), "--no-progress", "--resume"]
-    header = {"agent": "greedy", "config": {}, "seed": 2, "p_two": P_TWO, "max_moves": None, "rules_version": 1,
-              "games_requested": 4, "goal_tile": None, "end_on_full_board": False}
+    header = {"agent": "greedy", "config": {}, "seed": 2, "p_two": P_TWO, "max_moves": None,
+              "rules_version": 1, "games_requested": 4, "goal_tile": None, "end_on_full_board": False}
     stream = GameStream(stream_path(out), header)
     stream.open({r["index"]: r for r in recs})
     stream.close()

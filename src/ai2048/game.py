@@ -17,7 +17,7 @@ from ai2048.engine.supertiles import (
     planning_view,
     view_and_forced,
 )
-from ai2048.rules import CAPPED_RULES, P_TWO, RULES_VERSION, Action
+from ai2048.rules import CAPPED_RULES, MAX_EXPONENT, P_TWO, RULES_VERSION, Action
 
 
 class IllegalMoveError(ValueError):
@@ -54,6 +54,10 @@ def spawn_outcomes(board: Any, p_two: float = P_TWO) -> list[tuple[int, float]]:
     return [(int(b), float(p)) for b, p in zip(boards, probs, strict=True)]
 
 
+_NIBBLES = 0x1111111111111111
+_BIG_MERGE = 1 << MAX_EXPONENT  # a reward this large made a tile of 32768 or more
+
+
 class Game:
     """One game of 2048 with its own seeded random stream.
 
@@ -75,11 +79,18 @@ class Game:
         if board is None:
             if supers != 0:
                 raise ValueError("supers needs a board: pass board= with its tiles of 32768 or more")
-            self._board, self._supers = int(engine.new_board(self._rng, self.p_two)), 0
+            self._set(int(engine.new_board(self._rng, self.p_two)), 0)
         else:
-            self._board, self._supers = self._checked(board, supers)
+            self._set(*self._checked(board, supers))
         self.score = 0
         self.moves = 0
+
+    def _set(self, board: int, supers: int) -> None:
+        """Set the position and whether its moves need the exact path (two tiles of 32768 or more, or a
+        value past 32768 recorded): the flag that keeps every other move on the bitboard."""
+        self._board, self._supers = board, supers
+        t = board & (board >> 1) & (board >> 2) & (board >> 3) & _NIBBLES  # bit 4i: cell i holds a 15
+        self._exact = self.rules != CAPPED_RULES and bool(supers or t & (t - 1))
 
     def _checked(self, board: Any, supers: Any) -> tuple[int, int]:
         b, s = check_position(board, supers)
@@ -97,7 +108,7 @@ class Game:
     def board(self, value: Any) -> None:
         """Set the position, every 15 a 32768 (``set_position`` takes larger tiles); ``17.9``, ``-5`` or
         ``2**64 + 17`` raise here (they used to be truncated or crash later)."""
-        self._board, self._supers = self._checked(value, 0)
+        self._set(*self._checked(value, 0))
 
     @property
     def supers(self) -> int:
@@ -107,7 +118,7 @@ class Game:
     def set_position(self, board: Any, supers: Any = 0) -> None:
         """Set the exact position: ``board`` and its tiles of 32768 or more (checked, as ``Game(board=...,
         supers=...)``)."""
-        self._board, self._supers = self._checked(board, supers)
+        self._set(*self._checked(board, supers))
 
     @property
     def cells(self) -> np.ndarray:
@@ -175,8 +186,15 @@ class Game:
         is no cell to spawn in.
         """
         a = check_action(action)
-        nb, ns, r = self.after(a)
-        if nb == self._board and ns == self._supers:
+        b = self._board
+        if self._exact:
+            nb, ns, r = self.after(a)
+            unchanged = nb == b and ns == self._supers
+        else:  # the bitboard move is exact: at most one 32768 and no larger tile
+            nb, r = engine.move(np.uint64(b), a)
+            ns = 0
+            unchanged = nb == b
+        if unchanged:
             if penalty and int(count_empty(np.uint64(nb))) > 0:
                 r = -1
             else:
@@ -184,8 +202,11 @@ class Game:
                 raise IllegalMoveError(
                     f"{Action(a).name} does not change the board, so it is not a legal move; legal: {legal}"
                 )
-        self._board = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
-        self._supers = ns
+        after = int(engine.spawn(np.uint64(nb), self._rng, self.p_two))
+        if self._exact or r >= _BIG_MERGE:  # a tile of 32768 or more was made: look again
+            self._set(after, ns)
+        else:
+            self._board = after
         self.score += int(r)
         self.moves += 1
         return int(r)

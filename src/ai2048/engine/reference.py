@@ -1,22 +1,29 @@
 """Slow, obvious pure-Python rules: the test oracle, and the baseline ``ai2048 bench`` compares
 the kernels with (so it ships; nothing else uses it at run time).
 
-Boards here are lists of 16 exponents, row-major, 0 = empty.
+Boards here are lists of 16 exact exponents, row-major, 0 = empty: up to 17 (131072) under rules
+version 1, where two equal tiles of 32768 or more merge; ``rules=0`` is the capped version 0, where
+a 32768 (15) never merges.
 """
 
 from __future__ import annotations
 
-from ai2048.rules import MAX_EXPONENT, P_TWO
+from ai2048.rules import CAPPED_RULES, MAX_EXPONENT, MAX_TILE_EXPONENT, P_TWO, RULES_VERSION
 
 
-def slide_row_left(row: list[int]) -> tuple[list[int], int]:
+def _top(rules: int) -> int:
+    """The largest exponent that a merge may still grow from under ``rules``, plus one."""
+    return MAX_EXPONENT if rules == CAPPED_RULES else MAX_TILE_EXPONENT
+
+
+def slide_row_left(row: list[int], rules: int = RULES_VERSION) -> tuple[list[int], int]:
     """``[1, 1, 1, 1] -> ([2, 2, 0, 0], 8)``: compact, merge the leading pair once, compact."""
     tiles = [e for e in row if e]
     out: list[int] = []
     reward = 0
     i = 0
     while i < len(tiles):
-        if i + 1 < len(tiles) and tiles[i] == tiles[i + 1] and tiles[i] < MAX_EXPONENT:
+        if i + 1 < len(tiles) and tiles[i] == tiles[i + 1] and tiles[i] < _top(rules):
             out.append(tiles[i] + 1)
             reward += 2 ** (tiles[i] + 1)
             i += 2
@@ -34,14 +41,14 @@ def _cols(cells: list[int]) -> list[list[int]]:
     return [[cells[4 * r + c] for r in range(4)] for c in range(4)]
 
 
-def move(cells: list[int], action: int) -> tuple[list[int], int]:
+def move(cells: list[int], action: int, rules: int = RULES_VERSION) -> tuple[list[int], int]:
     """Apply action (0 up, 1 right, 2 down, 3 left): (new cells, reward)."""
     out = [0] * 16
     total = 0
     lines = _cols(cells) if action in (0, 2) else _rows(cells)
     for k, line in enumerate(lines):
         rev = action in (1, 2)
-        moved, reward = slide_row_left(line[::-1] if rev else line)
+        moved, reward = slide_row_left(line[::-1] if rev else line, rules)
         if rev:
             moved = moved[::-1]
         total += reward
@@ -51,9 +58,9 @@ def move(cells: list[int], action: int) -> tuple[list[int], int]:
     return out, total
 
 
-def legal_mask(cells: list[int]) -> list[bool]:
+def legal_mask(cells: list[int], rules: int = RULES_VERSION) -> list[bool]:
     """One flag per action: does it change the board?"""
-    return [move(cells, a)[0] != cells for a in range(4)]
+    return [move(cells, a, rules)[0] != cells for a in range(4)]
 
 
 def spawn_outcomes(cells: list[int], p_two: float = P_TWO) -> list[tuple[list[int], float]]:

@@ -18,7 +18,7 @@ from numba import njit
 from ai2048.engine.board import count_empty
 from ai2048.engine.moves import move
 from ai2048.engine.spawn import new_board, spawn
-from ai2048.engine.supertiles import exact_move
+from ai2048.engine.supertiles import BIG_MERGE, needs_exact, slow_move
 
 
 @njit(cache=True)
@@ -42,13 +42,14 @@ def replay_boards(
     b = new_board(state, p_two)
     boards[0] = b
     s = np.int64(0)
+    slow = False
     score = np.int64(0)
     for i in range(n):
         a = np.int64(actions[i])
         if a < 0 or a > 3:
             return boards, after, scores, np.int64(i), supers
-        if exact:
-            nb, ns, r = exact_move(b, s, a)
+        if slow:
+            nb, ns, r = slow_move(b, s, a)
         else:
             nb, r = move(b, a)
             ns = np.int64(0)
@@ -59,6 +60,8 @@ def replay_boards(
         after[i] = nb
         b = spawn(nb, state, p_two)
         s = ns
+        if exact and (slow or r >= BIG_MERGE):  # a tile of 32768 or more was made: look again
+            slow = needs_exact(b, s)
         score += r
         boards[i + 1] = b
         supers[i + 1] = s

@@ -28,6 +28,10 @@ from ai2048.rules import MAX_EXPONENT, MAX_TILE_EXPONENT
 _NIBBLES = np.uint64(0x1111111111111111)
 _TOP = np.int64(MAX_EXPONENT)
 
+BIG_MERGE = np.int64(1) << _TOP
+"""A move's reward of at least this made a tile of 32768 or more: only then can a position that did
+not :func:`needs_exact` come to need it (spawns make 2s and 4s), so game loops look again only then."""
+
 
 @njit(cache=True, inline="always")
 def top_cells(b: np.uint64) -> np.uint64:
@@ -113,15 +117,22 @@ def slide_cells(cells: np.ndarray, action: np.int64) -> tuple[np.ndarray, np.int
 
 
 @njit(cache=True)
-def exact_move(b: np.uint64, supers: np.int64, action: np.int64) -> tuple[np.uint64, np.int64, np.int64]:
-    """Apply ``action`` to the exact position ``(b, supers)``: (board, supers, reward); legal iff the
-    board or the supers changed. The bitboard move where it is exact (:func:`needs_exact`)."""
-    if not needs_exact(b, supers):
-        nb, r = move(b, action)
-        return nb, np.int64(0), r
+def slow_move(b: np.uint64, supers: np.int64, action: np.int64) -> tuple[np.uint64, np.int64, np.int64]:
+    """:func:`exact_move` cell by cell, on the exact exponents: the path of boards that need it."""
     cells, r = slide_cells(exact_cells(b, supers), action)
     nb, ns = pack_cells(cells)
     return nb, ns, r
+
+
+@njit(cache=True, inline="always")
+def exact_move(b: np.uint64, supers: np.int64, action: np.int64) -> tuple[np.uint64, np.int64, np.int64]:
+    """Apply ``action`` to the exact position ``(b, supers)``: (board, supers, reward); legal iff the
+    board or the supers changed. The bitboard move (inlined into the caller) where it is exact
+    (:func:`needs_exact`), else :func:`slow_move`."""
+    if not needs_exact(b, supers):
+        nb, r = move(b, action)
+        return nb, np.int64(0), r
+    return slow_move(b, supers, action)
 
 
 @njit(cache=True)

@@ -32,7 +32,7 @@ from numba import njit
 from ai2048.engine.board import count_empty, reaches, seed004_end
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
-from ai2048.engine.supertiles import exact_move, view_and_forced
+from ai2048.engine.supertiles import BIG_MERGE, needs_exact, slow_move, view_and_forced
 from ai2048.search import expectimax as _ex
 from ai2048.search import minimax as _mm
 from ai2048.search.specialise import _source_hash, is_jitted, unbound_evaluator
@@ -106,11 +106,14 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
             s = np.int64(supers[i])
             if b == 0:
                 b = new_board(st, p_two)
+            slow = exact and needs_exact(b, s)
             while n < cap and stop[0] == 0:
                 if max_moves > 0 and moves[i] >= max_moves:
                     status[i] = OVER
                     break
-                view, a = view_and_forced(b, s) if exact else (b, np.int64(-1))
+                view, a = b, np.int64(-1)
+                if slow:  # two tiles of 32768 or more: the planning view
+                    view, a = view_and_forced(b, s)
                 if a < 0:
                     if exact and view != b and is_over(view):
                         status[i] = OVER
@@ -122,8 +125,8 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                 if a > 3:
                     status[i] = ILLEGAL
                     break
-                if exact:
-                    nb, ns, r = exact_move(b, s, a)
+                if slow:
+                    nb, ns, r = slow_move(b, s, a)
                 else:
                     nb, r = move(b, a)
                     ns = np.int64(0)
@@ -135,6 +138,8 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                     r = np.int64(-1)
                 b = spawn(nb, st, p_two)
                 s = ns
+                if exact and (slow or r >= BIG_MERGE):  # a tile of 32768 or more was made: look again
+                    slow = needs_exact(b, s)
                 scores[i] += r
                 moves[i] += 1
                 acts[i, n] = a
