@@ -1,10 +1,13 @@
-"""The 16384 -> 32768 conversion of an agent, measured from a pool of late-game boards.
+"""The 16384 -> 32768 conversion of an agent (or any tile's to the next), measured from a pool of
+late-game boards.
 
     python benchmarks/late_game_conversion.py endgame --set depth=2
     python benchmarks/late_game_conversion.py endgame --set depth=3 --set tables=442-128,442-256,442-512
     python benchmarks/late_game_conversion.py endgame --set depth=3 --why    # how the lost games ended
     python benchmarks/late_game_conversion.py ntuple --set weights=runs/late --set depth=2 \
         --set downgrade=highest
+    ai2048 pool --from result.json --tile 32768 --out pool32k.json     # the game past 32768:
+    python benchmarks/late_game_conversion.py endgame --pool pool32k.json  # 32768 -> 65536
 
 A whole-game evaluation spends most of its time before the 16384 and counts only the games that
 reach it; this measurement starts every game where the conversion is decided. The pool is the first
@@ -13,7 +16,10 @@ board holding a 16384 in each of ``--pool-games`` games of the shipped network's
 in ``--pool`` (reused when it exists). Pool board ``i`` is played on with seed ``--seed + i`` to the
 end; the output is the share that reaches 32768 with its 95% Wilson interval, the mean final score
 and the CPU seconds a game. Two settings measured on one pool and one ``--seed`` meet the same boards
-and the same spawn streams, so their difference is less noisy than two whole-game evaluations.
+and the same spawn streams, so their difference is less noisy than two whole-game evaluations. A pool
+of another tile (``ai2048 pool --tile``, or ``--from`` an evaluation's games) measures the conversion
+to twice that tile: from a pool of 32768s, the 65536 (rules version 1; the agent plays
+``Game.to_play``'s view, as every evaluation does).
 """
 
 from __future__ import annotations
@@ -74,17 +80,19 @@ def _play_on(task: tuple[int, int, int, bool]) -> dict[str, Any]:
     states: list[str] = []
     t0 = time.process_time()
     while not g.is_over:
+        view, forced = g.to_play()
         if why:
-            states.append(table_state(_AGENT, int(g.board)))
-        g.step(_AGENT.act(g.board))
-    out = {"max_tile": g.max_tile, "score": g.score, "cpu": time.process_time() - t0}
+            states.append(table_state(_AGENT, view))
+        g.step(forced if forced >= 0 else _AGENT.act(view))
+    second = sorted(g.tiles.reshape(16).tolist())[-2]
+    out = {"max_tile": g.max_tile, "second": second, "score": g.score, "cpu": time.process_time() - t0}
     return {**out, "ending": ending(states)} if why else out
 
 
-def why_lost(out: list[dict[str, Any]]) -> str:
-    """The lost games (no 32768) counted by :data:`ENDINGS`, with the median moves after the last table
+def why_lost(out: list[dict[str, Any]], goal: int) -> str:
+    """The lost games (no ``goal``) counted by :data:`ENDINGS`, with the median moves after the last table
     move."""
-    lost = [r["ending"] for r in out if r["max_tile"] < 32768]
+    lost = [r["ending"] for r in out if r["max_tile"] < goal]
     parts = []
     for e in ENDINGS:
         after = [n for kind, n in lost if kind == e]
@@ -123,14 +131,17 @@ def main() -> None:
     t0 = time.perf_counter()
     with Pool(args.workers, initializer=_init, initargs=(args.agent, config)) as workers:
         out = list(workers.imap(_play_on, tasks))
-    k, n = sum(r["max_tile"] >= 32768 for r in out), len(out)
+    goal = 2 * pool.tile
+    k, n = sum(r["max_tile"] >= goal for r in out), len(out)
     lo, hi = wilson(k, n)
-    print(f"{args.agent} {config}: 32768 from the pool's 16384 boards in {k} of {n}: "
-          f"{100 * k / n:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}); mean final score "
-          f"{np.mean([r['score'] for r in out]):,.0f}; {np.mean([r['cpu'] for r in out]):.2f} CPU s a game; "
-          f"{time.perf_counter() - t0:.0f} s wall, {args.workers} workers")
+    half = sum(r["max_tile"] >= goal or r["second"] >= pool.tile // 2 for r in out)
+    print(f"{args.agent} {config}: {goal} from the pool's {pool.tile} boards in {k} of {n}: "
+          f"{100 * k / n:.1f}% ({100 * lo:.1f}-{100 * hi:.1f}); a {pool.tile // 2} beside the {pool.tile} "
+          f"(or the {goal}) in {half}; mean final score {np.mean([r['score'] for r in out]):,.0f}; "
+          f"{np.mean([r['cpu'] for r in out]):.2f} CPU s a game; {time.perf_counter() - t0:.0f} s wall, "
+          f"{args.workers} workers")
     if args.why:
-        print(why_lost(out))
+        print(why_lost(out, goal))
 
 
 if __name__ == "__main__":

@@ -58,8 +58,9 @@ def test_table_state__a_table_move_a_stuck_formation_or_none() -> None:
 def test_why_lost__counts_each_ending_with_its_median_tail() -> None:
     out = [{"max_tile": 32768, "ending": (GOAL, 9)}, {"max_tile": 16384, "ending": (INSIDE, 0)},
            {"max_tile": 16384, "ending": (GOAL, 10)}, {"max_tile": 8192, "ending": (GOAL, 20)}]
-    assert conversion.why_lost(out) == ("the 3 lost games ended: inside a table's formation 1; after a "
-                                        "table's goal 2 (median 15 moves after its last table move)")
+    assert conversion.why_lost(out, 32768) == (
+        "the 3 lost games ended: inside a table's formation 1; after a table's goal 2 (median 15 moves after "
+        "its last table move)")
 
 
 def _board(rows: list[list[int]]) -> int:

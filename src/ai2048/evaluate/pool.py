@@ -182,6 +182,52 @@ def make_pool(agent: str, config: dict[str, Any], *, tile: int = 16384, games: i
     return pool_, pool_.to_json(seed, games, seeds, moves)
 
 
+def pool_from_games(path: str | Path, tile: int = 32768) -> tuple[RestartPool, dict[str, Any]]:
+    """The pool of an evaluation's games already played (``eval --out`` writes them: the result JSON, or
+    the games file beside it while it runs): each game that reached ``tile`` replayed from its seed
+    and actions to the first board holding it. No game is played, so a pool of 32768s (the start of
+    the game past 32768) costs one replay of the games an evaluation played anyway."""
+    from ai2048.checkpoint import read_jsonl
+    from ai2048.evaluate.stream import STREAM_FORMAT
+    from ai2048.records import replay_actions
+
+    tile = checks.tile("tile", tile, why="e.g. 32768")
+    path = Path(path)
+    if path.suffix == ".jsonl":
+        lines = read_jsonl(path)
+        if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
+            raise ValueError(f"{path} is not an evaluation's games file (`ai2048 eval --out R.json` writes "
+                             "R.games.jsonl)")
+        head, games = lines[0], lines[1:]
+    else:
+        head = read_json(path, "evaluation result")
+        games = head.get("games") if isinstance(head, dict) else None
+        if not isinstance(games, list):
+            raise ValueError(f"{path} is not an evaluation result with its games (`ai2048 eval --out`)")
+    rules = head.get("rules_version", 0)
+    p_two = head.get("p_two", 0.9)
+    found = []
+    for i, g in enumerate(games):
+        if not isinstance(g, dict) or not isinstance(g.get("max_tile"), int) or g["max_tile"] < tile:
+            continue
+        try:
+            t = replay_actions(g["seed"], g["actions"], p_two, rules=rules)
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"{path}: game {i} does not replay: {e}") from None
+        k = int(np.argmax(t.max_tiles >= tile))
+        if t.max_tiles[k] < tile or (t.supers is not None and t.supers[k]):
+            raise ValueError(f"{path}: game {i} says max_tile {g['max_tile']}, but its actions do not reach "
+                             f"{tile} as its first tile past 32768")
+        if k < len(t.actions):  # the game went on from it: a board with a move
+            found.append((int(g["seed"]), int(t.boards[k]), int(t.scores[k]), k))
+    if not found:
+        raise ValueError(f"{path}: none of its {len(games)} games reached {tile}")
+    seeds, boards, scores, moves = (list(c) for c in zip(*found, strict=True))
+    pool_ = RestartPool(np.array(boards, np.uint64), np.array(scores, np.int64), tile, str(head.get("agent")),
+                        dict(head.get("config") or {}), None)
+    return pool_, pool_.to_json(int(head.get("seed", 0)), len(games), seeds, moves)
+
+
 def save_pool(path: str | Path, data: dict[str, Any]) -> None:
     """Write a pool's JSON atomically."""
     write_json(path, data)
