@@ -193,6 +193,7 @@ def pool_from_games(path: str | Path, tile: int = 32768) -> tuple[RestartPool, d
 
     tile = checks.tile("tile", tile, why="e.g. 32768")
     path = Path(path)
+    games: Any
     if path.suffix == ".jsonl":
         lines = read_jsonl(path)
         if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != STREAM_FORMAT:
