@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ai2048.engine import reference
+from ai2048.rules import CAPPED_RULES
 from ai2048.tables.formations import TableSpec
 
 
@@ -43,7 +44,7 @@ def brute_force(spec: TableSpec, large: list[int]) -> Callable[[int], float]:
                 b[c] = v
                 best = 0.0
                 for a in range(4):
-                    r, _ = reference.move(b, a)
+                    r, _ = reference.move(b, a, CAPPED_RULES)  # a table key holds its walls as 15s
                     if r == b:
                         continue
                     if any(r[q] != b[q] for q in f.fixed):

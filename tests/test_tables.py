@@ -13,7 +13,7 @@ from _tables_reference import brute_force as _brute_force
 from ai2048.cli import main
 from ai2048.engine import reference
 from ai2048.engine.board import flip, mirror, transpose
-from ai2048.rules import P_TWO
+from ai2048.rules import CAPPED_RULES, P_TWO
 from ai2048.tables import formations, store
 from ai2048.tables.build import BuildStopped, build, check_resources
 from ai2048.tables.formations import Formation, TableSpec
@@ -74,7 +74,7 @@ def _bellman(table: store.Table, i: int) -> float:
             b = key | (v << (4 * c))
             best = 0.0
             for a in range(4):
-                cells, _ = reference.move(_cells(b), a)
+                cells, _ = reference.move(_cells(b), a, CAPPED_RULES)  # walls are 15s: never merge
                 r = _key(cells)
                 if r == b:
                     continue
@@ -162,7 +162,7 @@ def test_lookup_under_every_symmetry_matches_and_is_legal(t442):
             v = move_values(np.uint64(turned), np.int64(s), rules, t442.keys, t442.values, t442.offsets)
             assert sorted(np.nan_to_num(v, nan=-1).tolist()) == pytest.approx(
                 sorted(np.nan_to_num(base, nan=-1).tolist()), abs=1e-7)
-            legal = [reference.move(_cells(turned), a)[0] != _cells(turned) for a in range(4)]
+            legal = [reference.move(_cells(turned), a, CAPPED_RULES)[0] != _cells(turned) for a in range(4)]
             for a in range(4):
                 assert np.isnan(v[a]) or legal[a], "a table value for an illegal move"
             checked += 1

@@ -194,6 +194,9 @@ _register(TableSpec(F442, 9, 2 ** 11, small_sum=160, large_from=6), 60_030_907)
 _register(TableSpec(F442, 9, 616, small_sum=160, large_from=6), 59_825_915)
 _register(TableSpec(F443, 8, 360), 186_712_553)
 _register(TableSpec(F443, 9, 616), 440_707_282)
+# 442-1024 capped likewise (the target and 104 more): past 32768 the formation's walls are one tile
+# higher (32768 ... 2048), so the stage 442-512 plays before the first 32768 needs a 1024 target after it.
+_register(TableSpec(F442, 10, 1128), 116_372_202)
 
 DEFAULT = ("442-64", "442-128", "442-256", "442-512")
 """The tables ``ai2048 tables build`` builds and the ``endgame`` agent reads by default. ``442-32`` is
