@@ -125,20 +125,25 @@ def decode(board: Any) -> np.ndarray:
     return np.array([(b >> (4 * i)) & 0xF for i in range(16)], dtype=np.uint8).reshape(4, 4)
 
 
-def from_tiles(values: Any) -> int:
-    """Pack tile values (0, 2, 4, ..., 32768; row-major list or [4, 4]) into a board."""
+def _tile_exponents(values: Any, top: int, hint: str) -> np.ndarray:
+    """The [16] exponents of tile values up to ``2**top``; anything else is named with its cell."""
     cells = _as_cells(values, "tile values")
     out = np.zeros(16, dtype=np.int64)
     for i, v in enumerate(cells.tolist()):
         if v == 0:
             continue
-        if v < 2 or v & (v - 1) or v > 2**MAX_EXPONENT:
+        if v < 2 or v & (v - 1) or v > 2**top:
             raise ValueError(
-                f"tile value {v} at cell {i} is not a power of two in 2..{2**MAX_EXPONENT} "
-                "(use 0 for an empty cell; for exponents use ai2048.encode)"
-            )
+                f"tile value {v} at cell {i} is not a power of two in 2..{2**top} (use 0 for an empty "
+                f"cell{hint})")
         out[i] = v.bit_length() - 1
-    return int(pack(out))
+    return out
+
+
+def from_tiles(values: Any) -> int:
+    """Pack tile values (0, 2, 4, ..., 32768; row-major list or [4, 4]) into a board."""
+    return int(pack(_tile_exponents(values, MAX_EXPONENT, "; for exponents use ai2048.encode; past 32768 "
+                                    "ai2048.board_io.exact_from_tiles")))
 
 
 def to_tiles(board: Any) -> np.ndarray:
@@ -222,17 +227,7 @@ def exact_encode(exponents: Any) -> tuple[int, int]:
 
 def exact_from_tiles(values: Any) -> tuple[int, int]:
     """Pack tile values (0, 2, 4, ..., 131072; row-major or [4, 4]) into ``(board, supers)``."""
-    cells = _as_cells(values, "tile values")
-    out = np.zeros(16, dtype=np.int64)
-    for i, v in enumerate(cells.tolist()):
-        if v == 0:
-            continue
-        if v < 2 or v & (v - 1) or v > 2**MAX_TILE_EXPONENT:
-            raise ValueError(
-                f"tile value {v} at cell {i} (row {i // 4}, column {i % 4}) is not a power of two in "
-                f"2..{2**MAX_TILE_EXPONENT} (use 0 for an empty cell)")
-        out[i] = v.bit_length() - 1
-    return exact_encode(out)
+    return exact_encode(_tile_exponents(values, MAX_TILE_EXPONENT, ""))
 
 
 def exact_tiles(board: Any, supers: Any = 0) -> np.ndarray:

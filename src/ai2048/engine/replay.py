@@ -16,9 +16,8 @@ import numpy as np
 from numba import njit
 
 from ai2048.engine.board import count_empty
-from ai2048.engine.moves import move
 from ai2048.engine.spawn import new_board, spawn
-from ai2048.engine.supertiles import BIG_MERGE, needs_exact, slow_move
+from ai2048.engine.supertiles import look_again, loop_move
 
 
 @njit(cache=True)
@@ -48,11 +47,7 @@ def replay_boards(
         a = np.int64(actions[i])
         if a < 0 or a > 3:
             return boards, after, scores, np.int64(i), supers
-        if slow:
-            nb, ns, r = slow_move(b, s, a)
-        else:
-            nb, r = move(b, a)
-            ns = np.int64(0)
+        nb, ns, r = loop_move(b, s, slow, a)
         if nb == b and ns == s:
             if not penalty or count_empty(b) == 0:
                 return boards, after, scores, np.int64(i), supers
@@ -60,8 +55,7 @@ def replay_boards(
         after[i] = nb
         b = spawn(nb, state, p_two)
         s = ns
-        if exact and (slow or r >= BIG_MERGE):  # a tile of 32768 or more was made: look again
-            slow = needs_exact(b, s)
+        slow = look_again(b, s, slow, r, exact)
         score += r
         boards[i + 1] = b
         supers[i + 1] = s

@@ -135,6 +135,27 @@ def exact_move(b: np.uint64, supers: np.int64, action: np.int64) -> tuple[np.uin
     return slow_move(b, supers, action)
 
 
+@njit(cache=True, inline="always")
+def loop_move(b: np.uint64, supers: np.int64, slow: bool,
+              action: np.int64) -> tuple[np.uint64, np.int64, np.int64]:
+    """A game loop's move: :func:`slow_move` where the loop found the position needs it (``slow``,
+    from :func:`look_again`), else the bitboard move; (board, supers, reward)."""
+    if slow:
+        return slow_move(b, supers, action)
+    nb, r = move(b, action)
+    return nb, np.int64(0), r
+
+
+@njit(cache=True, inline="always")
+def look_again(b: np.uint64, supers: np.int64, slow: bool, reward: np.int64, exact: bool) -> bool:
+    """A game loop's ``slow`` after a move of ``reward`` and its spawn reached ``(b, supers)``: looked at
+    again only after a move that made a tile of 32768 or more (:data:`BIG_MERGE`) or on the slow path;
+    always False under the capped rules (``exact`` False)."""
+    if exact and (slow or reward >= BIG_MERGE):
+        return needs_exact(b, supers)
+    return slow
+
+
 @njit(cache=True)
 def exact_legal_bits(b: np.uint64, supers: np.int64) -> np.int64:
     """Bit ``a`` set iff action ``a`` changes the exact position: the bitboard's legal moves, and the

@@ -32,7 +32,7 @@ from numba import njit
 from ai2048.engine.board import count_empty, reaches, seed004_end
 from ai2048.engine.moves import is_over, move
 from ai2048.engine.spawn import new_board, spawn
-from ai2048.engine.supertiles import BIG_MERGE, needs_exact, slow_move, view_and_forced
+from ai2048.engine.supertiles import look_again, loop_move, needs_exact, view_and_forced
 from ai2048.search import expectimax as _ex
 from ai2048.search import minimax as _mm
 from ai2048.search.specialise import _source_hash, is_jitted, unbound_evaluator
@@ -125,11 +125,7 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                 if a > 3:
                     status[i] = ILLEGAL
                     break
-                if slow:
-                    nb, ns, r = slow_move(b, s, a)
-                else:
-                    nb, r = move(b, a)
-                    ns = np.int64(0)
+                nb, ns, r = loop_move(b, s, slow, a)
                 if nb == b and ns == s:
                     if not penalty or count_empty(b) == 0:
                         status[i] = ILLEGAL
@@ -138,8 +134,7 @@ def play_batch(  # kernel template: compiled per chooser by ``bind`` (CHOOSE is 
                     r = np.int64(-1)
                 b = spawn(nb, st, p_two)
                 s = ns
-                if exact and (slow or r >= BIG_MERGE):  # a tile of 32768 or more was made: look again
-                    slow = needs_exact(b, s)
+                slow = look_again(b, s, slow, r, exact)
                 scores[i] += r
                 moves[i] += 1
                 acts[i, n] = a
