@@ -116,7 +116,8 @@ def position_from_option(value: Any, supers: Any = None, rules: int = RULES_VERS
                 raise ValueError("takes no supers with a grid of exponents: a grid is exact (0..17)")
             board, s = exact_encode(value)
         else:
-            board, s = check_position(value, 0 if supers is None else supers)
+            packed, s = check_position(value, 0 if supers is None else supers)
+            board = int(packed)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what}: {e}") from None
     if s and rules == CAPPED_RULES:
