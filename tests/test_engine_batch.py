@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ai2048 import engine
+from ai2048.board_io import exact_from_tiles
 from ai2048.engine.batch import batch_observe, batch_observe_serial, batch_reset, batch_reset_serial
 from ai2048.engine.moves import log2_reward
 from ai2048.engine.spawn import spawn
+from ai2048.game import Game
 
 batches = st.lists(st.integers(0, 2**64 - 1), min_size=0, max_size=40).map(
     lambda xs: np.array(xs, dtype=np.uint64)
@@ -104,7 +106,7 @@ def test_batch_observe__matches_board(chunks):
     boards = _played_boards(40, 5)
     n = boards.shape[0]
     out = _step_outputs(n)
-    args = (boards, out["masks"], out["max_exp"], out["empty"], out["obs"])
+    args = (boards, np.zeros(n, np.int64), False, out["masks"], out["max_exp"], out["empty"], out["obs"])
     if chunks:
         batch_observe(*args, chunks)
     else:
@@ -152,3 +154,30 @@ def test_batch_random_play__equals_random_play():
         assert (finals[i], scores[i], moves[i]) == (f, s, m)
         assert engine.is_over(finals[i])
     assert np.array_equal(states, single)
+
+
+@pytest.mark.parametrize("chunks", [0, 2])
+def test_batch_observe__shows_exact_positions_past_32768(chunks):
+    """With supers and rules version 1: exact exponents (16, 17), the exact largest exponent and the
+    exact legal moves (two 65536s side by side merge), as ``Game`` has them; rules version 0 keeps
+    the bitboard's moves."""
+    grids = [[65536, 65536, 8, 16, 2, 8, 16, 32, 4, 16, 32, 64, 2, 32, 64, 128],
+             [131072, 32768, 0, 32768] + [0] * 12,
+             [32768, 32768, 4, 2, 2, 4, 2, 4, 4, 2, 4, 2, 2, 4, 2, 4]]
+    pos = [exact_from_tiles(g) for g in grids]
+    boards = np.array([p[0] for p in pos], np.uint64)
+    supers = np.array([p[1] for p in pos], np.int64)
+    for exact in (True, False):
+        out = _step_outputs(len(pos))
+        sup = supers if exact else np.zeros(len(pos), np.int64)
+        args = (boards, sup, exact, out["masks"], out["max_exp"], out["empty"], out["obs"])
+        if chunks:
+            batch_observe(*args, chunks)
+        else:
+            batch_observe_serial(*args)
+        for i, (b, s) in enumerate(pos):
+            game = Game(board=b, supers=s if exact else 0, rules=int(exact))
+            assert out["obs"][i].reshape(-1).tolist() == game.cells.tolist()
+            assert out["max_exp"][i] == game.cells.max() and out["empty"][i] == (game.cells == 0).sum()
+            assert out["masks"][i].tolist() == [a in game.legal_actions() for a in range(4)]
+    assert out["masks"][0].tolist() == [False] * 4 and out["masks"][2].tolist() == [False] * 4

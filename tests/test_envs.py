@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ai2048
-from ai2048.envs import ENV_ID
+from ai2048.board_io import exact_encode, exact_from_tiles, exact_tiles
+from ai2048.envs import ENV_ID, ENV_IDS
 from ai2048.envs.encoders import onehot
 
 ROW_2222 = ai2048.encode([1, 1, 1, 1] + [0] * 12)
@@ -160,13 +161,14 @@ def test_env__reset_board_accepts_grids():
     assert info["board"] == ROW_2222
 
 
-def test_env__capped_32768_is_reported():
+def test_env__capped_32768_is_reported_under_rules_0():
     board = ai2048.encode([15, 15, 1, 0] + [0] * 12)
-    env = make()
-    _, info = env.reset(options={"board": board})
-    assert info.get("capped") is True
-    _, r, _, _, info = env.step(3)
-    assert r == 0 and ai2048.decode(info["board"])[0, :2].tolist() == [15, 15]
+    for env in (make(rules=0), gym.make(ENV_IDS[0])):
+        _, info = env.reset(options={"board": board})
+        assert info.get("capped") is True
+        _, r, _, _, info = env.step(3)
+        assert r == 0 and ai2048.decode(info["board"])[0, :2].tolist() == [15, 15]
+        assert info.get("capped") is True and info["supers"] == 0
 
 
 def test_env__max_episode_steps_truncates():
@@ -209,7 +211,7 @@ def test_env__bad_actions_raise(action, exc):
 def test_env__bad_reset_options_raise():
     env = make()
     with pytest.raises(ValueError, match="exponent"):
-        env.reset(options={"board": [16] * 16})
+        env.reset(options={"board": [18] * 16})
     with pytest.raises(ValueError, match="unknown reset option"):
         env.reset(options={"bord": 0})
 
@@ -288,3 +290,144 @@ def test_vector__truncation_and_autoreset():
     assert truncs[1] == [True, True] and truncs[2] == [False, False]
     assert info["moves"].tolist() == [0, 0]
     del rng
+
+
+# --- rules version 1: tiles past 32768 (65536, 131072) -------------------------------------------------
+
+_PAIR_CELLS = {0: (4, 8), 2: (4, 8), 1: (5, 6), 3: (5, 6)}  # a vertical pair for UP/DOWN, a row pair else
+_MERGED_CELL = {0: 0 * 4 + 0, 2: 3 * 4 + 0, 1: 1 * 4 + 3, 3: 1 * 4 + 0}  # where the merged tile lands
+
+
+def _pair_position(exponent: int, action: int) -> tuple[int, int]:
+    """Two tiles of 2**exponent side by side (column 0 for UP/DOWN, row 1 for LEFT/RIGHT)."""
+    cells = [0] * 16
+    for c in _PAIR_CELLS[action]:
+        cells[c] = exponent
+    return exact_encode(cells)
+
+
+@pytest.mark.parametrize("action", [0, 1, 2, 3])
+@pytest.mark.parametrize("exponent", [15, 16])
+def test_env__two_equal_tiles_of_32768_or_more_merge_in_every_direction(action, exponent):
+    """32768 + 32768 -> 65536 (reward 65536), 65536 + 65536 -> 131072 (reward 131072), whichever way."""
+    board, supers = _pair_position(exponent, action)
+    env = make()
+    obs, info = env.reset(seed=3, options={"board": board, "supers": supers})
+    assert obs.max() == exponent and info["action_mask"][action]
+    obs, r, term, _, info = env.step(action)
+    merged = exponent + 1
+    assert r == 2**merged and info["score"] == 2**merged and info["max_tile"] == 2**merged
+    assert obs.reshape(16)[_MERGED_CELL[action]] == merged
+    assert sorted(obs.reshape(16).tolist())[-2:] != [merged, merged]  # one merged tile, not two
+    assert exact_tiles(info["board"], info["supers"]).reshape(16)[_MERGED_CELL[action]] == 2**merged
+    assert "capped" not in info and not term
+    spawned = [v for i, v in enumerate(obs.reshape(16).tolist()) if i != _MERGED_CELL[action] and v]
+    assert len(spawned) == 1 and spawned[0] in (1, 2)  # the spawn lands beside the super tile
+
+
+def test_env__two_pairs_of_32768_merge_in_one_move_with_exact_score_and_log2():
+    """[32768 x4] LEFT -> [65536, 65536]: score 131072, log2 16 + 16; [65536 65536 32768 32768] ->
+    [131072, 65536]: score 196608, log2 17 + 16."""
+    for reward_mode, want in (("score", (131072, 196608)), ("log2", (32, 33))):
+        env = make(reward_mode=reward_mode)
+        b, s = exact_from_tiles([32768] * 4 + [0] * 12)
+        env.reset(seed=0, options={"board": b, "supers": s})
+        obs, r, *_ = env.step(3)
+        assert r == want[0] and obs[0, :2].tolist() == [16, 16]
+        b, s = exact_from_tiles([65536, 65536, 32768, 32768] + [0] * 12)
+        env.reset(seed=0, options={"board": b, "supers": s})
+        obs, r, *_ = env.step(3)
+        assert r == want[1] and obs[0, :2].tolist() == [17, 16]
+
+
+def test_env__observations_show_exact_tiles_in_every_mode():
+    tiles = [131072, 65536, 32768, 2] + [0] * 12
+    b, s = exact_from_tiles(tiles)
+    exps = [17, 16, 15, 1] + [0] * 12
+    obs, _ = make().reset(options={"board": b, "supers": s})
+    assert obs.reshape(16).tolist() == exps and make().observation_space.contains(obs)
+    obs, _ = make(obs_mode="tiles").reset(options={"board": b, "supers": s})
+    assert obs.reshape(16).tolist() == tiles
+    env = make(obs_mode="onehot", planes=18)
+    obs, _ = env.reset(options={"board": b, "supers": s})
+    assert obs.shape == (18, 4, 4) and env.observation_space.contains(obs)
+    assert (obs.sum(0) == 1).all()  # 18 planes: every cell, every tile, exactly one plane
+    assert [int(np.argmax(obs[:, i // 4, i % 4])) for i in range(16)] == exps
+    obs16, _ = make(obs_mode="onehot").reset(options={"board": b, "supers": s})
+    assert obs16.shape == (16, 4, 4)  # the default keeps models' input shape: 65536 up have no plane
+    assert obs16[:, 0, 0].sum() == 0 and obs16[:, 0, 1].sum() == 0 and obs16[15, 0, 2] == 1
+
+
+def test_env__grid_of_exact_exponents_and_ansi_render():
+    env = make(render_mode="ansi")
+    _, info = env.reset(options={"board": [17, 16] + [0] * 14})
+    assert exact_tiles(info["board"], info["supers"])[0, :2].tolist() == [131072, 65536]
+    assert info["max_tile"] == 131072
+    assert "131072  65536" in env.render()
+
+
+def test_env__game_over_with_super_tiles():
+    """A full board whose only equal neighbours are two 65536s can still move; once merged and with no
+    pair left, the episode ends."""
+    stuck = [131072, 4, 8, 16, 2, 8, 16, 32, 4, 16, 32, 64, 2, 32, 64, 128]
+    b, s = exact_from_tiles(stuck)
+    _, info = make().reset(options={"board": b, "supers": s})
+    assert not info["action_mask"].any()
+    live = [65536, 65536, 8, 16, 2, 8, 16, 32, 4, 16, 32, 64, 2, 32, 64, 128]
+    b, s = exact_from_tiles(live)
+    env = make()
+    _, info = env.reset(seed=1, options={"board": b, "supers": s})
+    assert info["action_mask"].tolist() == [False, True, False, True]
+    obs, r, *_ = env.step(3)
+    assert r == 131072 and obs[0, 0] == 17
+
+
+def test_env__goal_tile_can_be_65536_under_rules_1_only():
+    b, s = exact_from_tiles([32768, 32768] + [0] * 14)
+    env = make(goal_tile=65536, goal_reward=1.0)
+    env.reset(options={"board": b, "supers": s})
+    _, r, term, _, _ = env.step(3)
+    assert term and r == 65537
+    with pytest.raises(ValueError, match="goal_tile"):
+        make(goal_tile=65536, rules=0)
+    with pytest.raises(ValueError, match="goal_tile"):
+        make(goal_tile=2**18)
+
+
+def test_env__ids_of_both_rules_versions_are_registered():
+    assert ENV_ID == "ai2048/Game2048-v1" and ENV_IDS == {0: "ai2048/Game2048-v0", 1: ENV_ID}
+    assert gym.make(ENV_IDS[0]).unwrapped.options.rules == 0
+    assert gym.make(ENV_ID).unwrapped.options.rules == 1
+    assert gym.make(ENV_IDS[0]).observation_space.high.max() == 15
+    assert make().observation_space.high.max() == 17
+    venv = gym.make_vec(ENV_IDS[0], num_envs=2, vectorization_mode="vector_entry_point")
+    assert venv.unwrapped.options.rules == 0
+
+
+@pytest.mark.parametrize(
+    "options, match",
+    [
+        ({"board": [18] + [0] * 15}, r"exponent 18 at cell 0 \(row 0, column 0\)"),
+        ({"board": [17, 17] + [0] * 14}, r"second 131072 at cell 1 \(row 0, column 1\)"),
+        ({"board": ai2048.encode([15, 3] + [0] * 14), "supers": 1 << 2}, r"cell 1 \(row 0, column 1\)"),
+        ({"board": ai2048.encode([15] + [0] * 15), "supers": 3}, "exponent 18 at cell 0"),
+        ({"board": ai2048.encode([15] + [0] * 15), "supers": -1}, "supers"),
+        ({"board": [16] + [0] * 15, "supers": 1}, "no supers with a grid"),
+        ({"supers": 1}, "needs options\\['board'\\]"),
+    ],
+)
+def test_env__bad_exact_positions_are_refused_before_any_play(options, match):
+    env = make()
+    _, before = env.reset(seed=0)
+    with pytest.raises(ValueError, match=match):
+        env.reset(options=options)
+    assert env.unwrapped.board == before["board"] and env.unwrapped.supers == 0
+
+
+def test_env__rules_0_refuses_tiles_past_32768_and_bad_rules():
+    with pytest.raises(ValueError, match="rules version 0"):
+        make(rules=0).reset(options={"board": [16] + [0] * 15})
+    with pytest.raises(ValueError, match="rules=2 is not one of 0, 1"):
+        make(rules=2)
+    with pytest.raises(ValueError, match="planes=19"):
+        make(obs_mode="onehot", planes=19)

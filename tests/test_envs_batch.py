@@ -12,11 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ai2048
+from _supertile_positions import exact_cells as exact_positions
+from ai2048.board_io import exact_encode, exact_from_tiles
 from ai2048.engine import reference
+from ai2048.engine.rng import seed_state
 from ai2048.envs import ENV_ID
 from ai2048.envs.batch import GameBatch, seed_states
 from ai2048.envs.options import EnvOptions
-from ai2048.rules import MAX_EXPONENT, P_TWO, START_TILES
+from ai2048.envs.vector import Game2048VectorEnv
+from ai2048.game import Game
+from ai2048.rules import MAX_EXPONENT, MAX_TILE_EXPONENT, P_TWO, START_TILES, Action
 from ai2048.train.games import BoardBatch
 
 M64 = (1 << 64) - 1
@@ -82,8 +87,9 @@ class RefGame:
         return int(ai2048.encode(self.cells))
 
 
-def _log2_gain(cells: list[int], action: int) -> int:
-    """Sum of the exponents of the tiles a move creates: slide each line towards the wall, merge."""
+def _log2_gain(cells: list[int], action: int, top: int = MAX_EXPONENT) -> int:
+    """Sum of the exponents of the tiles a move creates: slide each line towards the wall, merge
+    (tiles of exponent ``top`` and more do not)."""
     lines = [[cells[4 * r + c] for r in range(4)] for c in range(4)] if action in (0, 2) else [
         cells[4 * r : 4 * r + 4] for r in range(4)]
     total = 0
@@ -91,7 +97,7 @@ def _log2_gain(cells: list[int], action: int) -> int:
         tiles = [e for e in (line[::-1] if action in (1, 2) else line) if e]
         i = 0
         while i < len(tiles):
-            if i + 1 < len(tiles) and tiles[i] == tiles[i + 1] and tiles[i] < MAX_EXPONENT:
+            if i + 1 < len(tiles) and tiles[i] == tiles[i + 1] and tiles[i] < top:
                 total += tiles[i] + 1
                 i += 2
             else:
@@ -390,3 +396,83 @@ def test_game_batch__copies_are_the_state_after_the_step(parallel):
     assert all(np.array_equal(o.scores, s) and np.array_equal(o.boards, b) for o, s, b in kept)
     plain = bare.step(_legal_picks(bare.masks, rng))
     assert plain.scores.shape == plain.moves.shape == plain.boards.shape == plain.max_tile.shape == (0,)
+
+
+# --- rules version 1: tiles past 32768 (65536, 131072) -------------------------------------------------
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(exact_positions(), min_size=3, max_size=3), st.integers(0, 2**32),
+       st.sampled_from(["score", "log2"]), st.lists(st.integers(0, 3), min_size=8, max_size=8))
+def test_vector_env__plays_the_games_game_plays_past_32768(cells, seed, reward_mode, picks):
+    """The vector env with each slot's stream set to ``Game(seed=...)``'s plays the same games on
+    positions holding two or more tiles of 32768 or more: same boards, supers, rewards, scores,
+    legal masks and exact observations, step by step (a legal move picked from each game's own)."""
+    pos = [exact_encode(c) for c in cells]
+    venv = Game2048VectorEnv(3, reward_mode=reward_mode)
+    obs, info = venv.reset(seed=0, options={"boards": [p[0] for p in pos], "supers": [p[1] for p in pos]})
+    games = [Game(seed=seed + i, board=b, supers=s) for i, (b, s) in enumerate(pos)]
+    venv.games.states[:] = [seed_state(seed + i)[0] for i in range(3)]
+    assert obs.reshape(3, 16).tolist() == [g.cells.tolist() for g in games]
+    for pick in picks:
+        acts = np.array([g.legal_actions()[pick % len(g.legal_actions())] if not g.is_over else 0
+                         for g in games])
+        obs, rewards, term, _, info = venv.step(acts)
+        for i, g in enumerate(games):
+            if g.is_over:  # the step after the end restarts the slot (next-step autoreset): stop comparing
+                continue
+            before = g.cells.tolist()
+            r = g.step(int(acts[i]))
+            want = r if reward_mode == "score" else _log2_gain(before, int(acts[i]), MAX_TILE_EXPONENT)
+            assert (int(info["board"][i]), int(info["supers"][i]), int(info["score"][i])) == \
+                (g.board, g.supers, g.score), (before, int(acts[i]))
+            assert rewards[i] == want
+            assert obs[i].reshape(16).tolist() == g.cells.tolist()
+            assert info["action_mask"][i].tolist() == [Action(a) in g.legal_actions() for a in range(4)]
+            assert bool(term[i]) == g.is_over
+            assert info["max_tile"][i] == g.max_tile
+
+
+def test_vector_env__two_32768s_merge_and_game_batch_state_round_trips():
+    b, s = exact_from_tiles([32768, 32768, 0, 0] + [0] * 12)
+    b2, s2 = exact_from_tiles([65536, 65536, 32768, 32768] + [0] * 12)
+    venv = Game2048VectorEnv(2, reward_mode="log2")
+    venv.reset(seed=0, options={"boards": [b, b2], "supers": [s, s2]})
+    obs, rewards, _, _, info = venv.step(np.array([3, 3]))
+    assert rewards.tolist() == [16.0, 33.0]  # 65536: 16; a 131072 and a 65536 in one move: 17 + 16
+    assert obs[0, 0, 0] == 16 and obs[1, 0, :2].tolist() == [17, 16]
+    assert info["max_tile"].tolist() == [65536, 131072] and info["supers"][0] == 1
+    state = venv.games.state_dict()
+    other = GameBatch(2, EnvOptions())
+    other.load_state_dict(state)
+    assert (other.supers == venv.games.supers).all() and (other.obs == venv.games.obs).all()
+    del state["supers"]  # a checkpoint from before rules version 1
+    other.load_state_dict(state)
+    assert (other.supers == 0).all()
+
+
+def test_vector_env__rules_0_caps_and_bad_exact_positions_name_the_game():
+    b, s = exact_from_tiles([32768, 32768, 0, 0] + [0] * 12)
+    capped = Game2048VectorEnv(1, rules=0)
+    capped.reset(seed=0, options={"boards": [b]})
+    assert not capped.games.masks[0, 3]
+    _, r, *_ = capped.step(np.array([1]))
+    assert r[0] == 0 and capped.games.obs[0, 0].tolist() == [0, 0, 15, 15]
+    venv = Game2048VectorEnv(2)
+    venv.reset(seed=0)
+    before = venv.boards
+    bad = [
+        ({"boards": [b, [18] + [0] * 15]}, r"options\['boards'\]\[1\]: exponent 18 at cell 0"),
+        ({"boards": [b, b], "supers": [0, 1 << 4]},
+         r"options\['boards'\]\[1\]: supers records a 65536 at cell 2"),
+        ({"boards": [b, [17, 17] + [0] * 14]}, "second 131072 at cell 1"),
+        ({"boards": [b, b], "supers": [0]}, "one per board"),
+        ({"supers": [0, 0]}, "needs options\\['boards'\\]"),
+    ]
+    for options, match in bad:
+        with pytest.raises(ValueError, match=match):
+            venv.reset(options=options)
+        assert (venv.boards == before).all()
+    with pytest.raises(ValueError, match="rules version 0"):
+        capped.reset(options={"boards": [b], "supers": [1]})
+    with pytest.raises(ValueError, match="game 0: supers records"):
+        GameBatch(1).set_boards(np.array([b], np.uint64), supers=np.array([1 << 4]))

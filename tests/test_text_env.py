@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ai2048
-from ai2048.board_io import render_text, to_tiles
-from ai2048.envs import ENV_ID, TEXT_ENV_ID
-from ai2048.envs.text import board_grid, board_text, describe
+from ai2048.board_io import exact_encode, exact_from_tiles, exact_tiles, render_text, to_tiles
+from ai2048.envs import ENV_ID, TEXT_ENV_ID, TEXT_ENV_IDS
+from ai2048.envs.text import board_grid, board_text, describe, describe_board
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES, Action
 
@@ -252,9 +252,10 @@ def test_reset__a_grid_is_tile_values_as_every_observation_shows_them():
 
 
 @pytest.mark.parametrize(("grid", "match"), [
-    ([[3, 0, 0, 0]] + [[0] * 4] * 3, r"tile value 3 at cell 0 is not a power of two.*grid as tile values"),
-    ([[1, 1, 0, 0]] + [[0] * 4] * 3, "tile value 1 at cell 0 is not a power of two"),
-    ([[65536, 0, 0, 0]] + [[0] * 4] * 3, "tile value 65536 at cell 0"),
+    ([[3, 0, 0, 0]] + [[0] * 4] * 3,
+     r"tile value 3 at cell 0 \(row 0, column 0\) is not a power of two.*grid as tile values"),
+    ([[1, 1, 0, 0]] + [[0] * 4] * 3, "tile value 1 at cell 0 .* is not a power of two"),
+    ([[262144, 0, 0, 0]] + [[0] * 4] * 3, "tile value 262144 at cell 0"),
     ([[2, 0, 0]] * 4, "16 entries or shape"),
 ])
 def test_reset__a_grid_that_is_not_tile_values_is_refused(grid, match):
@@ -270,3 +271,58 @@ def test_reset__a_board_with_no_legal_move_ends_the_episode_at_once():
     obs, reward, terminated, truncated, info = env.step("left")
     assert (reward, terminated, truncated, info["ended_by"]) == (0.0, True, False, "game_over")
     assert info["invalid_count"] == 0 and info["board"] == ai2048.from_tiles(stuck)
+
+
+# --- rules version 1: tiles past 32768 (65536, 131072) -------------------------------------------------
+
+
+def test_text_env__reads_and_shows_tiles_up_to_131072_and_merges_them():
+    env = make()
+    grid = [[65536, 65536, 0, 0], [32768, 0, 0, 0], [0] * 4, [0] * 4]
+    obs, info = env.reset(seed=2, options={"board": grid})
+    b, s = exact_from_tiles(grid)
+    assert (info["board"], info["supers"], info["max_tile"]) == (b, s, 65536)
+    assert obs.splitlines()[1:3] == ["65536 65536     .     .", "32768     .     .     ."]
+    assert obs.splitlines()[1:5] == render_text(b, s).splitlines()
+    obs, r, term, _, info = env.step("Move: left")
+    assert r == 131072 and not term and info["max_tile"] == 131072
+    assert obs.splitlines()[1].split()[0] == "131072"
+    state = json.loads(make(obs_format="json").reset(options={"board": grid})[0])
+    assert state["board"] == exact_tiles(b, s).tolist() and state["max_tile"] == 65536
+
+
+def test_text_env__packed_board_with_supers_and_the_capped_id():
+    b, s = exact_from_tiles([32768, 32768] + [0] * 14)
+    obs, info = make().reset(options={"board": b, "supers": s})
+    assert "left" in info["legal_moves"]
+    assert gym.make(TEXT_ENV_IDS[0]).unwrapped.options.rules == 0 and TEXT_ENV_ID.endswith("-v1")
+    capped = gym.make(TEXT_ENV_IDS[0]).unwrapped
+    _, info = capped.reset(options={"board": b})
+    assert "left" not in info["legal_moves"] and info.get("capped") is True
+    with pytest.raises(ValueError, match="rules version 0"):
+        capped.reset(options={"board": [[65536, 0, 0, 0]] + [[0] * 4] * 3})
+
+
+@pytest.mark.parametrize(
+    "grid, match",
+    [
+        ([262144] + [0] * 15,
+         r"tile value 262144 at cell 0 \(row 0, column 0\) is not a power of two in 2..131072"),
+        ([131072, 131072] + [0] * 14, r"second 131072 at cell 1 \(row 0, column 1\)"),
+        ([3] + [0] * 15, "tile value 3 at cell 0"),
+    ],
+)
+def test_text_env__bad_tile_grids_name_the_cell(grid, match):
+    env = make()
+    with pytest.raises(ValueError, match=match):
+        env.reset(options={"board": grid})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 2, 13, 14, 15, 16, 17]), min_size=16, max_size=16).filter(
+    lambda c: c.count(17) <= 1))
+def test_board_text__is_render_text_on_exact_positions(cells):
+    b, s = exact_encode(cells)
+    assert board_text(b, max(cells), s) == render_text(b, s)
+    assert board_grid(b, s) == exact_tiles(b, s).tolist()
+    assert describe_board(b, supers=s).splitlines()[1:5] == render_text(b, s).splitlines()

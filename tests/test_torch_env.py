@@ -8,12 +8,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 
+from _supertile_positions import exact_cells as exact_positions  # noqa: E402
 from ai2048.agents.seed_actions import SEED_ORDERS  # noqa: E402
-from ai2048.board_io import render_text  # noqa: E402
+from ai2048.board_io import exact_encode, exact_from_tiles, render_text  # noqa: E402
 from ai2048.engine import batch_legal_masks, batch_move, spawn_outcomes  # noqa: E402
+from ai2048.engine.rng import seed_state  # noqa: E402
+from ai2048.engine.supertiles import exact_cells  # noqa: E402
 from ai2048.envs.torch_env import (  # noqa: E402
     EngineBatch,
     TorchEnv2048,
@@ -26,7 +31,9 @@ from ai2048.envs.torch_env import (  # noqa: E402
     spawn,
     stochastic_progressions,
     to_boards,
+    to_positions,
 )
+from ai2048.game import Game  # noqa: E402
 from ai2048.rules import Action  # noqa: E402
 
 VECTORS = Path(__file__).parent / "data" / "seed_vectors.json"
@@ -50,11 +57,13 @@ def random_boards(n: int, seed: int) -> np.ndarray:
 
 
 def test_push_actions__equals_engine_boards_and_rewards_on_random_boards():
+    """Under rules version 0 the tensor rules are the bitboard's (15s never merge); version 1 is
+    checked against ``Game`` below."""
     boards = random_boards(20000, seed=1)
     states = from_boards(boards)
     for a in range(4):
         want_boards, want_rewards = batch_move(boards, np.full(len(boards), a, dtype=np.int64))
-        got, rewards = push_actions(states, torch.full((len(boards),), a))
+        got, rewards = push_actions(states, torch.full((len(boards),), a), rules=0)
         np.testing.assert_array_equal(to_boards(got), want_boards)
         np.testing.assert_array_equal(rewards.numpy(), want_rewards)
 
@@ -63,14 +72,15 @@ def test_push_actions__mixed_actions_in_one_batch():
     boards = random_boards(4000, seed=2)
     actions = np.random.default_rng(3).integers(0, 4, len(boards))
     want, want_r = batch_move(boards, actions)
-    got, got_r = push_actions(from_boards(boards), torch.from_numpy(actions))
+    got, got_r = push_actions(from_boards(boards), torch.from_numpy(actions), rules=0)
     np.testing.assert_array_equal(to_boards(got), want)
     np.testing.assert_array_equal(got_r.numpy(), want_r)
 
 
 def test_legal_actions__equals_engine_masks_on_random_boards():
     boards = random_boards(20000, seed=4)
-    np.testing.assert_array_equal(legal_actions(from_boards(boards)).numpy(), batch_legal_masks(boards))
+    got = legal_actions(from_boards(boards), rules=0).numpy()
+    np.testing.assert_array_equal(got, batch_legal_masks(boards))
 
 
 def test_push_actions__known_answer_vectors():
@@ -87,13 +97,14 @@ def test_push_actions__known_answer_vectors():
         )
 
 
-def test_push_actions__two_32768_tiles_do_not_merge():
+def test_push_actions__two_32768_tiles_do_not_merge_under_rules_0():
     board = pack(np.array([[15, 15, 1, 1] + [0] * 12]))
-    got, reward = push_actions(from_boards(board), torch.tensor([int(Action.LEFT)]))
+    got, reward = push_actions(from_boards(board), torch.tensor([int(Action.LEFT)]), rules=0)
     assert to_boards(got)[0] == pack(np.array([[15, 15, 2, 0] + [0] * 12]))[0]
     assert int(reward[0]) == 4
+    assert not legal_actions(from_boards(pack(np.array([[15, 15] + [0] * 14]))), rules=0)[0, 3]
     full = pack(np.array([[15, 14] * 2 + [14, 15] * 2] * 2).reshape(1, 16))
-    assert not legal_actions(from_boards(full)).any()
+    assert not legal_actions(from_boards(full), rules=0).any() and not legal_actions(from_boards(full)).any()
 
 
 def test_conversion__round_trips_both_directions():
@@ -106,8 +117,14 @@ def test_conversion__round_trips_both_directions():
 def test_conversion__bad_shapes_and_values_raise():
     with pytest.raises(ValueError, match="shape"):
         to_boards(torch.zeros(3, 16))
-    with pytest.raises(ValueError, match="exponents"):
-        to_boards(torch.full((1, 1, 4, 4), 16.0))
+    with pytest.raises(ValueError, match=r"exponents 0..17 .* game 0 holds 18.0 at cell 0 \(row 0, col"):
+        to_boards(torch.full((1, 1, 4, 4), 18.0))
+    with pytest.raises(ValueError, match="game 1 holds nan at cell 5"):
+        nan = torch.zeros(2, 1, 4, 4)
+        nan[1, 0, 1, 1] = float("nan")
+        to_positions(nan)
+    with pytest.raises(ValueError, match="game 0: a second 131072 at cell 1"):
+        to_positions(torch.tensor([17.0, 17.0] + [0.0] * 14).view(1, 1, 4, 4))
     with pytest.raises(TypeError, match="uint64"):
         from_boards(np.zeros(3, dtype=np.int32))
 
@@ -299,3 +316,112 @@ def test_resolve_device__unknown_or_absent_devices_raise():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA"):
             resolve_device("cuda")
+
+
+# --- rules version 1: tiles past 32768 (65536, 131072) -------------------------------------------------
+
+
+@pytest.mark.parametrize("action", [0, 1, 2, 3])
+def test_push_actions__equal_tiles_of_32768_or_more_merge_in_every_direction(action):
+    """Rows and columns of [32768 32768 65536 65536]: each pair merges towards the wall, reward
+    65536 + 131072 a line; the exact exponents 16 and 17 come out."""
+    line = [15, 15, 16, 16]
+    grid = np.zeros((4, 4), np.int64)
+    if action in (1, 3):
+        grid[1] = line
+    else:
+        grid[:, 1] = line
+    b, s = exact_encode(grid)
+    states = from_boards(np.array([b], np.uint64), supers=np.array([s]))
+    got, reward = push_actions(states, torch.tensor([action]))
+    want_b, want_s, want_r = Game(board=b, supers=s).after(action)
+    assert int(reward[0]) == want_r == 65536 + 131072
+    assert got.view(16).long().tolist() == exact_cells(np.uint64(want_b), np.int64(want_s)).tolist()
+    tb, ts = to_positions(got)
+    assert (int(tb[0]), int(ts[0])) == (want_b, want_s)
+    again, reward = push_actions(got, torch.tensor([action]))  # 131072 + 65536 do not merge
+    assert int(reward[0]) == 0 and torch.equal(again, got)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(exact_positions(), min_size=1, max_size=4),
+       st.lists(st.integers(0, 3), min_size=4, max_size=4))
+def test_push_actions_and_legal__equal_game_on_positions_past_32768(cells, actions):
+    """The tensor rules against ``Game`` (the exact engine) on positions with two or more tiles of
+    32768 or more: same moved positions, rewards and legal masks."""
+    pos = [exact_encode(c) for c in cells]
+    boards = np.array([p[0] for p in pos], np.uint64)
+    supers = np.array([p[1] for p in pos], np.int64)
+    states = from_boards(boards, supers=supers)
+    acts = torch.tensor(actions[: len(pos)])
+    got, reward = push_actions(states, acts)
+    legal = legal_actions(states)
+    gb, gs = to_positions(got)
+    for i, (b, s) in enumerate(pos):
+        game = Game(board=b, supers=s)
+        nb, ns, r = game.after(int(acts[i]))
+        assert (int(gb[i]), int(gs[i]), int(reward[i])) == (nb, ns, r)
+        assert legal[i].tolist() == [Action(a) in game.legal_actions() for a in range(4)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(exact_positions(), min_size=2, max_size=2), st.integers(0, 2**32),
+       st.lists(st.integers(0, 3), min_size=6, max_size=6))
+def test_engine_batch__plays_the_games_game_plays_past_32768(cells, seed, picks):
+    """``EngineBatch`` with each slot's stream set to ``Game(seed=...)``'s plays the same games: same
+    boards, supers, rewards and scores, move by move (a legal move picked from each game's own)."""
+    pos = [exact_encode(c) for c in cells]
+    env = EngineBatch(2, seed=0)
+    env.set_boards(np.array([p[0] for p in pos], np.uint64), np.array([p[1] for p in pos], np.int64))
+    games = [Game(seed=seed + i, board=b, supers=s) for i, (b, s) in enumerate(pos)]
+    for i in range(2):
+        env.games.states[i] = seed_state(seed + i)[0]
+    for pick in picks:
+        acts = [g.legal_actions()[pick % len(g.legal_actions())] if not g.is_over else 0 for g in games]
+        rewards, changed = env.step(torch.tensor(acts))
+        for i, g in enumerate(games):
+            over = g.is_over
+            r = 0 if over else g.step(acts[i])
+            assert (int(rewards[i]), bool(changed[i])) == (r, not over)
+            got = (int(env.boards()[i]), int(env.supers()[i]), int(env.scores[i]))
+            assert got == (g.board, g.supers, g.score)
+        assert env.states.view(2, 16).long().tolist() == [g.cells.tolist() for g in games]
+
+
+def test_torch_env__plays_65536_and_131072_and_ends_with_them():
+    env = TorchEnv2048(2, seed=0)
+    b, s = exact_from_tiles([65536, 65536, 0, 0] + [0] * 12)
+    stuck, stuck_s = exact_from_tiles([131072, 4, 8, 16, 2, 8, 16, 32, 4, 16, 32, 64, 2, 32, 64, 128])
+    env.set_boards(np.array([b, stuck], np.uint64), np.array([s, stuck_s]))
+    assert env.terminated.tolist() == [False, True]
+    assert env.high_tiles().tolist() == [16, 17]
+    rewards, changed = env.step(torch.tensor([3, 3]))
+    assert rewards.tolist() == [131072, 0] and changed.tolist() == [True, False]
+    assert env.states[0, 0, 0, 0] == 17 and int(env.states[0].gt(0).sum()) == 2  # the 131072 and a spawn
+    assert (int(env.supers()[0]) & 3) == 2 and env.scores.tolist() == [131072, 0]
+
+
+def test_torch_env__rules_0_keeps_the_cap_and_refuses_tiles_past_32768():
+    b, s = exact_from_tiles([32768, 32768] + [0] * 14)
+    for cls in (TorchEnv2048, EngineBatch):
+        env = cls(1, seed=0, rules=0)
+        env.set_boards(np.array([b], np.uint64))
+        assert not env.legal_actions()[0, 3]
+        with pytest.raises(ValueError, match="rules version 0"):
+            big, big_s = exact_from_tiles([65536] + [0] * 15)
+            env.set_boards(np.array([big], np.uint64), np.array([big_s]))
+    with pytest.raises(ValueError, match="rules=2 is not one of 0, 1"):
+        TorchEnv2048(1, rules=2)
+    with pytest.raises(ValueError, match="rules=2 is not one of 0, 1"):
+        make_batch_env("engine", 1, rules=2)
+
+
+def test_engine_batch__save_load_keeps_the_supers():
+    env = EngineBatch(1, seed=0)
+    b, s = exact_from_tiles([65536, 65536] + [0] * 14)
+    env.set_boards(np.array([b], np.uint64), np.array([s]))
+    snap = env.save()
+    env.step(torch.tensor([3]))
+    assert int(env.supers()[0]) != s
+    env.load(snap)
+    assert (int(env.boards()[0]), int(env.supers()[0])) == (b, s)

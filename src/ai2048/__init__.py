@@ -121,7 +121,7 @@ class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder):
 
     Registering needs Gymnasium, which costs more than everything else ``import ai2048`` did
     before; this keeps ``import ai2048`` light for code that never uses Gymnasium, while
-    ``gymnasium.make("ai2048/Game2048-v0")`` still works in code that imported ``ai2048`` first.
+    ``gymnasium.make("ai2048/Game2048-v1")`` still works in code that imported ``ai2048`` first.
     A ``gymnasium.envs`` entry point cannot do this: Gymnasium 1.0 removed the plugin loader that
     read it (1.x registers only its own ids on import), so the hook is the package's own.
     """

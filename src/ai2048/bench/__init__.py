@@ -128,7 +128,7 @@ boards = collect_boards(100, s, P)
 raw_moves(boards, np.int64(1))
 random_games(boards[:4], np.arange(4, dtype=np.uint64), P)
 engine.batch_random_play(boards[:4], np.arange(4, dtype=np.uint64), P)
-step_single(b, 3, s, np.float64(P), kernel_options(EnvOptions()), np.empty((4, 4), np.uint8))
+step_single(b, np.int64(0), 3, s, np.float64(P), kernel_options(EnvOptions()), np.empty((4, 4), np.uint8))
 for parallel in (False, True):
     g = GameBatch(4, seed=0, parallel=parallel)
     g.reset()

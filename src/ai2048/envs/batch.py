@@ -40,7 +40,7 @@ from ai2048.engine.batch import (
 )
 from ai2048.envs.options import EnvOptions, check_num_envs
 from ai2048.game import IllegalMoveError
-from ai2048.rules import Action
+from ai2048.rules import MAX_TILE_EXPONENT, Action
 from ai2048.threads import ThreadPicker
 
 PARALLEL_MIN_GAMES = 1024
@@ -50,7 +50,7 @@ From it, the automatic choice times both kernels (:class:`ai2048.threads.ThreadP
 _REWARD_CODES = {"score": REWARD_SCORE, "log2": REWARD_LOG2, "moves": REWARD_MOVES}
 _ILLEGAL_CODES = {"noop": ILLEGAL_NOOP, "terminate": ILLEGAL_TERMINATE, "raise": ILLEGAL_RAISE,
                   "spawn": ILLEGAL_SPAWN}
-_TILE_OF = np.array([0] + [1 << e for e in range(1, 16)], dtype=np.int64)
+_TILE_OF = np.array([0] + [1 << e for e in range(1, MAX_TILE_EXPONENT + 1)], dtype=np.int64)
 
 
 def kernel_options(
@@ -67,6 +67,7 @@ def kernel_options(
         end_on_full_board=options.end_on_full_board,
         max_steps=cutoff,
         autoreset=autoreset,
+        exact=options.exact,
     )
 
 
@@ -80,6 +81,28 @@ def tile_values(max_exp: np.ndarray) -> np.ndarray:
     return _TILE_OF.take(max_exp)
 
 
+def check_supers(boards: np.ndarray, supers: Any, options: EnvOptions) -> np.ndarray:
+    """``supers`` as int64 [len(boards)] after checking each position (``board_io.check_position``:
+    supers only on 15-cells, at most one 131072) and that rules version 0 has none; the error names
+    the game and the cell."""
+    from ai2048.board_io import check_position
+
+    arr = np.asarray(supers)
+    if arr.shape != boards.shape or arr.dtype.kind not in "iu":
+        raise ValueError(f"supers must be {boards.shape[0]} integers, one per board, got {arr.dtype} "
+                         f"{arr.shape}")
+    out = arr.astype(np.int64)
+    for i in np.flatnonzero(out):
+        try:
+            check_position(int(boards[i]), int(out[i]))
+        except ValueError as e:
+            raise ValueError(f"game {i}: {e}") from None
+        if not options.exact:
+            raise ValueError(f"game {i}: supers={int(out[i]):#x} records tiles past 32768, which rules "
+                             f"version {options.rules} does not have; use rules=1")
+    return out
+
+
 @dataclass(frozen=True)
 class BatchStep:
     """What one step of a :class:`GameBatch` gave: arrays the batch never writes again while anyone
@@ -87,10 +110,11 @@ class BatchStep:
 
     ``rewards`` [N] float64 after the options; ``gains`` / ``log_gains`` [N] int64 raw score and
     log2 score gained; ``illegal``, ``terminated``, ``truncated`` [N] bool; ``masks`` [N, 4] bool,
-    ``max_exp`` [N] uint8, ``empty`` [N] int64 and ``obs`` [N, 4, 4] uint8 exponents describe the
-    boards after the step. ``scores``, ``moves`` [N] int64, ``boards`` [N] uint64 and ``max_tile``
-    [N] int64 (tile values) are copies of the state after the step when the batch keeps them
-    (``GameBatch(..., copies=True)``: the vector env's ``infos``), else empty.
+    ``max_exp`` [N] uint8, ``empty`` [N] int64 and ``obs`` [N, 4, 4] uint8 exact exponents (0..17)
+    describe the positions after the step. ``scores``, ``moves`` [N] int64, ``boards`` [N] uint64,
+    ``supers`` [N] int64 and ``max_tile`` [N] int64 (tile values) are copies of the state after the
+    step when the batch keeps them (``GameBatch(..., copies=True)``: the vector env's ``infos``),
+    else empty.
     """
 
     rewards: np.ndarray
@@ -106,13 +130,14 @@ class BatchStep:
     scores: np.ndarray
     moves: np.ndarray
     boards: np.ndarray
+    supers: np.ndarray
     max_tile: np.ndarray
 
 
 _STEP_FIELDS = tuple(f.name for f in fields(BatchStep))
 _STEP_LAYOUT = (((), np.float64), ((), np.int64), ((), np.int64), ((), np.bool_), ((), np.bool_),
                 ((), np.bool_), ((4,), np.bool_), ((), np.uint8), ((), np.int64), ((4, 4), np.uint8))
-_COPIES_LAYOUT = (np.int64, np.int64, np.uint64, np.int64)
+_COPIES_LAYOUT = (np.int64, np.int64, np.uint64, np.int64, np.int64)
 
 
 def _fresh_step(n: int, copies: int) -> BatchStep:
@@ -137,8 +162,10 @@ def _reusable(recent: list[BatchStep | None]) -> BatchStep | None:
 class GameBatch:
     """N games with their own SplitMix64 streams; same states and actions, same games.
 
-    State (arrays [N], written in place by the kernels): ``boards`` uint64, ``states`` uint64 RNG
-    states, ``scores``, ``moves`` (legal moves) and ``steps`` (every step; ``cutoff`` counts these)
+    State (arrays [N], written in place by the kernels): ``boards`` uint64, ``supers`` int64 (the
+    exact values of their tiles of 32768 or more, :mod:`ai2048.engine.supertiles`; 0 under rules
+    version 0), ``states`` uint64 RNG states, ``scores``, ``moves`` (legal moves) and ``steps``
+    (every step; ``cutoff`` counts these)
     int64, ``control`` uint8 (what the next step does per slot: ``STEP``, ``RESTART`` for
     next-step autoreset, ``HOLD``). The observation of the current boards, ``masks`` [N, 4],
     ``max_exp`` [N], ``empty`` [N] and ``obs`` [N, 4, 4], is replaced, never written, so arrays
@@ -146,7 +173,8 @@ class GameBatch:
 
     Args:
         n: number of games.
-        options: the env options (reward mode, illegal actions, goal tile, full-board end, p_two).
+        options: the env options (reward mode, illegal actions, goal tile, full-board end, p_two,
+            rules).
         goal_terminal: a goal tile ends the game as terminal (the envs) or as a cut (``truncated``;
             trainers that bootstrap past it).
         cutoff: truncate a game after this many steps (``None``: never).
@@ -193,6 +221,7 @@ class GameBatch:
         self._opts = kernel_options(self.options, self.goal_terminal, self.cutoff, self.autoreset)
         self._raise = self.options.illegal_action == "raise"
         self.boards = np.zeros(n, dtype=np.uint64)
+        self.supers = np.zeros(n, dtype=np.int64)
         self.states = np.zeros(n, dtype=np.uint64) if seed is None else seed_states(seed, n)
         self.scores = np.zeros(n, dtype=np.int64)
         self.moves = np.zeros(n, dtype=np.int64)
@@ -226,15 +255,17 @@ class GameBatch:
     def observe(self) -> None:
         """Recompute the observation of every board (after ``boards`` was set from outside)."""
         t = self.threads()
+        exact = self.options.exact
         if t:
-            batch_observe(self.boards, *self._fresh_views(), t)
+            batch_observe(self.boards, self.supers, exact, *self._fresh_views(), t)
         else:
-            batch_observe_serial(self.boards, *self._fresh_views())
+            batch_observe_serial(self.boards, self.supers, exact, *self._fresh_views())
 
     def reset(self, which: np.ndarray | None = None) -> None:
         """Start new games where ``which`` [N] bool is True (everywhere when ``None``): two spawned
         tiles from each slot's own stream, counters at 0, next step a plain step."""
         which = np.ones(self.n, dtype=np.bool_) if which is None else self._check_which(which)
+        self.supers[which] = 0
         t = self.threads()
         if t:
             batch_reset(self.boards, self.states, self.p_two, which, *self._fresh_views(), t)
@@ -245,9 +276,12 @@ class GameBatch:
         self.steps[which] = 0
         self.control[which] = STEP
 
-    def set_boards(self, boards: np.ndarray, which: np.ndarray | None = None) -> None:
+    def set_boards(self, boards: np.ndarray, which: np.ndarray | None = None,
+                   supers: np.ndarray | None = None) -> None:
         """Put checked ``uint64`` positions in the slots ``which`` (all when ``None``; ``boards`` then
-        has N entries, else one per True slot); their counters restart at 0."""
+        has N entries, else one per True slot), with their ``supers`` (int64, one per board; None: no
+        tile past 32768); their counters restart at 0. Every position is checked before any slot
+        changes (:func:`check_supers`)."""
         from ai2048.board_io import check_boards
 
         boards = check_boards(boards)
@@ -255,7 +289,9 @@ class GameBatch:
         want = int(which.sum())
         if boards.shape[0] != want:
             raise ValueError(f"got {boards.shape[0]} boards for {want} games")
+        sup = np.zeros(want, dtype=np.int64) if supers is None else check_supers(boards, supers, self.options)
         self.boards[which] = boards
+        self.supers[which] = sup
         self.scores[which] = 0
         self.moves[which] = 0
         self.steps[which] = 0
@@ -312,9 +348,11 @@ class GameBatch:
         recent = self._recent
         out = _reusable(recent) or _fresh_step(self.n, self.n if self.copies else 0)
         recent[0], recent[1] = recent[1], out
-        args = (self.boards, a, self.states, self.p_two, self._opts, self.control, self.scores, self.moves,
+        args = (self.boards, self.supers, a, self.states, self.p_two, self._opts, self.control, self.scores,
+                self.moves,
                 self.steps, out.rewards, out.gains, out.log_gains, out.illegal, out.terminated, out.truncated,
-                out.masks, out.max_exp, out.empty, out.obs, out.scores, out.moves, out.boards, out.max_tile)
+                out.masks, out.max_exp, out.empty, out.obs, out.scores, out.moves, out.boards, out.supers,
+                out.max_tile)
         t = self._picker.threads(self.n)
         start = time.perf_counter_ns()
         if t:
@@ -336,15 +374,18 @@ class GameBatch:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """Everything needed to continue these games exactly (observations are recomputed)."""
-        keys = ("boards", "states", "scores", "moves", "steps", "control")
+        keys = ("boards", "supers", "states", "scores", "moves", "steps", "control")
         return {k: getattr(self, k).copy() for k in keys}
 
     def load_state_dict(self, state: dict[str, np.ndarray]) -> None:
-        """Restore :meth:`state_dict` (same N; ``steps`` and ``control`` default to ``moves`` and STEP
-        for checkpoints written before they existed)."""
+        """Restore :meth:`state_dict` (same N; ``steps``, ``control`` and ``supers`` default to
+        ``moves``, STEP and 0 for checkpoints written before they existed)."""
         boards = np.asarray(state["boards"])
         if boards.shape != (self.n,):
             raise ValueError(f"checkpoint holds {len(boards)} games, this batch has {self.n}")
+        supers = state.get("supers")
+        self.supers = (np.zeros(self.n, np.int64) if supers is None
+                       else check_supers(boards.astype(np.uint64), supers, self.options))
         self.boards = boards.astype(np.uint64).copy()
         self.states = np.asarray(state["states"]).astype(np.uint64).copy()
         self.scores = np.asarray(state.get("scores", state.get("score"))).astype(np.int64).copy()

@@ -1,4 +1,5 @@
-"""``TextGame2048Env``: 2048 for language models, registered as ``ai2048/TextGame2048-v0``.
+"""``TextGame2048Env``: 2048 for language models, registered as ``ai2048/TextGame2048-v1`` (tiles up to
+131072; ``-v0`` is the same env with ``rules=0``, capped at 32768).
 
 The observation is the board as text (``obs_format="text"``, the default; the prompt format in
 docs/llm.md) or the same state as a JSON object in text (``obs_format="json"``); the action is the
@@ -10,13 +11,14 @@ That one rule gives the three usual ones: a retry budget (the default, 3), end a
 (``max_invalid=0``) or a penalty with no end (``max_invalid=None``, ``invalid_penalty > 0``).
 
 ``info`` has the single env's keys (``action_mask``, ``score``, ``max_tile``, ``moves``, ``board``,
-``illegal``) plus ``legal_moves`` (names), ``move`` (the move played, or None), ``invalid`` (why the
-answer was not played, or None), ``invalid_kind`` ("unparsable" or "illegal"), ``invalid_count``
-(in a row) and, when the episode ends, ``ended_by``: "game_over" (no legal move), "end_rule"
-(``goal_tile`` or ``end_on_full_board``) or "invalid". Seeds and the game options are the single
-env's (:class:`EnvOptions`). ``reset(options={"board": ...})`` takes a packed board (an int) or a grid
-of tile values (4 rows of 4, or 16 in a row; 0 for empty), the values every observation, the OpenEnv
-server and the MCP tools show: a board a program was shown resets to that position. A board with no
+``supers``, ``illegal``) plus ``legal_moves`` (names), ``move`` (the move played, or None),
+``invalid`` (why the answer was not played, or None), ``invalid_kind`` ("unparsable" or
+"illegal"), ``invalid_count`` (in a row) and, when the episode ends, ``ended_by``: "game_over" (no
+legal move), "end_rule" (``goal_tile`` or ``end_on_full_board``) or "invalid". Seeds and the game
+options are the single env's (:class:`EnvOptions`). ``reset(options={"board": ...})`` takes a
+packed board (an int, with ``"supers"`` for its tiles past 32768) or a grid of tile values (4 rows
+of 4, or 16 in a row; 0 for empty; up to 131072), the values every observation, the OpenEnv server
+and the MCP tools show: a board a program was shown resets to that position. A board with no
 legal move ends the episode at once (``info["ended_by"] == "game_over"`` from ``reset``; a step
 after it changes nothing and says so).
 """
@@ -32,14 +34,13 @@ import numpy as np
 from gymnasium import spaces
 
 from ai2048 import checks
-from ai2048.board_io import from_tiles
+from ai2048.board_io import exact_from_tiles, exact_tiles
 from ai2048.checks import Option
-from ai2048.engine.board import max_exponent
-from ai2048.engine.moves import legal_bits
+from ai2048.engine.batch import observe_single
 from ai2048.envs.env import Game2048Env
 from ai2048.envs.options import EnvOptions
 from ai2048.envs.text_actions import HOW, MAX_ANSWER_CHARS, AnswerError, move_index
-from ai2048.rules import ACTION_NAMES
+from ai2048.rules import ACTION_NAMES, CAPPED_RULES, MAX_TILE_EXPONENT, RULES_VERSION
 
 OBS_FORMATS = ("text", "json")
 _REPLACED = ("obs_mode", "planes", "illegal_action", "illegal_penalty")
@@ -81,9 +82,12 @@ def _row_tiles(row: int) -> tuple[int, ...]:
     return tiles
 
 
-def board_text(board: int, max_exponent: int) -> str:
+def board_text(board: int, max_exponent: int, supers: int = 0) -> str:
     """The board as :func:`ai2048.board_io.render_text` draws it (tile values, '.' for empty, one row
-    a line), from a cache of rows: the text env draws one a step."""
+    a line), from a cache of rows: the text env draws one a step. A position with a 65536 or a 131072
+    (``supers``, :mod:`ai2048.engine.supertiles`) is drawn from its exact tiles."""
+    if supers:
+        return _exact_text(board, supers)
     wide = int(max_exponent >= 14)  # 16384 and 32768 need a fifth column
     rows = _ROWS[wide]
     r0, r1, r2, r3 = board & 0xFFFF, board >> 16 & 0xFFFF, board >> 32 & 0xFFFF, board >> 48
@@ -91,32 +95,44 @@ def board_text(board: int, max_exponent: int) -> str:
             f"{rows.get(r2) or _draw_row(r2, wide)}\n{rows.get(r3) or _draw_row(r3, wide)}")
 
 
-def board_grid(board: int) -> list[list[int]]:
-    """The board as a JSON-ready [4][4] list of tile values (0 for empty)."""
+def _exact_text(board: int, supers: int) -> str:
+    """Tile values of an exact position, one row a line, as wide as its widest value (131072: 6)."""
+    tiles = exact_tiles(board, supers)
+    width = max(4, *(len(str(int(v))) for v in tiles.flat))
+    rows = (" ".join(str(int(v)).rjust(width) if v else ".".rjust(width) for v in row) for row in tiles)
+    return "\n".join(rows)
+
+
+def board_grid(board: int, supers: int = 0) -> list[list[int]]:
+    """The position as a JSON-ready [4][4] list of exact tile values (0 for empty)."""
+    if supers:
+        return exact_tiles(board, supers).tolist()
     return [list(_row_tiles((board >> (16 * r)) & 0xFFFF)) for r in range(4)]
 
 
 def describe(board: int, max_exponent: int, score: int, moves: int, legal_bits: int,
-             note: str | None = None, obs_format: str = "text") -> str:
-    """The observation text: the board with its score, moves and legal moves, and ``note`` (what
-    was wrong with the last answer) when there is one."""
+             note: str | None = None, obs_format: str = "text", supers: int = 0) -> str:
+    """The observation text: the position (``board`` and its ``supers``) with its score, moves and
+    legal moves, and ``note`` (what was wrong with the last answer) when there is one."""
     if obs_format == "json":
-        state: dict[str, Any] = {"board": board_grid(board), "score": score, "moves": moves,
+        state: dict[str, Any] = {"board": board_grid(board, supers), "score": score, "moves": moves,
                                  "max_tile": (1 << max_exponent) if max_exponent else 0,
                                  "legal_moves": list(_LEGAL[legal_bits])}
         if note is not None:
             state["note"] = note
         return json.dumps(state, separators=(",", ":"))
-    text = (f"score {score}  moves {moves}\n{board_text(board, max_exponent)}\n"
+    text = (f"score {score}  moves {moves}\n{board_text(board, max_exponent, supers)}\n"
             f"legal moves: {_LEGAL_TEXT[legal_bits]}")
     return text if note is None else f"{text}\n{note}"
 
 
 def describe_board(board: int, score: int = 0, moves: int = 0, note: str | None = None,
-                   obs_format: str = "text") -> str:
-    """:func:`describe` for a board alone (its legal moves and largest tile read with the engine)."""
-    b = np.uint64(board)
-    return describe(int(board), int(max_exponent(b)), score, moves, int(legal_bits(b)), note, obs_format)
+                   obs_format: str = "text", supers: int = 0, rules: int = RULES_VERSION) -> str:
+    """:func:`describe` for a position alone (its legal moves, under ``rules``, and largest tile read
+    with the engine)."""
+    bits, m = observe_single(np.uint64(board), np.int64(supers), rules != CAPPED_RULES,
+                             np.empty((4, 4), np.uint8))
+    return describe(int(board), int(m), score, moves, int(bits), note, obs_format, supers)
 
 
 _NO_MOVE = "Game over: no move changes this board."
@@ -165,20 +181,23 @@ class TextGame2048Env(Game2048Env):
 
     def _observe(self, note: str | None = None) -> str:
         return describe(int(self._board), self._max_exp, self.score, self.moves, self._bits, note,
-                        self.obs_format)
+                        self.obs_format, int(self._supers))
 
     def reset(  # type: ignore[override]
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """A new game (or ``options["board"]``: a packed board or tile values, as the observations show
-        them); the observation is its text."""
+        """A new game (or ``options["board"]``: a packed board, with ``options["supers"]``, or tile values
+        up to 131072, as the observations show them); the observation is its text."""
         given = (options or {}).get("board")
         if isinstance(given, (list, tuple)) or (isinstance(given, np.ndarray) and given.shape != ()):
+            if (options or {}).get("supers") is not None:
+                raise ValueError("reset option supers: not taken with a grid of tile values, which is exact")
             try:
-                options = {**(options or {}), "board": from_tiles(given)}
+                board, sup = exact_from_tiles(given)
             except (TypeError, ValueError) as e:
                 raise type(e)(f"reset option board: {e}; the text env reads a grid as tile values (0, 2, 4, "
-                              "..., 32768), as its observations show the board") from None
+                              f"..., {2**MAX_TILE_EXPONENT}), as its observations show the board") from None
+            options = {**(options or {}), "board": board, "supers": sup}
         _, info = super().reset(seed=seed, options=options)
         self.invalid_count = 0
         info.update(legal_moves=_LEGAL[self._bits], move=None, invalid=None, invalid_kind=None,
@@ -230,7 +249,8 @@ class TextGame2048Env(Game2048Env):
     def render(self) -> str | Any:
         """"ansi": the observation text (``obs_format="text"``); "rgb_array": a picture."""
         if self.render_mode == "ansi":
-            return describe(int(self._board), self._max_exp, self.score, self.moves, self._bits) + "\n"
+            return describe(int(self._board), self._max_exp, self.score, self.moves, self._bits,
+                            supers=int(self._supers)) + "\n"
         return super().render()
 
 

@@ -13,9 +13,11 @@ The design is seed 001's (lowrollr/turbozero ``envs/_2048``):
 - a spawn samples an empty cell uniformly and a 2 with probability ``p_two`` (else a 4) from a
   seeded ``torch.Generator``.
 
-Beyond the seed: the score is tracked (the seed's reward was always 0), two 32768 tiles do not
-merge (``MAX_EXPONENT``), and actions use ai2048's clockwise order (UP=0, RIGHT=1, DOWN=2,
-LEFT=3). The seed's order (0=LEFT, 1=DOWN, 2=RIGHT, 3=UP) is the number of clockwise quarter
+Beyond the seed: the score is tracked (the seed's reward was always 0), tiles go up to 131072
+under rules version 1 (``rules=1``, the default: a state's cell holds the exact exponent 0..17 and
+two equal tiles of 32768 or more merge, as :class:`ai2048.Game` plays them) or stop at 32768 under
+version 0 (``rules=0``: two 32768s do not merge), and actions use ai2048's clockwise order (UP=0,
+RIGHT=1, DOWN=2, LEFT=3). The seed's order (0=LEFT, 1=DOWN, 2=RIGHT, 3=UP) is the number of clockwise quarter
 turns that make a move LEFT; :func:`quarter_turns` is the one place that converts.
 
 Both batches also have the seed's base-``Env`` helpers (:class:`SeedEnvHelpers`):
@@ -34,15 +36,28 @@ import torch
 
 from ai2048 import checks
 from ai2048.board_io import check_boards, render_text
-from ai2048.envs.batch import GameBatch, seed_states
-from ai2048.envs.options import EnvOptions, check_env_seed, check_num_envs
+from ai2048.envs.batch import GameBatch, check_supers, seed_states
+from ai2048.envs.options import EnvOptions, check_env_rules, check_env_seed, check_num_envs
 from ai2048.nets.device import resolve_device
-from ai2048.rules import MAX_EXPONENT, P_TWO, SEED_ORDERS, START_TILES, Action
+from ai2048.rules import (
+    CAPPED_RULES,
+    MAX_EXPONENT,
+    MAX_TILE_EXPONENT,
+    P_TWO,
+    RULES_VERSION,
+    SEED_ORDERS,
+    START_TILES,
+    Action,
+)
 
 _SHIFTS = np.arange(0, 64, 4, dtype=np.uint64)
+_FIELDS = np.arange(0, 32, 2, dtype=np.int64)
 
 
-
+def merge_cap(rules: int) -> int:
+    """Tiles below this exponent merge with their equal: 17 under rules version 1 (a 131072 has no
+    equal to meet), 15 under version 0 (two 32768s do not merge)."""
+    return MAX_EXPONENT if rules == CAPPED_RULES else MAX_TILE_EXPONENT
 
 _SEED001_INDEX = [SEED_ORDERS["001"].index(Action(a)) for a in range(4)]
 """ai2048 action -> seed 001's action id: UP=0 -> 3, RIGHT=1 -> 2, DOWN=2 -> 1, LEFT=3 -> 0."""
@@ -86,21 +101,46 @@ def _constants(device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.
     return rot.to(device), unrot.to(device), rank.to(device), torch.tensor(_SEED001_INDEX).to(device)
 
 
-def from_boards(boards: np.ndarray, device: str | torch.device = "cpu") -> torch.Tensor:
-    """``uint64 [N]`` engine boards -> ``float32 [N, 1, 4, 4]`` exponents on ``device``."""
+def from_boards(boards: np.ndarray, device: str | torch.device = "cpu",
+                supers: np.ndarray | None = None) -> torch.Tensor:
+    """``uint64 [N]`` engine boards (with their ``supers`` int64 [N], :mod:`ai2048.engine.supertiles`;
+    None: every 15 a 32768) -> ``float32 [N, 1, 4, 4]`` exact exponents on ``device``."""
     boards = check_boards(boards)
-    cells = ((boards[:, None] >> _SHIFTS) & np.uint64(0xF)).astype(np.float32)
-    return torch.from_numpy(cells).view(-1, 1, 4, 4).to(device)
+    cells = ((boards[:, None] >> _SHIFTS) & np.uint64(0xF)).astype(np.int64)
+    if supers is not None:
+        cells += (check_supers(boards, supers, EnvOptions())[:, None] >> _FIELDS) & 3
+    return torch.from_numpy(cells.astype(np.float32)).view(-1, 1, 4, 4).to(device)
+
+
+def _cells(states: torch.Tensor) -> np.ndarray:
+    """[N, 16] int64 exponents of ``states`` after checking each is a whole number in 0..17 (the
+    error names the game and the cell)."""
+    if states.dim() != 4 or tuple(states.shape[1:]) != (1, 4, 4):
+        raise ValueError(f"states must have shape [N, 1, 4, 4], got {tuple(states.shape)}")
+    cells = states.detach().to("cpu", torch.float64).reshape(-1, 16).numpy()
+    bad = ~((cells >= 0) & (cells <= MAX_TILE_EXPONENT) & (cells == np.round(cells)))  # NaN is bad too
+    if bad.any():
+        g, c = np.argwhere(bad)[0]
+        raise ValueError(f"states must hold whole exponents 0..{MAX_TILE_EXPONENT} (0 = empty, "
+                         f"{MAX_TILE_EXPONENT} = {2**MAX_TILE_EXPONENT}); game {g} holds {cells[g, c]} at "
+                         f"cell {c} (row {c // 4}, column {c % 4})")
+    return cells.astype(np.int64)
+
+
+def to_positions(states: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """``[N, 1, 4, 4]`` exact exponents (any device) -> (``uint64 [N]`` engine boards, ``int64 [N]``
+    supers), each position checked (at most one 131072)."""
+    cells = _cells(states)
+    boards = np.bitwise_or.reduce(np.minimum(cells, MAX_EXPONENT).astype(np.uint64) << _SHIFTS, axis=1)
+    supers = np.bitwise_or.reduce(np.maximum(cells - MAX_EXPONENT, 0) << _FIELDS, axis=1).astype(np.int64)
+    return boards, check_supers(boards, supers, EnvOptions())
 
 
 def to_boards(states: torch.Tensor) -> np.ndarray:
-    """``[N, 1, 4, 4]`` exponents (any device) -> ``uint64 [N]`` engine boards."""
-    if states.dim() != 4 or tuple(states.shape[1:]) != (1, 4, 4):
-        raise ValueError(f"states must have shape [N, 1, 4, 4], got {tuple(states.shape)}")
-    cells = states.detach().to("cpu").reshape(-1, 16).numpy()
-    if ((cells < 0) | (cells > MAX_EXPONENT) | (cells != np.round(cells))).any():
-        raise ValueError(f"states must hold whole exponents 0..{MAX_EXPONENT}")
-    return np.bitwise_or.reduce(cells.astype(np.uint64) << _SHIFTS, axis=1)
+    """``[N, 1, 4, 4]`` exact exponents (any device) -> ``uint64 [N]`` engine boards (a tile of 32768 or
+    more is a 15: :func:`to_positions` gives their exact values too)."""
+    cells = _cells(states)
+    return np.bitwise_or.reduce(np.minimum(cells, MAX_EXPONENT).astype(np.uint64) << _SHIFTS, axis=1)
 
 
 # Seed 001's slide masks: a two-cell kernel along the move's axis whose output is positive where
@@ -110,13 +150,14 @@ def to_boards(states: torch.Tensor) -> np.ndarray:
 _EMPTY_W, _TILE_W = -1e5, 1.0
 
 
-def legal_actions(states: torch.Tensor) -> torch.Tensor:
+def legal_actions(states: torch.Tensor, rules: int = RULES_VERSION) -> torch.Tensor:
     """``[N, 1, 4, 4]`` -> ``bool [N, 4]`` legal actions (UP, RIGHT, DOWN, LEFT), seed 001's way.
 
     A slide is possible where the seed's mask (e.g. LEFT's ``[-1e5, 1]``) gives a value > 0.5
     (an empty cell with a tile on its far side); a merge where two equal non-empty neighbours
-    (below 32768) share a row (LEFT/RIGHT) or a column (UP/DOWN).
+    (below :func:`merge_cap`) share a row (LEFT/RIGHT) or a column (UP/DOWN).
     """
+    cap = merge_cap(rules)
     n = states.shape[0]
     top, bottom = states[:, :, :-1, :], states[:, :, 1:, :]
     left, right = states[:, :, :, :-1], states[:, :, :, 1:]
@@ -124,8 +165,8 @@ def legal_actions(states: torch.Tensor) -> torch.Tensor:
     down = (_TILE_W * top + _EMPTY_W * bottom > 0.5).view(n, 12).any(1)
     lft = (_EMPTY_W * left + _TILE_W * right > 0.5).view(n, 12).any(1)
     rgt = (_TILE_W * left + _EMPTY_W * right > 0.5).view(n, 12).any(1)
-    vert = ((top == bottom) & (bottom != 0) & (bottom < MAX_EXPONENT)).view(n, 12).any(1)
-    horiz = ((left == right) & (right != 0) & (right < MAX_EXPONENT)).view(n, 12).any(1)
+    vert = ((top == bottom) & (bottom != 0) & (bottom < cap)).view(n, 12).any(1)
+    horiz = ((left == right) & (right != 0) & (right < cap)).view(n, 12).any(1)
     return torch.stack([up | vert, rgt | horiz, down | vert, lft | horiz], dim=1)
 
 
@@ -135,24 +176,27 @@ def _collapse(rows: torch.Tensor, rank: torch.Tensor) -> torch.Tensor:
     return torch.gather(rows, -1, order)
 
 
-def _merge_left(rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def _merge_left(rows: torch.Tensor, cap: int = MAX_TILE_EXPONENT) -> tuple[torch.Tensor, torch.Tensor]:
     """``[M, 4]`` rows -> (rows moved LEFT, ``[M]`` score gained): collapse, merge, collapse.
 
-    ``[1 1 1 1] -> [2 2 0 0]`` (exponents), reward 4 + 4; ``[15 15 0 0]`` does not merge.
+    ``[1 1 1 1] -> [2 2 0 0]`` (exponents), reward 4 + 4; tiles of exponent ``cap`` and more do not
+    merge (``[15 15 0 0]`` merges into 16 under rules version 1, stays under version 0).
     """
     rank = _constants(rows.device)[2]
     rows = _collapse(rows, rank)
     reward = torch.zeros(rows.shape[0], dtype=torch.float32, device=rows.device)
     for i in range(3):
-        same = (rows[:, i] == rows[:, i + 1]) & (rows[:, i] != 0) & (rows[:, i] < MAX_EXPONENT)
+        same = (rows[:, i] == rows[:, i + 1]) & (rows[:, i] != 0) & (rows[:, i] < cap)
         rows[:, i] += same
         rows[:, i + 1].masked_fill_(same, 0)
         reward += same * torch.exp2(rows[:, i])
     return _collapse(rows, rank), reward
 
 
-def push_actions(states: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Move every board (no spawn): ``[N, 1, 4, 4]``, ``[N]`` actions -> (new states, ``int64 [N]`` rewards).
+def push_actions(states: torch.Tensor, actions: torch.Tensor,
+                 rules: int = RULES_VERSION) -> tuple[torch.Tensor, torch.Tensor]:
+    """Move every board (no spawn): ``[N, 1, 4, 4]``, ``[N]`` actions -> (new states, ``int64 [N]`` rewards)
+    under ``rules``.
 
     Rotates each board by :func:`quarter_turns` so its move is LEFT, merges, rotates back.
     An illegal action returns the board unchanged with reward 0.
@@ -162,7 +206,7 @@ def push_actions(states: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Ten
     rot_table, unrot_table, _, _ = _constants(states.device)
     rot, unrot = rot_table[k], unrot_table[k]
     flat = states.reshape(n, 16).gather(1, rot)
-    rows, reward = _merge_left(flat.view(n * 4, 4))
+    rows, reward = _merge_left(flat.view(n * 4, 4), merge_cap(rules))
     moved = rows.view(n, 16).gather(1, unrot).view(n, 1, 4, 4)
     return moved, reward.view(n, 4).sum(1).round().long()
 
@@ -270,7 +314,8 @@ class SeedEnvHelpers:
         head = f"game {index}  score {int(env.scores[index])}  moves {int(env.moves[index])}"
         if last_action is not None:
             head += f"  last move {Action(int(last_action)).name}"
-        print(f"{head}\n{render_text(int(env.boards()[index]))}", file=file or sys.stdout)
+        board, supers = int(env.boards()[index]), int(env.supers()[index])
+        print(f"{head}\n{render_text(board, supers)}", file=file or sys.stdout)
 
 
 @dataclass
@@ -281,19 +326,24 @@ class Snapshot:
     scores: torch.Tensor
     moves: torch.Tensor
     terminated: torch.Tensor
+    supers: torch.Tensor | None = None
+    """The engine batch's supers (its states are boards); None for the tensor env (exact states)."""
 
 
 class TorchEnv2048(SeedEnvHelpers):
     """N games of 2048 as tensors, stepped together (seed 001's ``_2048Env`` with scores).
 
-    Attributes (all on ``device``): ``states`` float32 [N, 1, 4, 4] exponents, ``scores`` int64
-    [N], ``moves`` int64 [N] legal moves made, ``terminated`` bool [N] (no legal move).
+    Attributes (all on ``device``): ``states`` float32 [N, 1, 4, 4] exact exponents (0..17),
+    ``scores`` int64 [N], ``moves`` int64 [N] legal moves made, ``terminated`` bool [N] (no legal
+    move). ``rules``: 1 (tiles up to 131072) or 0 (capped at 32768).
     """
 
     def __init__(
-        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None, p_two: float = P_TWO
+        self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
+        p_two: float = P_TWO, rules: int = RULES_VERSION,
     ) -> None:
         check_num_envs(num_envs)
+        self.rules = check_env_rules(rules)
         self.p_two = checks.probability("p_two", p_two, zero=False)  # a string or None is named
         self.num_envs = num_envs
         self.device = resolve_device(device)
@@ -331,23 +381,31 @@ class TorchEnv2048(SeedEnvHelpers):
             self._new_games(which)
         return which
 
-    def set_boards(self, boards: np.ndarray) -> None:
-        """Load engine ``uint64 [N]`` boards (scores and move counts restart at 0)."""
-        states = from_boards(boards, self.device)
-        if states.shape[0] != self.num_envs:
-            raise ValueError(f"expected {self.num_envs} boards, got {states.shape[0]}")
-        self.states = states
+    def set_boards(self, boards: np.ndarray, supers: np.ndarray | None = None) -> None:
+        """Load engine ``uint64 [N]`` boards with their ``supers`` (int64 [N]; None: none past 32768);
+        scores and move counts restart at 0."""
+        boards = check_boards(boards)
+        if boards.shape[0] != self.num_envs:
+            raise ValueError(f"expected {self.num_envs} boards, got {boards.shape[0]}")
+        if supers is not None:
+            check_supers(boards, supers, EnvOptions(rules=self.rules))
+        self.states = from_boards(boards, self.device, supers)
         self.scores.zero_()
         self.moves.zero_()
-        self.terminated = ~legal_actions(self.states).any(1)
+        self.terminated = ~legal_actions(self.states, self.rules).any(1)
 
     def boards(self) -> np.ndarray:
-        """The batch as engine ``uint64 [N]`` boards."""
+        """The batch as engine ``uint64 [N]`` boards (a tile of 32768 or more is a 15: see :meth:`supers`)."""
         return to_boards(self.states)
+
+    def supers(self) -> np.ndarray:
+        """int64 [N]: the exact values of the boards' tiles of 32768 or more
+        (:mod:`ai2048.engine.supertiles`)."""
+        return to_positions(self.states)[1]
 
     def legal_actions(self) -> torch.Tensor:
         """bool [N, 4] legal actions in ai2048 order."""
-        return legal_actions(self.states)
+        return legal_actions(self.states, self.rules)
 
     def high_tiles(self) -> torch.Tensor:
         """int64 [N] largest exponent on each board."""
@@ -363,13 +421,13 @@ class TorchEnv2048(SeedEnvHelpers):
         actions = actions.to(self.device)
         if bool(((actions < 0) | (actions > 3)).any()):
             raise ValueError("actions must be 0..3 (UP=0, RIGHT=1, DOWN=2, LEFT=3)")
-        moved, reward = push_actions(self.states, actions)
+        moved, reward = push_actions(self.states, actions, self.rules)
         changed = (moved != self.states).reshape(self.num_envs, 16).any(1)
         reward = reward * changed
         self.states = spawn(moved, changed, self.generator, self.p_two)
         self.scores += reward
         self.moves += changed.long()
-        self.terminated = ~legal_actions(self.states).any(1)
+        self.terminated = ~legal_actions(self.states, self.rules).any(1)
         return reward, changed
 
     def save(self) -> Snapshot:
@@ -403,13 +461,14 @@ class EngineBatch(SeedEnvHelpers):
 
     def __init__(
         self, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
-        p_two: float = P_TWO, *, parallel: bool | None = None,
+        p_two: float = P_TWO, rules: int = RULES_VERSION, *, parallel: bool | None = None,
     ) -> None:
         check_num_envs(num_envs)
         self.p_two = checks.probability("p_two", p_two, zero=False)  # a string or None is named
+        self.rules = check_env_rules(rules)
         self.num_envs = num_envs
         self.device = resolve_device(device)
-        self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two), parallel=parallel)
+        self.games = GameBatch(num_envs, EnvOptions(p_two=self.p_two, rules=self.rules), parallel=parallel)
         self.action_generator = torch.Generator(device=self.device)
         self.reset(seed)
 
@@ -442,20 +501,25 @@ class EngineBatch(SeedEnvHelpers):
             self.games.reset(which)
         return torch.from_numpy(which)
 
-    def set_boards(self, boards: np.ndarray) -> None:
-        """Load engine ``uint64 [N]`` boards (scores and move counts restart at 0)."""
+    def set_boards(self, boards: np.ndarray, supers: np.ndarray | None = None) -> None:
+        """Load engine ``uint64 [N]`` boards with their ``supers`` (int64 [N]; None: none past 32768);
+        scores and move counts restart at 0."""
         boards = check_boards(boards)
         if boards.shape[0] != self.num_envs:
             raise ValueError(f"expected {self.num_envs} boards, got {boards.shape[0]}")
-        self.games.set_boards(boards)
+        self.games.set_boards(boards, supers=supers)
 
     def boards(self) -> np.ndarray:
-        """The batch as engine ``uint64 [N]`` boards (a copy)."""
+        """The batch as engine ``uint64 [N]`` boards (a copy; a tile of 32768 or more is a 15)."""
         return self.games.boards.copy()
+
+    def supers(self) -> np.ndarray:
+        """int64 [N]: the exact values of the boards' tiles of 32768 or more (a copy)."""
+        return self.games.supers.copy()
 
     @property
     def states(self) -> torch.Tensor:
-        """float32 [N, 1, 4, 4] exponents on ``device``."""
+        """float32 [N, 1, 4, 4] exact exponents on ``device``."""
         return torch.from_numpy(self.games.obs).to(self.device, torch.float32).view(-1, 1, 4, 4)
 
     @property
@@ -484,7 +548,8 @@ class EngineBatch(SeedEnvHelpers):
         """Snapshot every game (positions, scores, moves; the RNG runs on, so rollouts differ)."""
         g = self.games
         states = torch.from_numpy(g.boards.view(np.int64).copy())
-        return Snapshot(states, self.scores.clone(), self.moves.clone(), self.terminated.clone())
+        return Snapshot(states, self.scores.clone(), self.moves.clone(), self.terminated.clone(),
+                        torch.from_numpy(g.supers.copy()))
 
     def load(self, snap: Snapshot, which: torch.Tensor | None = None) -> None:
         """Restore all games, or only those where ``which`` [N] is True, from ``snap``."""
@@ -494,7 +559,8 @@ class EngineBatch(SeedEnvHelpers):
         else:
             w = which.to("cpu").numpy().astype(np.bool_)
         g = self.games
-        g.set_boards(saved[w], w)
+        sup = None if snap.supers is None else snap.supers.numpy()[w]
+        g.set_boards(saved[w], w, sup)
         g.scores[w] = snap.scores.numpy()[w]
         g.moves[w] = snap.moves.numpy()[w]
 
@@ -505,13 +571,15 @@ def make_batch_env(
     device: str | torch.device = "cpu",
     seed: int | None = None,
     p_two: float = P_TWO,
+    rules: int = RULES_VERSION,
 ) -> TorchEnv2048 | EngineBatch:
-    """``backend`` "torch" (tensors on ``device``), "engine" (numba boards) or "auto" (engine on CPU)."""
+    """``backend`` "torch" (tensors on ``device``), "engine" (numba boards) or "auto" (engine on CPU),
+    playing ``rules``."""
     dev = resolve_device(device)
     if backend == "auto":
         backend = "engine" if dev.type == "cpu" else "torch"
     if backend == "torch":
-        return TorchEnv2048(num_envs, dev, seed, p_two)
+        return TorchEnv2048(num_envs, dev, seed, p_two, rules)
     if backend == "engine":
-        return EngineBatch(num_envs, dev, seed, p_two)
+        return EngineBatch(num_envs, dev, seed, p_two, rules)
     raise ValueError(f"unknown env backend {backend!r}; use 'auto', 'torch' or 'engine'")
