@@ -51,8 +51,8 @@ def check(args: argparse.Namespace) -> None:
                          "an evaluation's")
     if args.source is not None:
         if not args.source.is_file():
-            raise ValueError(f"--from {args.source}: no such file (an `ai2048 eval --out` result or its "
-                             ".games.jsonl)")
+            raise FileNotFoundError(f"--from {args.source}: no such file (an `ai2048 eval --out` result or "
+                                    "its .games.jsonl)")
         return
     choose_agent(args.agent, parse_sets(args.sets))
 

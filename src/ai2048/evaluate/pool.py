@@ -33,7 +33,7 @@ from ai2048.checkpoint import read_json, write_json
 from ai2048.evaluate.local import worker_stream
 from ai2048.game import Game, is_over
 from ai2048.records import max_tiles
-from ai2048.rules import RULES_VERSION, RULES_VERSIONS
+from ai2048.rules import P_TWO, RULES_VERSION, RULES_VERSIONS
 
 POOL_FORMAT = "ai2048-restart-pool/1"
 
@@ -206,7 +206,7 @@ def pool_from_games(path: str | Path, tile: int = 32768) -> tuple[RestartPool, d
         if not isinstance(games, list):
             raise ValueError(f"{path} is not an evaluation result with its games (`ai2048 eval --out`)")
     rules = head.get("rules_version", 0)
-    p_two = head.get("p_two", 0.9)
+    p_two = head.get("p_two", P_TWO)
     found = []
     for i, g in enumerate(games):
         if not isinstance(g, dict) or not isinstance(g.get("max_tile"), int) or g["max_tile"] < tile:
