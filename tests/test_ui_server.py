@@ -300,7 +300,7 @@ def _set_position(client: TestClient, gid: str, tiles: list[int]) -> None:
     """Put game ``gid`` at the exact position of ``tiles`` (rules version 1: tiles past 32768)."""
     from ai2048.board_io import exact_from_tiles
 
-    client.app.state.web.store.get(gid).session.recorder.game.set_position(*exact_from_tiles(tiles))
+    client.app.state.web.store.get(gid).session.start_at(*exact_from_tiles(tiles))
 
 
 def test_web__tiles_past_32768_are_sent_exactly_and_two_32768s_merge_on_a_move(client: TestClient) -> None:

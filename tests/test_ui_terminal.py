@@ -139,7 +139,7 @@ def _at(tiles: list[int], agent: str = "ui-test-greedy") -> PlaySession:
     from ai2048.board_io import exact_from_tiles
 
     s = PlaySession(seed=SEED, agent=agent)
-    s.recorder.game.set_position(*exact_from_tiles(tiles))
+    s.start_at(*exact_from_tiles(tiles))
     return s
 
 
@@ -183,3 +183,16 @@ def test_session__hint_plays_the_view_and_the_forced_move() -> None:
     assert hint.action == Action.RIGHT and hint.values == {}
     s.ai_move()
     assert (s.score, s.max_tile) == (131072, 131072) and s.state()["board"][0][1:] == [131072, 16384, 2]
+
+
+def test_session__start_at_checks_the_position_and_leaves_no_record() -> None:
+    s = _at(PAIR_32768)
+    with pytest.raises(ValueError, match="started at a given position"):
+        s.record("play")
+    s.move("left")
+    with pytest.raises(ValueError, match="this one has 1 moves: start a new game first"):
+        s.start_at(0x1)
+    s.new_game(seed=SEED)
+    with pytest.raises(ValueError, match="supers records a 65536 at cell 0 .* but the board holds nothing"):
+        s.start_at(0x20, 1)
+    assert s.record("play").moves == 0  # a new game is the replay of its seed again

@@ -104,6 +104,7 @@ class PlaySession:
         self._agent_obj: Any = None  # the one agent this session built (a new setting replaces it)
         self.last_hint: Hint | None = None
         self.ai_moves = 0
+        self.from_position = False  # started at a given position (start_at): no replayable record
 
     # state
     @property
@@ -158,8 +159,20 @@ class PlaySession:
         self.recorder = GameRecorder(seed, self.p_two, max_undo=self.max_undo)
         self.last_hint = None
         self.ai_moves = 0
+        self.from_position = False
         if self._agent_obj is not None and hasattr(self._agent_obj, "reset"):
             self._agent_obj.reset(self.seed)
+
+    def start_at(self, board: Any, supers: Any = 0) -> None:
+        """Play this new game on from the exact position ``(board, supers)`` (checked by
+        :func:`ai2048.board_io.check_position`; tiles past 32768 in ``supers``, as ``Game.supers``); the
+        seed still draws the spawns. Such a game is no replay of its seed, so :meth:`record` refuses it."""
+        if self.moves:
+            raise ValueError(f"start_at sets the position of a new game; this one has {self.moves} moves: "
+                             "start a new game first")
+        self.recorder.game.set_position(board, supers)
+        self.from_position = True
+        self.last_hint = None
 
     def move(self, action: Any) -> bool:
         """Play ``action``; False (and nothing changes) if it does not move any tile."""
@@ -244,6 +257,9 @@ class PlaySession:
 
     def record(self, source: str) -> GameRecord:
         """The game so far as a record; ``meta`` says who played (``source``) and how many AI moves."""
+        if self.from_position:
+            raise ValueError("this game started at a given position (start_at), so its seed and moves do not "
+                             "replay it: it has no record")
         agent = self.agent_name if self.ai_moves else "human"
         config = self.agent_config if self.ai_moves else {}
         return self.recorder.record(agent=agent, agent_config=config,
