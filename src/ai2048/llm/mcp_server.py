@@ -1,10 +1,10 @@
 """``ai2048 mcp``: 2048 as MCP tools (the ``mcp`` SDK), so a chat assistant can play, over stdio.
 
-Tools: ``new_game`` (a seed and a start position are optional), ``read_board``, ``move`` (the move as text, read like the
-text env reads an answer: ``"left"``, ``"Move: up"``, ``{"move": "down"}``), ``hint`` (what an ai2048
-agent would play here, and its value of each move) and ``agents`` (the agents and shipped networks a
-hint may name). Every result carries the board as text (the text env's observation) and as a grid,
-both with exact tile values (65536 and 131072 under rules version 1).
+Tools: ``new_game`` (a seed and a start position are optional), ``read_board``, ``move`` (the move
+as text, read like the text env reads an answer: ``"left"``, ``"Move: up"``, ``{"move": "down"}``),
+``hint`` (what an ai2048 agent would play here, and its value of each move) and ``agents`` (the agents
+and shipped networks a hint may name). Every result carries the board as text (the text env's
+observation) and as a grid, both with exact tile values (65536 and 131072 under rules version 1).
 
 A hint runs an agent for whoever drives the server, so it is bounded the way the web app bounds
 one: only the web's agents with settings inside their ranges, trained networks by model name
