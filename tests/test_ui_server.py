@@ -312,6 +312,7 @@ def test_web__tiles_past_32768_are_sent_exactly_and_two_32768s_merge_on_a_move(c
     assert r.status_code == 200, r.text
     after = r.json()
     assert after["board"][0][0] == 65536 and (after["score"], after["max_tile"]) == (65536, 65536)
+    gid = new(client, seed=SEED)["id"]
     _set_position(client, gid, [131072, 65536, 32768, 2] + [0] * 12)
     state = client.get(f"/api/games/{gid}").json()
     assert state["board"][0] == [131072, 65536, 32768, 2] and state["max_tile"] == 131072
