@@ -122,3 +122,15 @@ def test_play__without_a_terminal_exits_with_a_message(tmp_path) -> None:
     assert proc.returncode == 2
     assert "needs an interactive terminal, but stdin is not one" in proc.stderr
     assert "Traceback" not in proc.stderr and not list(tmp_path.iterdir())
+
+
+def test_watch_board_table__shows_tiles_past_32768_exactly() -> None:
+    from rich.console import Console
+
+    from ai2048.board_io import exact_from_tiles
+    from ai2048.cli.watch import board_table
+
+    console = Console(record=True, width=80, color_system=None)
+    console.print(board_table(*exact_from_tiles([131072, 65536, 32768, 2] + [0] * 12)))
+    row = next(line for line in console.export_text().splitlines() if "131072" in line)
+    assert row.replace("│", " ").split() == ["131072", "65536", "32768", "2"]

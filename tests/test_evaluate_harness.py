@@ -256,3 +256,16 @@ def test_cli_eval__killed_in_the_background_writes_the_finished_games(tmp_path) 
     assert "interrupted" in stdout
     res = EvalResult.load(out)
     assert res.interrupted and res.games < 100000
+
+
+def test_result_format__the_tile_table_grows_to_131072_and_capped_rules_are_said() -> None:
+    from ai2048.evaluate.result import EvalResult
+
+    games = [{"score": s, "moves": 10, "seconds": 0.1, "max_tile": t}
+             for s, t in ((1_000_000, 32768), (2_000_000, 65536), (3_500_000, 131072))]
+    res = EvalResult(agent="x", config={}, seed=0, games_requested=3, records=games)
+    rows = {line.split()[0]: line.split()[1] for line in res.format().splitlines()[2:-1]}
+    assert rows == {"32768": "100.0", "65536": "66.7", "131072": "33.3"}
+    assert "two 32768s do not merge" not in res.format()
+    capped = EvalResult(agent="x", config={}, seed=0, games_requested=3, rules_version=0, records=games[:1])
+    assert "(rules version 0: two 32768s do not merge)" in capped.format().splitlines()[0]

@@ -233,3 +233,34 @@ def test_stdio__every_line_of_the_real_command_gets_an_answer():
         proc.kill()
     answers = [json.loads(line) for line in out.splitlines()]
     assert [(a["error"]["code"], a["id"]) for a in answers] == [(c, r) for _, c, r, _ in BAD_LINES]
+
+
+def test_move__two_32768s_merge_into_65536_shown_exactly():
+    rows = [[32768, 32768, 0, 0], [2, 0, 0, 0], [0] * 4, [0] * 4]
+
+    async def calls(c):
+        start = await call(c, "new_game", seed=4, board=rows)
+        return start, await call(c, "move", game_id=start["game_id"], move="left")
+
+    start, after = run(calls)
+    assert start["board"] == rows and "left" in start["legal_moves"]
+    assert start["text"].splitlines()[1].split() == ["32768", "32768", ".", "."]
+    assert after["board"][0][0] == 65536 and (after["score"], after["gained"], after["max_tile"]) == (
+        65536, 65536, 65536)
+    assert after["text"].splitlines()[1].split()[0] == "65536"
+
+
+@pytest.mark.parametrize(("board", "says"), [
+    ([[262144, 0, 0, 0]] + [[0] * 4] * 3,
+     "tile value 262144 at cell 0 (row 0, column 0) is not a power of two in 2..131072"),
+    ([131072, 131072] + [0] * 14, "a second 131072 at cell 1 (row 0, column 1)"),
+    ([[2, 4], [8, 16]], "board must be 4 rows of 4 tile values"),
+    ([3] + [0] * 15, "tile value 3 at cell 0"),
+    ([0] * 10**5, "board must be 4 rows of 4 tile values"),
+])
+def test_new_game__a_bad_board_is_refused_naming_the_cell(board, says):
+    async def calls(c):
+        return await call(c, "new_game", board=board)
+
+    out = run(calls)
+    assert out.startswith("error: ") and says in out

@@ -329,3 +329,40 @@ def test_sessions__a_reaped_session_s_websocket_is_closed_so_the_cap_holds():
         assert _until(lambda: app.state.env_server.active_sessions == 0)
         with Game2048Client(base_url=url).sync() as env:  # the one slot is free again
             assert env.reset(seed=0).observation.moves == 0
+
+
+def test_agent_move__gives_the_agent_the_game_s_view_or_plays_the_forced_move():
+    from ai2048 import Action, Game
+    from ai2048.board_io import exact_from_tiles
+    from ai2048.llm.baselines import agent_move
+
+    seen = []
+
+    class Recorder:
+        def act(self, board):
+            seen.append(board)
+            return Action.LEFT
+
+    pair = exact_from_tiles([65536, 65536, 0, 0, 2] + [0] * 11)
+    assert agent_move(Recorder(), *pair) == Action.LEFT
+    assert seen == [Game(seed=0, board=pair[0], supers=pair[1]).view] and seen[0] != pair[0]  # two 16384s
+
+    class Never:
+        def act(self, board):
+            raise AssertionError("the view has no move: the loop plays the forced one unasked")
+
+    full = exact_from_tiles([65536, 65536, 16384, 2, 2, 4, 8, 16, 4, 8, 16, 32, 8, 16, 32, 64])
+    assert agent_move(Never(), *full) == Action.RIGHT
+
+
+def test_observation__grid_holds_the_exact_tiles_of_info_s_position():
+    from ai2048.board_io import exact_from_tiles
+    from ai2048.llm.openenv_env import Game2048Environment
+
+    env = Game2048Environment()
+    board, supers = exact_from_tiles([131072, 65536, 32768, 2] + [0] * 12)
+    info = {"board": board, "supers": supers, "score": 7, "moves": 1, "max_tile": 131072,
+            "legal_moves": ["down"], "move": "up", "invalid": None, "invalid_count": 0}
+    obs = env._observation("text", 0.0, False, info)
+    assert obs.board[0] == [131072, 65536, 32768, 2] and obs.max_tile == 131072
+    env.close()

@@ -511,3 +511,28 @@ def test_cli_watch__depth_2_plays_the_default_shipped_network(
 ) -> None:
     assert main(["watch", "ntuple", "--set", "depth=2", "--seed", "1", "--max-moves", "5"]) == 0
     assert "moves 5" in capsys.readouterr().out
+
+
+def _reached_past_32768(card: dict[str, Any]) -> None:
+    """The 2-ply table of a network whose games reached 65536 (one of its 3) and 131072 (none shown)."""
+    rows = card["evaluation"]["2-ply"]["tiles"]
+    rows.append({"tile": 32768, "reached": 1, "reach": 33.3, "reach_lo": 6.1, "reach_hi": 79.2})
+    rows.append({"tile": 65536, "reached": 1, "reach": 33.3, "reach_lo": 6.1, "reach_hi": 79.2})
+
+
+def test_cli_models__lists_65536_where_a_network_reached_it(
+    shipped: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "2-ply: games" in line)
+    assert "32768" in header and "65536" not in header  # 'tiny' reached neither: no column for it
+    folder = _old_card_folder(shipped, tmp_path / "m", _reached_past_32768)
+    card = models.card("old", folder)
+    assert models.headline(card)["2-ply"]["65536"] == 33.3 and models.headline(card)["2-ply"]["131072"] == 0.0
+    assert "| 65536 | 1 | 33.3 | 6.1 – 79.2 |" in models.markdown(card)
+    assert main(["models", "--dir", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if "2-ply: games" in line)
+    assert "65536" in header and "131072" not in header
+    row = next(line for line in lines if "0123,4567" in line)
+    assert row.count("33.3%") == 2  # 32768 and 65536

@@ -333,3 +333,30 @@ def test_plot_run__lazyzero_run_gets_its_learning_curve(tmp_path) -> None:
     names = {p.name for p in plot_paths([run], tmp_path / "fig")}
     assert {"lazyzero_curve.png", "training_reach.png", "training_loss.png"} <= names
     assert list(training_curves(recs)["reach"]) == [1024]  # reach_2048 is 0 everywhere: no flat line
+
+
+def test_mean_board__counts_tiles_past_32768_by_their_exact_exponent() -> None:
+    from ai2048.board_io import exact_from_tiles
+
+    b, s = exact_from_tiles([131072, 65536, 32768] + [0] * 13)
+    mb = mean_board([{"final_board": f"0x{b:016x}", "final_supers": s}, {"final_board": f"0x{b:016x}"}])
+    assert mb[0].tolist() == [16.0, 15.5, 15.0, 0.0]  # 17 and 15, 16 and 15 (no final_supers: 32768s)
+
+
+@pytest.mark.parametrize(("supers", "message"), [
+    (1 << 8, "supers records a 65536 at cell 4 (row 1, column 0), but the board holds nothing there"),
+    ("0x1", "supers must be an int"),
+    (2 | 2 << 2, "a second 131072 at cell 1"),
+])
+def test_load_result__final_supers_that_do_not_fit_the_board_name_the_game(tmp_path, supers, message) -> None:
+    from ai2048.board_io import exact_from_tiles
+    from ai2048.plots.results import load_result
+
+    b, _ = exact_from_tiles([32768, 32768] + [0] * 14)
+    game = {"seed": 1, "score": 0, "moves": 0, "max_tile": 32768, "final_board": f"0x{b:016x}",
+            "final_supers": supers}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"format": "ai2048.eval-result", "games": [game]}))
+    with pytest.raises(PlotInputError, match="r.json: game 0: final_supers") as e:
+        load_result(path)
+    assert message in str(e.value) and "the file is corrupt" in str(e.value)

@@ -294,3 +294,44 @@ def test_hold__a_cancelled_agent_request_keeps_its_game_until_its_work_ends() ->
         assert not first.lock.locked() and web.inflight == 0 and ran == ["slow"]
 
     asyncio.run(main())
+
+
+def _set_position(client: TestClient, gid: str, tiles: list[int]) -> None:
+    """Put game ``gid`` at the exact position of ``tiles`` (rules version 1: tiles past 32768)."""
+    from ai2048.board_io import exact_from_tiles
+
+    client.app.state.web.store.get(gid).session.start_at(*exact_from_tiles(tiles))
+
+
+def test_web__tiles_past_32768_are_sent_exactly_and_two_32768s_merge_on_a_move(client: TestClient) -> None:
+    gid = new(client, seed=SEED)["id"]
+    _set_position(client, gid, [32768, 32768, 0, 0, 2] + [0] * 11)
+    state = client.get(f"/api/games/{gid}").json()
+    assert state["board"][0] == [32768, 32768, 0, 0] and "left" in state["legal"]
+    r = client.post(f"/api/games/{gid}/move", json={"action": "left"})
+    assert r.status_code == 200, r.text
+    after = r.json()
+    assert after["board"][0][0] == 65536 and (after["score"], after["max_tile"]) == (65536, 65536)
+    gid = new(client, seed=SEED)["id"]
+    _set_position(client, gid, [131072, 65536, 32768, 2] + [0] * 12)
+    state = client.get(f"/api/games/{gid}").json()
+    assert state["board"][0] == [131072, 65536, 32768, 2] and state["max_tile"] == 131072
+
+
+def test_web__ai_plays_the_move_the_view_lacks_and_reaches_131072(client: TestClient) -> None:
+    gid = new(client, seed=SEED)["id"]
+    # full board: only the two 65536s merge; beside the 16384 the agent's view has no move
+    _set_position(client, gid, [65536, 65536, 16384, 2, 2, 4, 8, 16, 4, 8, 16, 32, 8, 16, 32, 64])
+    r = client.post(f"/api/games/{gid}/ai", json={"steps": 1})
+    assert r.status_code == 200, r.text
+    state = r.json()
+    assert state["hint"]["action"] == "right" and state["board"][0][1:] == [131072, 16384, 2]
+    assert (state["score"], state["max_tile"], state["moves"]) == (131072, 131072, 1)
+
+
+def test_page__style_colours_every_tile_up_to_131072_as_colors_py(client: TestClient) -> None:
+    from ai2048.ui.colors import TILE_COLORS
+
+    css = client.get("/static/style.css").text
+    for e in (16, 17):
+        assert f'.cell[data-e="{e}"] {{ background: {TILE_COLORS[e][0]};' in css

@@ -126,3 +126,73 @@ def test_format_value__readable_numbers() -> None:
         "-0.1235",
         "-",
     ]
+
+
+# rules version 1: tiles past 32768, shown with their exact values
+PAIR_32768 = [32768, 32768, 0, 0, 2] + [0] * 11  # LEFT merges the two into a 65536 (+65536)
+FORCED = [65536, 65536, 16384, 2, 2, 4, 8, 16, 4, 8, 16, 32, 8, 16, 32, 64]
+"""Full board: only the two 65536s merge, and beside a 16384 they are not shown to agents as 16384s, so
+the view has no move and the game plays RIGHT unasked (Game.to_play)."""
+
+
+def _at(tiles: list[int], agent: str = "ui-test-greedy") -> PlaySession:
+    from ai2048.board_io import exact_from_tiles
+
+    s = PlaySession(seed=SEED, agent=agent)
+    s.start_at(*exact_from_tiles(tiles))
+    return s
+
+
+def test_board_text__shows_65536_and_131072_exactly_in_their_colours() -> None:
+    from ai2048.board_io import exact_from_tiles
+    from ai2048.ui.colors import tile_colors
+
+    board, supers = exact_from_tiles([131072, 65536, 32768, 2] + [0] * 12)
+    text = board_text(board, supers)
+    rows = [line for line in text.plain.splitlines() if line.strip()]
+    assert rows[0].split() == ["131072", "65536", "32768", "2"]
+    styles = {str(span.style) for span in text.spans}
+    for e in (15, 16, 17):
+        assert f"bold {tile_colors(e)[1]} on {tile_colors(e)[0]}" in styles
+    assert len({tile_colors(e)[0] for e in (15, 16, 17)}) == 3  # three tiles, three colours
+    assert board_text(board).plain.split()[:3] == ["32768"] * 3  # the board's nibbles alone: 15s
+
+
+def test_play_app__two_32768s_merge_on_a_key_into_65536() -> None:
+    s = _at(PAIR_32768)
+    app = make_play_app(s)
+
+    async def drive():
+        async with app.run_test(size=(80, 30)) as pilot:
+            await pilot.press("left")
+            await pilot.pause()
+            return str(app.query_one("#board").render()), str(app.query_one("#status").render())
+
+    board, status = asyncio.run(drive())
+    assert (s.score, s.moves, s.max_tile) == (65536, 1, 65536)
+    assert s.state()["board"][0][0] == 65536
+    assert "65536" in board.split("\n")[2] and "best 65536" in " ".join(status.split())
+
+
+def test_session__hint_plays_the_view_and_the_forced_move() -> None:
+    s = _at([65536, 65536, 0, 0, 2] + [0] * 11)
+    hint = s.hint()  # the two 65536s shown as 16384s: merging them is worth 32768 to the greedy agent
+    assert hint.values == {"right": 32768.0, "down": 0.0, "left": 32768.0}
+    s = _at(FORCED)
+    hint = s.hint()
+    assert hint.action == Action.RIGHT and hint.values == {}
+    s.ai_move()
+    assert (s.score, s.max_tile) == (131072, 131072) and s.state()["board"][0][1:] == [131072, 16384, 2]
+
+
+def test_session__start_at_checks_the_position_and_leaves_no_record() -> None:
+    s = _at(PAIR_32768)
+    with pytest.raises(ValueError, match="started at a given position"):
+        s.record("play")
+    s.move("left")
+    with pytest.raises(ValueError, match="this one has 1 moves: start a new game first"):
+        s.start_at(0x1)
+    s.new_game(seed=SEED)
+    with pytest.raises(ValueError, match="supers records a 65536 at cell 0 .* but the board holds nothing"):
+        s.start_at(0x20, 1)
+    assert s.record("play").moves == 0  # a new game is the replay of its seed again

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -18,7 +19,7 @@ from rich.text import Text
 
 from ai2048 import models
 from ai2048.cli._common import printable
-from ai2048.models.card import ply
+from ai2048.models.card import HEADLINE_TILES, ply
 
 
 def _fmt_pct(x: float | None) -> str:
@@ -31,18 +32,23 @@ def _list(directory: Path | None) -> int:
     if not found:
         print(f"no shipped networks in {where}; pack one with `ai2048 models pack RUN_DIR --name NAME`")
         return 0
-    t = Table(title=f"shipped networks ({where})",
-              caption="N-ply: the ntuple agent at --set depth=N (2-ply: max-chance-max)")
-    for col in ("name", "patterns", "stages", "MiB", "2-ply: games", "16384", "32768", "mean", "moves/s",
-                "1-ply: games", "mean "):
-        t.add_column(col, justify="left" if col in ("name", "patterns") else "right")
+    heads: list[tuple[str, dict[str, Any]]] = []
     skipped = []
     for name in found:
         try:
-            h = models.headline(models.card(name, directory))
+            heads.append((name, models.headline(models.card(name, directory))))
         except ValueError as e:  # one damaged card does not hide the others
             skipped.append(f"skipped {name}: {e}")
-            continue
+    # 16384 and 32768 always; 65536 and 131072 (rules version 1) once a listed network's 2-ply games
+    # reach them
+    tiles = [*HEADLINE_TILES[:2], *(t for t in HEADLINE_TILES[2:]
+                                    if any((h.get(ply(2)) or {}).get(str(t)) for _, h in heads))]
+    t = Table(title=f"shipped networks ({where})",
+              caption="N-ply: the ntuple agent at --set depth=N (2-ply: max-chance-max)")
+    for col in ("name", "patterns", "stages", "MiB", "2-ply: games", *map(str, tiles), "mean", "moves/s",
+                "1-ply: games", "mean "):
+        t.add_column(col, justify="left" if col in ("name", "patterns") else "right")
+    for name, h in heads:
         d2, d1 = h.get(ply(2)), h.get(ply(1))
         cells = [
             name + (" (default)" if h["default"] else ""),
@@ -50,8 +56,7 @@ def _list(directory: Path | None) -> int:
             str(h["stages"]),
             f"{h['MiB']:.1f}",
             str(d2["games"]) if d2 else "-",
-            _fmt_pct(d2 and d2["16384"]),
-            _fmt_pct(d2 and d2["32768"]),
+            *(_fmt_pct(d2 and d2[str(tile)]) for tile in tiles),
             f"{d2['score_mean']:,.0f}" if d2 else "-",
             f"{d2['moves_per_s']:,.0f}" if d2 else "-",
             str(d1["games"]) if d1 else "-",

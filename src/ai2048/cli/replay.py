@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from ai2048 import checks
 from ai2048.cli._common import check_out_file, printable
-from ai2048.records import GameRecord, RecordError, json_int, read_record_json, replay_differences
-from ai2048.rules import P_TWO
+from ai2048.records import GameRecord, RecordError, Trajectory, json_int, read_record_json, replay_differences
+from ai2048.rules import CAPPED_RULES, P_TWO
 
 CELL_RANGE = (16, 512)
 """Tile sizes in pixels that draw a readable board (the labels need about 16 px)."""
@@ -65,9 +66,12 @@ def load_any(path: Path, game: int | None) -> GameRecord:
             if not isinstance(config, dict):
                 raise TypeError(f"'config' must be an object, got {type(config).__name__}")
             p_two = checks.probability("p_two", d.get("p_two", P_TWO))
+            # the games replay under the rules they were played by (a result without the field is from
+            # before rules version 1: capped, as evaluate.result reads it)
+            rules = json_int(d.get("rules_version", CAPPED_RULES), "rules_version")
             rec = GameRecord.from_actions(json_int(g["seed"], "seed"), g["actions"], p_two=p_two,
                                           agent=agent, agent_config=config,
-                                          meta={"source": str(path), "game": game})
+                                          meta={"source": str(path), "game": game}, rules=rules)
         except (ValueError, TypeError, KeyError) as e:
             raise RecordError(f"evaluation result {path}: game {game} does not replay: {e}") from e
         differ = replay_differences(g, rec.replay())
@@ -112,27 +116,34 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def play_in_terminal(rec: GameRecord, delay: float) -> None:
-    """Redraw the board after every move with rich, ``delay`` seconds apart."""
-    from rich.console import Console, Group
-    from rich.live import Live
+def replay_view(t: Trajectory, i: int, title: str) -> Any:
+    """The terminal's picture of move ``i`` of a replayed game: ``title``, the score, move, best tile and
+    last move, and the board with its exact tiles (65536 and 131072 included)."""
+    from rich.console import Group
     from rich.text import Text
 
     from ai2048.rules import Action
     from ai2048.ui.terminal import board_text, status_text
 
-    t = rec.replay()
-    console = Console()
-    who = rec.agent or "unknown"
-    title = Text(  # plain text: a record's fields are neither markup nor terminal escapes
-        printable(f"{rec.source or 'record'}: {who}, seed {rec.seed}")
+    last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"
+    supers = int(t.supers[i]) if t.supers is not None else 0
+    return Group(  # plain text: a record's fields are neither markup nor terminal escapes
+        Text(printable(title)), status_text(int(t.scores[i]), i, int(t.max_tiles[i]), last),
+        board_text(int(t.boards[i]), supers),
     )
 
-    def view(i: int) -> Group:
-        last = f"last {Action(int(t.actions[i - 1])).name}" if i else "start"
-        return Group(
-            title, status_text(int(t.scores[i]), i, int(t.max_tiles[i]), last), board_text(int(t.boards[i]))
-        )
+
+def play_in_terminal(rec: GameRecord, delay: float) -> None:
+    """Redraw the board after every move with rich, ``delay`` seconds apart."""
+    from rich.console import Console
+    from rich.live import Live
+
+    t = rec.replay()
+    console = Console()
+    title = f"{rec.source or 'record'}: {rec.agent or 'unknown'}, seed {rec.seed}"
+
+    def view(i: int) -> Any:
+        return replay_view(t, i, title)
 
     n = len(t.actions)
     if not console.is_terminal:

@@ -12,14 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ai2048 import checks
-from ai2048.board_io import decode
+from ai2048.board_io import exact_tiles
 from ai2048.cli._agents import ChosenAgent, choose_agent
 from ai2048.cli._common import add_set_argument, check_out_file, parse_sets
 from ai2048.game import Game
 from ai2048.rules import ACTION_CHARS, ACTION_NAMES, P_TWO
 
 _COLOURS = ["white", "bright_white", "yellow", "orange1", "dark_orange", "red", "bright_red", "gold1",
-            "green_yellow", "green", "cyan", "blue", "magenta", "purple", "deep_pink2", "bright_magenta"]
+            "green_yellow", "green", "cyan", "blue", "magenta", "purple", "deep_pink2", "bright_magenta",
+            "bold medium_purple1", "bold hot_pink"]
+"""One style per exact exponent, 0 (empty) to 17 (131072)."""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,13 +43,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, check=check)
 
 
-def board_table(board: int) -> Table:
-    """The board as a rich table with one colour per tile exponent."""
+def board_table(board: int, supers: int = 0) -> Table:
+    """The position ``(board, supers)`` as a rich table of exact tile values (``supers``: the values of
+    its tiles of 32768 or more, as ``Game.supers``), one colour per tile exponent."""
     t = Table(show_header=False, show_lines=True, padding=(0, 1))
     for _ in range(4):
-        t.add_column(justify="right", width=6)
-    for row in decode(board):
-        t.add_row(*[Text(str(1 << int(e)) if e else ".", style=_COLOURS[int(e)]) for e in row])
+        t.add_column(justify="right", width=6)  # "131072" fits
+    for row in exact_tiles(board, supers).tolist():
+        t.add_row(*[Text(str(v) if v else ".", style=_COLOURS[v.bit_length() - 1 if v else 0]) for v in row])
     return t
 
 
@@ -55,7 +58,7 @@ def frame(g: Game, name: str, last: str, rate: float) -> Group:
     head = Text(
         f"{name}  score {g.score}  moves {g.moves}  max {g.max_tile}  last {last}  {rate:.1f} moves/s"
     )
-    return Group(head, board_table(g.board))
+    return Group(head, board_table(g.board, g.supers))
 
 
 def check(args: argparse.Namespace) -> ChosenAgent:
@@ -86,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
               transient=False) as live:
         try:
             while not g.is_over and (args.max_moves is None or g.moves < args.max_moves):
-                a = agent.act(g.board)
+                view, forced = g.to_play()  # two equal tiles of 32768 or more show as 16384s (Game.view)
+                a = forced if forced >= 0 else agent.act(view)
                 g.step(a)
                 actions.append(ACTION_CHARS[int(a)])
                 last = ACTION_NAMES[int(a)]

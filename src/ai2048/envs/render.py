@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ai2048.rules import MAX_TILE_EXPONENT
+
 CELL = 72
 GAP = 8
 SIZE = 4 * CELL + 5 * GAP
@@ -18,6 +20,7 @@ COLOURS = [
     (238, 228, 218), (237, 224, 200), (242, 177, 121), (245, 149, 99), (246, 124, 95),
     (246, 94, 59), (237, 207, 114), (237, 204, 97), (237, 200, 80), (237, 197, 63),
     (237, 194, 46), (60, 58, 50), (50, 48, 42), (40, 38, 34), (30, 28, 26),
+    (91, 42, 134), (163, 25, 91),  # 65536 and 131072 (rules version 1), as ai2048.ui.colors draws them
 ]
 DARK_TEXT = (119, 110, 101)
 LIGHT_TEXT = (249, 246, 242)
@@ -54,7 +57,9 @@ def _draw_text(
 
 
 def board_frame(exponents: np.ndarray) -> np.ndarray:
-    """[4, 4] exponents -> [SIZE, SIZE, 3] uint8 picture in the game's usual colours."""
+    """[4, 4] exact exponents (0 = empty, up to 17 = 131072) -> [SIZE, SIZE, 3] uint8 picture in the
+    game's usual colours. A board's nibbles alone show every tile of 32768 or more as 32768: pass the
+    exact exponents (``Game.cells``) to draw 65536 and 131072."""
     img = np.empty((SIZE, SIZE, 3), dtype=np.uint8)
     img[:] = BACKGROUND
     for r in range(4):
@@ -62,7 +67,7 @@ def board_frame(exponents: np.ndarray) -> np.ndarray:
             e = int(exponents[r, c])
             y = GAP + r * (CELL + GAP)
             x = GAP + c * (CELL + GAP)
-            img[y : y + CELL, x : x + CELL] = COLOURS[min(e, 15)]
+            img[y : y + CELL, x : x + CELL] = COLOURS[min(e, MAX_TILE_EXPONENT)]
             if e:
                 text = str(1 << e)
                 scale = 4 if len(text) <= 3 else 3

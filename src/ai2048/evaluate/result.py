@@ -103,6 +103,8 @@ class EvalResult:
         rules = [f"stop at {self.goal_tile}"] if self.goal_tile is not None else []
         rules += ["end on a full board"] if self.end_on_full_board else []
         rules += ["unchanged moves cost 1 and spawn"] if self.illegal_move == "penalty" else []
+        rules += [f"rules version {CAPPED_RULES}: two 32768s do not merge"] \
+            if self.rules_version == CAPPED_RULES else []
         if rules:
             head += f"  ({', '.join(rules)})"
         if self.interrupted:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ai2048.lazy import exports
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
-    from ai2048.llm.baselines import PHRASINGS, phrase, play_openenv, play_text_env
+    from ai2048.llm.baselines import PHRASINGS, agent_move, phrase, play_openenv, play_text_env
     from ai2048.llm.mcp_server import GUIDE, McpLimits, create_mcp_server, line_error, serve_stdio
     from ai2048.llm.openenv_env import (
         Game2048Action,
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
 
 _LAZY: dict[str, tuple[str, str]] = {
     "PHRASINGS": ("baselines", "PHRASINGS"),
+    "agent_move": ("baselines", "agent_move"),
     "phrase": ("baselines", "phrase"),
     "play_openenv": ("baselines", "play_openenv"),
     "play_text_env": ("baselines", "play_text_env"),
@@ -89,6 +90,7 @@ __all__ = [
     "StrategyResult",
     "VERDICTS",
     "Verdict",
+    "agent_move",
     "check_code",
     "check_host",
     "create_env_app",

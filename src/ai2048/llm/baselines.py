@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ai2048.board_io import from_tiles
+from ai2048.board_io import exact_from_tiles
+from ai2048.game import Game
 from ai2048.rules import ACTION_NAMES
 
 PHRASINGS = ("{}", "Move: {}", '{{"move": "{}"}}', "Merging matters most.\nMove: **{}**",
@@ -26,6 +27,14 @@ def phrase(action: int, turn: int) -> str:
     return PHRASINGS[turn % len(PHRASINGS)].format(name.upper() if turn % 3 == 2 else name)
 
 
+def agent_move(agent: Any, board: int, supers: int = 0) -> int:
+    """The move ``agent`` plays on the exact position ``(board, supers)``: it is given the position's
+    :attr:`~ai2048.game.Game.view` (two equal tiles of 32768 or more shown as 16384s, so it plans their
+    merge), as every game loop gives it, and where the view has no move the one every loop plays unasked."""
+    view, forced = Game(seed=0, board=board, supers=supers).to_play()
+    return forced if forced >= 0 else int(agent.act(view))
+
+
 def _summary(score: int, moves: int, max_tile: int, invalid: int, ended_by: str | None) -> dict[str, Any]:
     return {"score": score, "moves": moves, "max_tile": max_tile, "invalid": invalid, "ended_by": ended_by}
 
@@ -38,7 +47,8 @@ def play_text_env(agent: Any, env: Any, seed: int, max_steps: int = 100_000) -> 
     _, info = env.reset(seed=seed)
     invalid = 0
     for turn in range(max_steps):
-        _, _, terminated, truncated, info = env.step(phrase(agent.act(info["board"]), turn))
+        move = agent_move(agent, info["board"], info.get("supers", 0))
+        _, _, terminated, truncated, info = env.step(phrase(move, turn))
         invalid += info["invalid"] is not None
         if terminated or truncated:
             break
@@ -54,7 +64,7 @@ def play_openenv(agent: Any, client: Any, seed: int, max_steps: int = 100_000) -
     result = client.reset(seed=seed)
     invalid = 0
     for turn in range(max_steps):
-        move = agent.act(from_tiles(result.observation.board))
+        move = agent_move(agent, *exact_from_tiles(result.observation.board))
         result = client.step(Game2048Action(message=phrase(move, turn)))
         invalid += result.observation.invalid is not None
         if result.done:
@@ -63,4 +73,4 @@ def play_openenv(agent: Any, client: Any, seed: int, max_steps: int = 100_000) -
     return _summary(obs.score, obs.moves, obs.max_tile, invalid, obs.ended_by)
 
 
-__all__ = ["PHRASINGS", "phrase", "play_openenv", "play_text_env"]
+__all__ = ["PHRASINGS", "agent_move", "phrase", "play_openenv", "play_text_env"]

@@ -1,9 +1,10 @@
 """``ai2048 mcp``: 2048 as MCP tools (the ``mcp`` SDK), so a chat assistant can play, over stdio.
 
-Tools: ``new_game`` (a seed is optional), ``read_board``, ``move`` (the move as text, read like the
-text env reads an answer: ``"left"``, ``"Move: up"``, ``{"move": "down"}``), ``hint`` (what an ai2048
-agent would play here, and its value of each move) and ``agents`` (the agents and shipped networks a
-hint may name). Every result carries the board as text (the text env's observation) and as a grid.
+Tools: ``new_game`` (a seed and a start position are optional), ``read_board``, ``move`` (the move
+as text, read like the text env reads an answer: ``"left"``, ``"Move: up"``, ``{"move": "down"}``),
+``hint`` (what an ai2048 agent would play here, and its value of each move) and ``agents`` (the agents
+and shipped networks a hint may name). Every result carries the board as text (the text env's
+observation) and as a grid, both with exact tile values (65536 and 131072 under rules version 1).
 
 A hint runs an agent for whoever drives the server, so it is bounded the way the web app bounds
 one: only the web's agents with settings inside their ranges, trained networks by model name
@@ -36,9 +37,10 @@ from mcp.shared.message import SessionMessage
 from pydantic import Field, ValidationError
 
 from ai2048 import checks
+from ai2048.board_io import exact_from_tiles, render_text
 from ai2048.checkpoint import json_kind
 from ai2048.checks import check_fields, setting
-from ai2048.envs.text import INSTRUCTIONS, describe_board
+from ai2048.envs.text import INSTRUCTIONS
 from ai2048.envs.text_actions import AnswerError, parse_move
 from ai2048.rules import ACTION_NAMES
 from ai2048.ui.limits import check_settings, default_agent, listing, scan_models
@@ -61,10 +63,35 @@ class McpLimits:
         check_fields(self)
 
 
+def _describe(s: PlaySession, legal: list[str], note: str | None = None) -> str:
+    """The game as the text env's observation writes a board (score and moves, the tiles, the legal
+    moves, ``note``), from the game's exact position: 65536 and 131072 shown as such, and the merge of
+    two 32768s counted among the legal moves (a board's nibbles alone show neither)."""
+    text = (f"score {s.score}  moves {s.moves}\n{render_text(s.board, s.supers)}\n"
+            f"legal moves: {', '.join(legal) or 'none (game over)'}")
+    return text if note is None else f"{text}\n{note}"
+
+
+def start_position(board: Any) -> tuple[int, int]:
+    """``(board, supers)`` of a grid of tile values (4 rows of 4, or 16 in a row; 0 for empty, up to
+    131072), as the tools show a board; its size is checked before any conversion, and a bad tile is
+    named by its cell (:func:`ai2048.board_io.exact_from_tiles`)."""
+    rows_of_4 = isinstance(board, list) and len(board) == 4 and all(
+        isinstance(r, list) and len(r) == 4 for r in board)
+    if not rows_of_4 and not (isinstance(board, list) and len(board) == 16):
+        raise ValueError("board must be 4 rows of 4 tile values (or 16 in a row), 0 for an empty cell, as "
+                         "the tools show a board")
+    try:
+        return exact_from_tiles(board)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"board: {e}") from None
+
+
 def _state(gid: str, s: PlaySession, note: str | None = None) -> dict[str, Any]:
-    """A game as a tool result: its id, the board as text (with ``note``) and as a grid, the numbers."""
+    """A game as a tool result: its id, the board as text (with ``note``) and as a grid of exact tile
+    values, the numbers."""
     st = s.state()
-    return {"game_id": gid, "text": describe_board(s.board, s.score, s.moves, note), "board": st["board"],
+    return {"game_id": gid, "text": _describe(s, st["legal"], note), "board": st["board"],
             "score": st["score"], "moves": st["moves"], "max_tile": st["max_tile"], "over": st["over"],
             "legal_moves": st["legal"], "seed": st["seed"]}
 
@@ -172,13 +199,20 @@ def create_mcp_server(agent: str | None = None, limits: McpLimits | None = None)
 
     @server.tool()
     def new_game(seed: Annotated[Any, Field(json_schema_extra={"type": ["integer", "null"], "minimum": 0})]
-                 = None) -> dict[str, Any]:
-        """Start a new 2048 game (the same seed gives the same game); returns its game_id and board."""
+                 = None,
+                 board: Annotated[Any, Field(json_schema_extra={"type": ["array", "null"]})] = None
+                 ) -> dict[str, Any]:
+        """Start a new 2048 game (the same seed gives the same game); returns its game_id and board.
+        board: start from this position instead, as the results show one (4 rows of 4 tile values, 0 for
+        empty, up to 131072); the seed still draws the new tiles."""
         try:
             seed = checks.seed("seed", seed)
+            position = start_position(board) if board is not None else None
         except (TypeError, ValueError) as e:
             raise ToolError(str(e)) from None
         s = PlaySession(seed=seed, agent=default[0], agent_config=default[1], max_undo=0)
+        if position is not None:
+            s.start_at(*position)
         return _state(store.add(s), s)
 
     @server.tool()

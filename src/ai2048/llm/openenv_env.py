@@ -22,7 +22,8 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from ai2048.envs.text import TextGame2048Env, board_grid
+from ai2048.board_io import exact_tiles
+from ai2048.envs.text import TextGame2048Env
 
 
 class Game2048Action(Action):
@@ -35,7 +36,8 @@ class Game2048Observation(Observation):
     """One state of the game as the model sees it (``text``) and as a program reads it (the rest)."""
 
     text: str = Field("", description="the board as text, with score, moves, legal moves and any note")
-    board: list[list[int]] = Field(default_factory=list, description="tile values by row, 0 for empty")
+    board: list[list[int]] = Field(default_factory=list,
+                                   description="exact tile values (up to 131072) by row, 0 for empty")
     score: int = 0
     moves: int = 0
     max_tile: int = 0
@@ -68,8 +70,9 @@ class Game2048Environment(Environment):  # type: ignore[type-arg]
     def _observation(self, text: str, reward: float | None, done: bool,
                      info: dict[str, Any]) -> Game2048Observation:
         return Game2048Observation(
-            text=text, board=board_grid(info["board"]), score=info["score"], moves=info["moves"],
-            max_tile=info["max_tile"], legal_moves=list(info["legal_moves"]), move=info["move"],
+            text=text, board=exact_tiles(info["board"], info.get("supers", 0)).tolist(),
+            score=info["score"], moves=info["moves"], max_tile=info["max_tile"],
+            legal_moves=list(info["legal_moves"]), move=info["move"],
             invalid=info["invalid"], invalid_count=info["invalid_count"], ended_by=info.get("ended_by"),
             reward=reward, done=done)
 

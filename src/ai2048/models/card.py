@@ -218,6 +218,10 @@ def _shown(card: dict[str, Any], build: Any) -> Any:
                          "hand-edited: reinstall it") from None
 
 
+HEADLINE_TILES = (16384, 32768, 65536, 131072)
+"""The tiles whose reach % a headline gives for each evaluation (65536 and 131072: rules version 1)."""
+
+
 def headline(card: dict[str, Any]) -> dict[str, Any]:
     """The figures ``ai2048 models`` lists: size, patterns, and each evaluation's mean and top tiles."""
     return dict(_shown(card, _headline))
@@ -232,7 +236,7 @@ def _headline(card: dict[str, Any]) -> dict[str, Any]:
     for key, ev in card.get("evaluation", {}).items():
         out[ply_key(key)] = {
             "games": ev["games"], "score_mean": ev["score_mean"], "moves_per_s": ev["moves_per_s"],
-            "16384": reach(ev, 16384), "32768": reach(ev, 32768), "65536": reach(ev, 65536),
+            **{str(t): reach(ev, t) for t in HEADLINE_TILES},
         }
     return out
 

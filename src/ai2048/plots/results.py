@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ai2048.board_io import check_position
 from ai2048.checkpoint import read_json
 from ai2048.plots.common import PlotInputError, finite_number
 from ai2048.records import ACTION_CHARS, max_tiles, replay_actions, replay_differences
@@ -95,6 +96,12 @@ def _check_game(g: dict[str, Any], where: str) -> None:
         if not 0 <= v < 1 << 64:
             raise PlotInputError(f"{where}: final_board={b!r} is not a 64-bit board (hex string or integer); "
                                  "the file is corrupt")
+        if "final_supers" in g:  # the exact values of its tiles past 32768 (rules version 1)
+            try:
+                check_position(v, g["final_supers"])
+            except (TypeError, ValueError) as e:
+                raise PlotInputError(f"{where}: final_supers={g['final_supers']!r} does not fit final_board "
+                                     f"({e}); the file is corrupt") from None
 
 
 
@@ -178,13 +185,17 @@ def action_shares(games: Sequence[dict[str, Any]], bins: int = 40) -> tuple[np.n
 
 
 def mean_board(games: Sequence[dict[str, Any]]) -> np.ndarray:
-    """[4, 4] mean exponent (log2 tile) of the final boards."""
-    finals = [g["final_board"] for g in games if "final_board" in g]  # checked by load_result
+    """[4, 4] mean exact exponent (log2 tile) of the final boards: a 65536 counts 16, a 131072 17 (their
+    ``final_supers``, checked by load_result)."""
+    kept = [g for g in games if "final_board" in g]  # checked by load_result
+    finals = [g["final_board"] for g in kept]
     boards = np.array([int(b, 16) if isinstance(b, str) else int(b) for b in finals], dtype=np.uint64)
     if boards.size == 0:
         return np.full((4, 4), np.nan)
+    supers = np.array([int(g.get("final_supers", 0)) for g in kept], dtype=np.int64)
     shifts = np.arange(0, 64, 4, dtype=np.uint64)
-    e = (boards[:, None] >> shifts[None, :]) & np.uint64(0xF)
+    e = ((boards[:, None] >> shifts[None, :]) & np.uint64(0xF)).astype(np.int64)
+    e += (supers[:, None] >> np.arange(0, 32, 2, dtype=np.int64)[None, :]) & 3  # 0 but on a 15
     return e.astype(np.float64).mean(axis=0).reshape(4, 4)
 
 

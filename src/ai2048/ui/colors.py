@@ -1,9 +1,12 @@
 """Tile colours shared by the terminal, the GIF renderer and (mirrored in ``static/style.css``) the web page.
 
-The palette of the original 2048 (Gabriele Cirulli), extended past 2048 with darker tones.
+The palette of the original 2048 (Gabriele Cirulli), extended past 2048 with darker tones, and for
+65536 and 131072 (rules version 1) with a purple and a crimson, so they stand out from the dark 32768.
 """
 
 from __future__ import annotations
+
+from ai2048.rules import MAX_TILE_EXPONENT
 
 # exponent -> (background, foreground) as hex RGB
 TILE_COLORS: dict[int, tuple[str, str]] = {
@@ -23,14 +26,16 @@ TILE_COLORS: dict[int, tuple[str, str]] = {
     13: ("#2f2d27", "#f9f6f2"),
     14: ("#25231e", "#f9f6f2"),
     15: ("#1a1915", "#f9f6f2"),
+    16: ("#5b2a86", "#f9f6f2"),
+    17: ("#a3195b", "#f9f6f2"),
 }
 BOARD_COLOR = "#bbada0"
 TEXT_COLOR = "#776e65"
 
 
 def tile_colors(exponent: int) -> tuple[str, str]:
-    """(background, foreground) of a tile by exponent (0 = empty cell)."""
-    return TILE_COLORS[min(max(int(exponent), 0), 15)]
+    """(background, foreground) of a tile by exact exponent (0 = empty cell, up to 17 = 131072)."""
+    return TILE_COLORS[min(max(int(exponent), 0), MAX_TILE_EXPONENT)]
 
 
 def hex_to_rgb(color: str) -> tuple[int, int, int]:

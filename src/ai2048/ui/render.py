@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ai2048 import checks
-from ai2048.board_io import decode
+from ai2048.board_io import exact_tiles
 from ai2048.checkpoint import atomic_path, check_output_file
 from ai2048.records import GameRecord, Trajectory
 from ai2048.rules import Action
@@ -42,11 +42,13 @@ class FrameRenderer:
         side = 4 * cell + 5 * self.gap
         self.size = (side, side + self.header)
         self._fonts = {n: _font(max(8, int(cell * f)))
-                       for n, f in (("big", 0.42), ("mid", 0.34), ("small", 0.27))}
+                       for n, f in (("big", 0.42), ("mid", 0.34), ("small", 0.27), ("tiny", 0.21))}
         self._head = _font(max(10, cell // 5))
 
-    def frame(self, board: int, score: int, move: int, action: int | None = None, note: str = "") -> Any:
-        """One frame: the board, and "move N  score S  <ACTION>  note" above it."""
+    def frame(self, board: int, score: int, move: int, action: int | None = None, note: str = "",
+              supers: int = 0) -> Any:
+        """One frame: the position ``(board, supers)`` with its exact tiles (``supers``: the values of its
+        tiles of 32768 or more, as ``Game.supers``), and "move N  score S  <ACTION>  note" above it."""
         from PIL import Image, ImageDraw
 
         img = Image.new("RGB", self.size, hex_to_rgb("#faf8ef"))
@@ -61,18 +63,20 @@ class FrameRenderer:
         top = self.header
         draw.rounded_rectangle((0, top, self.size[0] - 1, self.size[1] - 1), radius=self.gap,
                                fill=hex_to_rgb(BOARD_COLOR))
-        cells = decode(board)
+        tiles = exact_tiles(board, supers)
         for r in range(4):
             for c in range(4):
-                e = int(cells[r, c])
-                bg, fg = tile_colors(e)
+                v = int(tiles[r, c])
+                bg, fg = tile_colors(v.bit_length() - 1 if v else 0)
                 x0 = self.gap + c * (self.cell + self.gap)
                 y0 = top + self.gap + r * (self.cell + self.gap)
                 draw.rounded_rectangle((x0, y0, x0 + self.cell, y0 + self.cell), radius=self.gap // 2,
                                        fill=hex_to_rgb(bg))
-                if e:
-                    label = str(1 << e)
-                    font = self._fonts["big" if len(label) <= 2 else "mid" if len(label) <= 3 else "small"]
+                if v:
+                    label = str(v)
+                    n = len(label)  # 131072 takes six digits: the tiny font keeps it inside the cell
+                    size = "big" if n <= 2 else "mid" if n <= 3 else "small" if n <= 5 else "tiny"
+                    font = self._fonts[size]
                     draw.text((x0 + self.cell / 2, y0 + self.cell / 2), label, fill=hex_to_rgb(fg), font=font,
                               anchor="mm")
         return img
@@ -86,7 +90,8 @@ def trajectory_frames(t: Trajectory, renderer: FrameRenderer, every: int = 1) ->
             continue
         action = int(t.actions[i - 1]) if i else None
         note = "game over" if i == n else ""
-        yield renderer.frame(int(t.boards[i]), int(t.scores[i]), i, action, note)
+        supers = int(t.supers[i]) if t.supers is not None else 0
+        yield renderer.frame(int(t.boards[i]), int(t.scores[i]), i, action, note, supers)
 
 
 MIN_FPS = 100 / 65535

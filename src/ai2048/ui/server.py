@@ -10,8 +10,8 @@ API POST that is not ``application/json`` 415. Agent work runs on a small thread
 bounded queue (503 when full) and a time budget per request; games, cached agents, request
 bodies and JSON nesting are bounded, and idle games expire.
 
-API (JSON in, JSON out; a game's state is ``{"id", "board" [4][4] tile values, "score", "moves",
-"max_tile", "over", "legal", "can_undo", "seed", "agent", "agent_config"}``):
+API (JSON in, JSON out; a game's state is ``{"id", "board" [4][4] exact tile values (up to 131072),
+"score", "moves", "max_tile", "over", "legal", "can_undo", "seed", "agent", "agent_config"}``):
 
 - ``GET  /api/agents`` -> ``{"agents": [{"name", "description", "model", "config", "ranges"}], "default"}``
 - ``POST /api/games`` ``{"seed"?: int, "agent"?: str, "config"?: {}}`` -> state

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ai2048.agents import make_agent
-from ai2048.board_io import to_tiles
 from ai2048.game import IllegalMoveError
 from ai2048.records import GameRecord, GameRecorder
 from ai2048.rules import P_TWO, Action
@@ -105,11 +104,18 @@ class PlaySession:
         self._agent_obj: Any = None  # the one agent this session built (a new setting replaces it)
         self.last_hint: Hint | None = None
         self.ai_moves = 0
+        self.from_position = False  # started at a given position (start_at): no replayable record
 
     # state
     @property
     def board(self) -> int:
+        """The board (a 15 is a tile of 32768 or more: its exact value is in :attr:`supers`)."""
         return self.recorder.board
+
+    @property
+    def supers(self) -> int:
+        """The exact values of the board's tiles of 32768 or more (``Game.supers``)."""
+        return self.recorder.game.supers
 
     @property
     def score(self) -> int:
@@ -132,9 +138,10 @@ class PlaySession:
         return self.recorder.game.is_over
 
     def state(self) -> dict[str, Any]:
-        """A JSON-ready snapshot: tiles [4][4], score, moves, best tile, legal moves, seed."""
+        """A JSON-ready snapshot: exact tile values [4][4] (up to 131072), score, moves, best tile, legal
+        moves, seed."""
         return {
-            "board": to_tiles(self.board).tolist(),
+            "board": self.recorder.game.tiles.tolist(),
             "score": self.score,
             "moves": self.moves,
             "max_tile": self.max_tile,
@@ -152,8 +159,20 @@ class PlaySession:
         self.recorder = GameRecorder(seed, self.p_two, max_undo=self.max_undo)
         self.last_hint = None
         self.ai_moves = 0
+        self.from_position = False
         if self._agent_obj is not None and hasattr(self._agent_obj, "reset"):
             self._agent_obj.reset(self.seed)
+
+    def start_at(self, board: Any, supers: Any = 0) -> None:
+        """Play this new game on from the exact position ``(board, supers)`` (checked by
+        :func:`ai2048.board_io.check_position`; tiles past 32768 in ``supers``, as ``Game.supers``); the
+        seed still draws the spawns. Such a game is no replay of its seed, so :meth:`record` refuses it."""
+        if self.moves:
+            raise ValueError(f"start_at sets the position of a new game; this one has {self.moves} moves: "
+                             "start a new game first")
+        self.recorder.game.set_position(board, supers)
+        self.from_position = True
+        self.last_hint = None
 
     def move(self, action: Any) -> bool:
         """Play ``action``; False (and nothing changes) if it does not move any tile."""
@@ -204,15 +223,21 @@ class PlaySession:
         if self.is_over:
             hint = Hint(self.agent_name, None, {})
         else:
-            reset = getattr(agent, "reset", None) if shared else None
-            if reset is not None:
-                reset(self.position_seed())
-            action = Action(int(agent.act(self.board)))
-            explain = getattr(agent, "explain", None)
-            if reset is not None and explain is not None:
-                reset(self.position_seed())
-            values = _clean_values(explain(self.board)) if explain is not None else {}
-            hint = Hint(self.agent_name, action, values)
+            # the agent plays the game's view (two equal tiles of 32768 or more shown as 16384s, so it
+            # plans their merge); where the view has no move, the move every game loop plays unasked
+            view, forced = self.recorder.game.to_play()
+            if forced >= 0:
+                hint = Hint(self.agent_name, Action(forced), {})
+            else:
+                reset = getattr(agent, "reset", None) if shared else None
+                if reset is not None:
+                    reset(self.position_seed())
+                action = Action(int(agent.act(view)))
+                explain = getattr(agent, "explain", None)
+                if reset is not None and explain is not None:
+                    reset(self.position_seed())
+                values = _clean_values(explain(view)) if explain is not None else {}
+                hint = Hint(self.agent_name, action, values)
         self.last_hint = hint
         return hint
 
@@ -221,9 +246,10 @@ class PlaySession:
         hint = self.hint(agent)
         if hint.action is not None:
             if not self.move(hint.action):
+                sup = f" (supers {self.supers:#x})" if self.supers else ""
                 raise ValueError(
                     f"agent {self.agent_name!r} chose {hint.action.name}, which is illegal on board "
-                    f"{self.board:#018x}"
+                    f"{self.board:#018x}{sup}"
                 )
             self.ai_moves += 1
             self.last_hint = hint
@@ -231,6 +257,9 @@ class PlaySession:
 
     def record(self, source: str) -> GameRecord:
         """The game so far as a record; ``meta`` says who played (``source``) and how many AI moves."""
+        if self.from_position:
+            raise ValueError("this game started at a given position (start_at), so its seed and moves do not "
+                             "replay it: it has no record")
         agent = self.agent_name if self.ai_moves else "human"
         config = self.agent_config if self.ai_moves else {}
         return self.recorder.record(agent=agent, agent_config=config,

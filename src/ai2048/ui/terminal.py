@@ -12,16 +12,17 @@ from typing import Any
 
 from rich.text import Text
 
-from ai2048.board_io import decode
+from ai2048.board_io import exact_tiles
 from ai2048.ui.colors import BOARD_COLOR, tile_colors
 from ai2048.ui.session import PlaySession
 
 CELL_WIDTH = 8
 
 
-def board_text(board: int, cell_width: int = CELL_WIDTH) -> Text:
-    """The board as rich ``Text``: each tile a 3-line block in its colour, the value centred."""
-    cells = decode(board)
+def board_text(board: int, supers: int = 0, cell_width: int = CELL_WIDTH) -> Text:
+    """The position ``(board, supers)`` as rich ``Text``: each tile a 3-line block in its colour, its
+    exact value centred (``supers`` holds the tiles past 32768, as ``Game.supers``)."""
+    tiles = exact_tiles(board, supers)
     out = Text()
     gap = Text(" ", style=f"on {BOARD_COLOR}")
     edge = Text(" " * (4 * cell_width + 5), style=f"on {BOARD_COLOR}")
@@ -31,9 +32,9 @@ def board_text(board: int, cell_width: int = CELL_WIDTH) -> Text:
         for line in range(3):
             out.append_text(gap)
             for c in range(4):
-                e = int(cells[r, c])
-                bg, fg = tile_colors(e)
-                label = str(1 << e) if e and line == 1 else ""
+                v = int(tiles[r, c])
+                bg, fg = tile_colors(v.bit_length() - 1 if v else 0)
+                label = str(v) if v and line == 1 else ""
                 out.append(label.center(cell_width), style=f"bold {fg} on {bg}")
                 out.append_text(gap)
             out.append("\n")
@@ -106,7 +107,7 @@ def make_play_app(session: PlaySession,
 
         def refresh_view(self) -> None:
             s = self.session
-            self.query_one("#board", Static).update(board_text(s.board))
+            self.query_one("#board", Static).update(board_text(s.board, s.supers))
             status = status_text(s.score, s.moves, s.max_tile, f"seed {s.seed}")
             self.query_one("#status", Static).update(status)
             hint = s.last_hint
