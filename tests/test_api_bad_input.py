@@ -45,8 +45,8 @@ def test_encode__bad_exponents_raise(cells, error, words):
 @pytest.mark.parametrize(
     ("values", "error", "words"),
     [
-        ([3] + [0] * 15, ValueError, "tile value 3 at cell 0 is not a power of two"),
-        ([0, 1] + [0] * 14, ValueError, "tile value 1 at cell 1 is not a power of two"),
+        ([3] + [0] * 15, ValueError, "tile value 3 at cell 0 (row 0, column 0) is not a power of two"),
+        ([0, 1] + [0] * 14, ValueError, "tile value 1 at cell 1 (row 0, column 1) is not a power of two"),
         ([65536] + [0] * 15, ValueError, "tile value 65536"),
         ([-2] + [0] * 15, ValueError, "tile value -2"),
         ([6] + [0] * 15, ValueError, "not a power of two"),

@@ -134,8 +134,8 @@ def _tile_exponents(values: Any, top: int, hint: str) -> np.ndarray:
             continue
         if v < 2 or v & (v - 1) or v > 2**top:
             raise ValueError(
-                f"tile value {v} at cell {i} is not a power of two in 2..{2**top} (use 0 for an empty "
-                f"cell{hint})")
+                f"tile value {v} at cell {i} (row {i // 4}, column {i % 4}) is not a power of two in "
+                f"2..{2**top} (use 0 for an empty cell{hint})")
         out[i] = v.bit_length() - 1
     return out
 
