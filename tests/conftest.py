@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import signal
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -48,6 +49,41 @@ def _signal_handlers_restored() -> Iterator[None]:
     assert not leaked, f"the test left signal handlers installed: {leaked}"
     assert blocked == mask, f"the test left signals blocked: {sorted(blocked - mask)}"
     assert not changed, f"the test left a native (C-level) handler of {changed} in place of Python's"
+
+
+HEAVY_FIRST = (
+    "test_seed004_options.py",
+    "test_ui_adversarial.py",
+    "test_ntuple_eval_compile.py",
+    "test_models.py",
+)
+"""The test files that take longest from a cold cache (``--durations``: n-tuple kernels of their own to
+compile, ``ai2048 serve``'s warm-up in a subprocess, a trained network): the workers get them first,
+the two that compile different kernels (n-tuple rule variants, the web agents) side by side. A
+worker takes whole files (``--dist loadfile``) in collection order (``--no-loadscope-reorder``);
+xdist's own order, most tests first, handed these out in the second half of the run, which could
+then end with one worker busy on one of them and the other idle."""
+
+
+def run_order(nodeids: list[str]) -> list[str]:
+    """``nodeids`` as the workers get them: :data:`HEAVY_FIRST`'s files first, then the others by
+    number of tests (most first, xdist's order), each file's tests in their own order."""
+    files = Counter(nodeid.split("::")[0] for nodeid in nodeids)
+    rank = {name: k for k, name in enumerate(HEAVY_FIRST)}
+
+    def key(nodeid: str) -> tuple[int, int]:
+        file = nodeid.split("::")[0]
+        return rank.get(file.rsplit("/", 1)[-1], len(rank)), -files[file]
+
+    return sorted(nodeids, key=key)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In an xdist worker, the tests in :func:`run_order`."""
+    if hasattr(config, "workerinput"):
+        position = {nodeid: k for k, nodeid in enumerate(run_order([item.nodeid for item in items]))}
+        items.sort(key=lambda item: position[item.nodeid])
 
 
 def tiny_table_spec():  # noqa: ANN201 (tables import lazily: most tests never need them)

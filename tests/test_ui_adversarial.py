@@ -43,7 +43,11 @@ TIMEOUT = 1.0  # the subprocess server's --request-timeout
 CLOSED_WITHIN = 30.0  # generous: a closed connection is seen well before this on any machine
 
 
-def wait_for_port(port: int, proc: subprocess.Popen | None = None, limit: float = 90.0) -> None:
+def wait_for_port(port: int, proc: subprocess.Popen | None = None, limit: float = 600.0) -> None:
+    """Wait until ``ai2048 serve`` listens on ``port``; a server that exits fails at once. The limit
+    is as generous as tests/test_ui_browser.py's: the server warms every web agent up before it
+    listens, and this file runs among the first of a run (tests/conftest.py), from a cold cache a
+    minute or more of compiling beside both workers."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
