@@ -16,8 +16,8 @@ BOARD = ai2048.encode(ROW)
 @pytest.mark.parametrize(
     ("cells", "error", "words"),
     [
-        ([16] + [0] * 15, ValueError, "exponent 16 at cell 0 is outside 0..15"),
-        ([0] * 5 + [-1] + [0] * 10, ValueError, "exponent -1 at cell 5 is outside 0..15"),
+        ([16] + [0] * 15, ValueError, "exponent 16 at cell 0 (row 0, column 0) is outside 0..15"),
+        ([0] * 5 + [-1] + [0] * 10, ValueError, "exponent -1 at cell 5 (row 1, column 1) is outside 0..15"),
         ([0] * 15, ValueError, "16 entries or shape (4, 4), got shape (15,)"),
         ([0] * 17, ValueError, "got shape (17,)"),
         (np.zeros((2, 8)), ValueError, "got shape (2, 8)"),

@@ -108,15 +108,20 @@ def encode(exponents: Any) -> int:
     >>> hex(encode([1, 1, 1, 1] + [0] * 12))
     '0x1111'
     """
-    cells = _as_cells(exponents, "exponents")
-    bad = (cells < 0) | (cells > MAX_EXPONENT)
+    return int(pack(_exponents(exponents, MAX_EXPONENT, "; for tile values use ai2048.from_tiles, past "
+                               "32768 ai2048.board_io.exact_encode")))
+
+
+def _exponents(values: Any, top: int, hint: str) -> np.ndarray:
+    """The [16] exponents of ``values``, each in 0..``top``; one outside is named with its cell."""
+    cells = _as_cells(values, "exponents")
+    bad = (cells < 0) | (cells > top)
     if bad.any():
         i = int(np.argmax(bad))
         raise ValueError(
-            f"exponent {int(cells[i])} at cell {i} is outside 0..{MAX_EXPONENT} "
-            f"(0 = empty, {MAX_EXPONENT} = {2**MAX_EXPONENT}); for tile values use ai2048.from_tiles"
-        )
-    return int(pack(cells))
+            f"exponent {int(cells[i])} at cell {i} (row {i // 4}, column {i % 4}) is outside 0..{top} "
+            f"(0 = empty, {top} = {2**top}){hint}")
+    return cells
 
 
 def decode(board: Any) -> np.ndarray:
@@ -212,13 +217,7 @@ def exact_encode(exponents: Any) -> tuple[int, int]:
     >>> exact_encode([16, 15] + [0] * 14)
     (255, 1)
     """
-    cells = _as_cells(exponents, "exponents")
-    bad = (cells < 0) | (cells > MAX_TILE_EXPONENT)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"exponent {int(cells[i])} at cell {i} (row {i // 4}, column {i % 4}) is outside "
-            f"0..{MAX_TILE_EXPONENT} (0 = empty, {MAX_TILE_EXPONENT} = {2**MAX_TILE_EXPONENT})")
+    cells = _exponents(exponents, MAX_TILE_EXPONENT, "")
     board = int(pack(np.minimum(cells, MAX_EXPONENT)))
     supers = sum(int(e - MAX_EXPONENT) << (2 * i) for i, e in enumerate(cells.tolist()) if e > MAX_EXPONENT)
     check_position(board, supers)
