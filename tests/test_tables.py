@@ -147,7 +147,7 @@ def _board_in_formation(table: store.Table, i: int, rng: random.Random) -> int:
 def test_lookup_under_every_symmetry_matches_and_is_legal(t442):
     f = formations.F442
     rng = random.Random(3)
-    fixed, anchor = np.uint64(f.fixed_mask), np.int64(f.anchor)
+    places, anchor = f.places, np.int64(f.anchor_rank)
     rules = t442.spec.rules()
     checked = 0
     for i in np.random.default_rng(5).choice(t442.keys.size, size=300, replace=False):
@@ -158,7 +158,7 @@ def test_lookup_under_every_symmetry_matches_and_is_legal(t442):
             turned = b
             for _ in range(_order(s) - 1):
                 turned = int(symmetry(np.uint64(turned), np.int64(s)))
-            assert match(np.uint64(turned), np.int64(s), fixed, anchor) == 4
+            assert match(np.uint64(turned), np.int64(s), places, anchor) == 4
             v = move_values(np.uint64(turned), np.int64(s), rules, t442.keys, t442.values, t442.offsets)
             assert sorted(np.nan_to_num(v, nan=-1).tolist()) == pytest.approx(
                 sorted(np.nan_to_num(base, nan=-1).tolist()), abs=1e-7)
@@ -188,15 +188,15 @@ def test_symmetry_is_the_eight_transforms():
 
 def test_match_refuses_boards_out_of_formation():
     f = formations.F442
-    fixed, anchor = np.uint64(f.fixed_mask), np.int64(f.anchor)
+    places, anchor = f.places, np.int64(f.anchor_rank)
     # top row 16384 8192 4096 2048, then 1024 512 leftwards; free tiles below 512
     cells = [14, 13, 12, 11, 0, 3, 9, 10, 1, 2, 0, 0, 0, 0, 1, 0]
-    assert match(np.uint64(_key(cells)), np.int64(0), fixed, anchor) == 9
+    assert match(np.uint64(_key(cells)), np.int64(0), places, anchor) == 9
     for change in ({5: 9}, {5: 10}, {0: 10}, {6: 0}, {14: 12}):  # free tile as large, a repeat, ...
         c = list(cells)
         for q, e in change.items():
             c[q] = e
-        assert match(np.uint64(_key(c)), np.int64(0), fixed, anchor) == 0, change
+        assert match(np.uint64(_key(c)), np.int64(0), places, anchor) == 0, change
 
 
 def test_stopped_build_resumes_to_the_same_table(tmp_path):

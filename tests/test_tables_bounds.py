@@ -93,3 +93,11 @@ def test_bounds_are_the_tables_identity(built):
 def test_bad_bounds__are_refused_by_name(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TableSpec(TINY, 4, **kwargs)
+
+
+def test_a_cap_that_binds_but_is_not_in_the_name__is_refused(tmp_path):
+    spec = TableSpec(TINY, 4, 32)  # twice the target: not named, yet six free cells reach sums past 32
+    assert not spec.capped and spec.name == "tiny-16"
+    with pytest.raises(ValueError, match=r"max_sum 32 bound its enumeration.*below 32"):
+        build(spec, tmp_path)
+    assert not (tmp_path / "tiny-16" / store.META).exists()

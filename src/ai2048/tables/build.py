@@ -28,7 +28,7 @@ import numpy as np
 from ai2048 import checks
 from ai2048.checkpoint import atomic_write, hold_run, nearest_existing, remove_stale_temps
 from ai2048.tables import invariants, kernels
-from ai2048.tables.formations import TABLES, TableSpec, spec
+from ai2048.tables.formations import NO_BOUND, TABLES, TableSpec, spec
 from ai2048.tables.store import (
     FILES,
     META,
@@ -213,7 +213,7 @@ def _load_layer(path: Path, table: TableSpec, k: int, values: bool = False) -> n
         raise _damaged(path, work, f"its SHA-256 does not match {_record_path(path).name}")
     f = table.formation
     problem = (invariants.value_problem(arr) if values
-               else invariants.key_problem(arr, np.array([0, size]), k, int(f.fixed_mask), table.target))
+               else invariants.key_problem(arr, np.array([0, size]), k, f.places, table.target))
     if problem:
         raise _damaged(path, work, problem)
     return arr
@@ -358,6 +358,25 @@ def build(name: str | TableSpec, directory: str | Path | None = None, *, force: 
         return _build(table, folder, progress, stop, chunks)
 
 
+def unnamed_cap(table: TableSpec, fwd: Path, layers: int, chunks: int) -> None:
+    """Refuse a table whose ``max_sum`` cut its enumeration while its name says it is exact (a cap at or
+    above twice the target is not in the name): another table of the same name would hold other
+    values. Only the layers within a spawn of the cap can pass it; they are expanded once more
+    without it."""
+    if table.capped:
+        return
+    top = table.max_sum // 2  # the highest layer the cap allows
+    loose = table.rules()._replace(max_half_sum=NO_BOUND)
+    free = np.int64(len(table.formation.free))
+    for k in range(max(0, top - 1), min(layers, top + 1)):
+        u2, u4 = kernels.expand_layer(_load_layer(_layer_path(fwd, k), table, k), loose, free, np.int64(chunks))
+        if (u2.size and k + 1 > top) or (u4.size and k + 2 > top):
+            raise ValueError(
+                f"table {table.name}: max_sum {table.max_sum} bound its enumeration (layer {k} has successors "
+                f"past it) but is not in its name; give a max_sum below {2 ** (table.target + 1)} (the name "
+                f"then says -s<max_sum>) or one above every reachable sum (e.g. {2 ** 12})")
+
+
 def _read_seconds(clock: Path, work: Path) -> float:
     if not clock.is_file():
         return 0.0
@@ -403,6 +422,7 @@ def _build(table: TableSpec, folder: Path, progress: Callable[[str, int, int], N
     asked = stop or (lambda: False)
     try:
         layers = forward(table, fwd, report, asked, parts)
+        unnamed_cap(table, fwd, layers, parts)
         backward(table, fwd, val, layers, report, asked)
     finally:
         keep_time()

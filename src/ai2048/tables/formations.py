@@ -16,6 +16,12 @@ nothing of theirs is used here).
 ``16384 8192 4096 2048`` then ``1024 512`` leftwards), the anchor is cell (1, 2) and the goal
 cells (1, 1) and (2, 2); ten free cells, game-difficulty's "442" shape turned upside down. The
 shipped n-tuple network plays this snake along the top row.
+
+A *transport* formation (name suffix ``t``, game-difficulty's "t" tables: large tiles that may move
+along their line) also lists *slides*: other cells its walls may stand in without the formation
+breaking, in the same order read row by row. The goal counts only with the walls at home, so a
+table's value is that of building the target *and* bringing the walls back; a position where
+every move of the fixed formation would break it may still have a way out along a slide.
 """
 
 from __future__ import annotations
@@ -36,13 +42,22 @@ NO_BOUND = np.int64(1 << 40)
 NO_LARGE = np.int64(16)
 """``TableRules.large_from`` of an unpruned table: no exponent counts as large."""
 
+MAX_PLACES = 4
+"""A formation's placements of its walls (home and its slides) at most: the kernels read four masks."""
+
+NO_PLACE = np.uint64(0)
+"""A placement mask that is no placement (the unused slots of ``TableRules``)."""
+
 
 class TableRules(NamedTuple):
     """What the kernels need of a table's spec (``TableSpec.rules()`` makes it): the formation's
     masks, the target and the bounds past which a position counts as lost."""
 
-    fixed_mask: np.uint64  # the fixed cells' nibbles; a key holds the wall 0xF in each
-    goal_mask: np.uint64  # the goal cells' nibbles
+    fixed_mask: np.uint64  # the fixed cells' nibbles (home); a key holds the wall 0xF in each
+    goal_mask: np.uint64  # the goal cells' nibbles (a goal counts with the walls at home only)
+    slide1: np.uint64  # the walls' other placements (a transport formation), NO_PLACE where none
+    slide2: np.uint64
+    slide3: np.uint64
     target: np.int64  # the target exponent
     max_half_sum: np.int64  # the free tiles sum to at most twice this
     small_half_sum: np.int64  # the tiles below ``2**large_from`` sum to at most twice this
@@ -57,6 +72,7 @@ class Formation:
     fixed: tuple[int, ...]
     anchor: int
     goals: tuple[int, ...]
+    slides: tuple[tuple[int, ...], ...] = ()
 
     def __post_init__(self) -> None:
         cells = set(self.fixed)
@@ -66,6 +82,30 @@ class Formation:
             raise ValueError(f"formation {self.name}: the anchor must be a fixed cell")
         if not self.goals or set(self.goals) & cells:
             raise ValueError(f"formation {self.name}: goal cells must be free cells")
+        if len(self.slides) > MAX_PLACES - 1:
+            raise ValueError(f"formation {self.name}: at most {MAX_PLACES - 1} slides (other placements "
+                             f"of the walls), got {len(self.slides)}")
+        seen = {frozenset(cells)}
+        for slide in self.slides:
+            if len(set(slide)) != len(self.fixed) or not set(slide) <= set(range(16)):
+                raise ValueError(f"formation {self.name}: a slide must place all {len(self.fixed)} walls on "
+                                 f"distinct cells 0..15, got {slide}")
+            if frozenset(slide) in seen:
+                raise ValueError(f"formation {self.name}: slide {slide} repeats a placement")
+            seen.add(frozenset(slide))
+
+    @property
+    def anchor_rank(self) -> int:
+        """The anchor's place among the walls read row by row: the same in every placement."""
+        return sorted(self.fixed).index(self.anchor)
+
+    @property
+    def places(self) -> np.ndarray:
+        """uint64 [MAX_PLACES]: the walls' placements as masks, home first, ``NO_PLACE`` after the last."""
+        out = np.full(MAX_PLACES, NO_PLACE, dtype=np.uint64)
+        for k, cells in enumerate((self.fixed, *self.slides)):
+            out[k] = _mask(cells)
+        return out
 
     @property
     def free(self) -> tuple[int, ...]:
@@ -80,8 +120,12 @@ class Formation:
         return _mask(self.goals)
 
     def describe(self) -> dict:
-        return {"name": self.name, "fixed": list(self.fixed), "anchor": self.anchor,
-                "goals": list(self.goals)}
+        """The formation's identity (slides only where set, so the fixed formations keep theirs)."""
+        out: dict = {"name": self.name, "fixed": list(self.fixed), "anchor": self.anchor,
+                     "goals": list(self.goals)}
+        if self.slides:
+            out["slides"] = [list(c) for c in self.slides]
+        return out
 
 
 def _mask(cells: tuple[int, ...]) -> np.uint64:
@@ -158,8 +202,10 @@ class TableSpec:
     def rules(self) -> TableRules:
         """The record the kernels read (:class:`TableRules`)."""
         f = self.formation
+        places = f.places
         return TableRules(
-            np.uint64(f.fixed_mask), np.uint64(f.goal_mask), np.int64(self.target),
+            np.uint64(f.fixed_mask), np.uint64(f.goal_mask), places[1], places[2], places[3],
+            np.int64(self.target),
             np.int64(self.max_sum // 2),
             np.int64(self.small_sum // 2) if self.pruned else NO_BOUND,
             np.int64(self.large_from) if self.pruned else NO_LARGE,
@@ -171,6 +217,12 @@ F443 = Formation("443", fixed=(0, 1, 2, 3, 7), anchor=7, goals=(6, 11))
 """Eleven free cells: the top row and (1, 3) hold the five largest tiles, the anchor is (1, 3); the
 phase before ``442``, where its sixth tile is built (macroxue/2048-ai's 11-cell table fixes the same
 five cells)."""
+
+F442T = Formation("442t", fixed=(0, 1, 2, 3, 7, 6), anchor=6, goals=(5, 10),
+                  slides=((0, 1, 2, 3, 6, 5), (0, 1, 2, 3, 5, 4)))
+"""``442`` with transport: the second row's two large tiles (``1024 512``) may slide left along their
+row and back, so a position whose only moves push them left is not lost (game-difficulty's ``442t``,
+its help's "t" suffix: a 1x2 section that moves along its line)."""
 
 # name -> (spec, positions its build counted: the memory and disk checks and `ai2048 tables` read it).
 # The sum bounds are above every reachable position's (442-512's top layer sums to 1,016): all exact.
@@ -197,6 +249,11 @@ _register(TableSpec(F443, 9, 616), 440_707_282)
 # 442-1024 capped likewise (the target and 104 more): past 32768 the formation's walls are one tile
 # higher (32768 ... 2048), so the stage 442-512 plays before the first 32768 needs a 1024 target after it.
 _register(TableSpec(F442, 10, 1128), 116_372_202)
+
+# 442 with transport (the second row's pair may slide left and back), at the targets where the fixed
+# formation gets stuck: 3.4x and 3.3x the positions of 442-256 and 442-512-s616.
+_register(TableSpec(F442T, 8, 2 ** 12), 113_750_984)
+_register(TableSpec(F442T, 9, 616), 212_274_719)
 
 DEFAULT = ("442-64", "442-128", "442-256", "442-512")
 """The tables ``ai2048 tables build`` builds and the ``endgame`` agent reads by default. ``442-32`` is

@@ -1,8 +1,9 @@
 """What every table (built, distilled, or a layer of a build) must satisfy, checked in one pass before
 it is played or assembled: a file changed on disk is refused, never read as probabilities.
 
-- **keys** (uint64): each key has the wall nibble ``0xF`` in every fixed cell and free tiles below the
-  target; the key at index ``i`` of block ``j`` (``keys[offsets[j]:offsets[j + 1]]``) lies in layer
+- **keys** (uint64): each key has the wall nibble ``0xF`` in the cells of one of the formation's
+  placements (its fixed cells, or a slide of a transport formation) and nowhere else, and free tiles
+  below the target; the key at index ``i`` of block ``j`` (``keys[offsets[j]:offsets[j + 1]]``) lies in layer
   ``first_layer + j`` (its free tiles sum to twice that), and the keys of a block strictly increase
   (the lookups binary-search them).
 - **values** (float32): probabilities, finite in [0, 1]; a distilled table also holds ``UNKNOWN``
@@ -19,6 +20,7 @@ from numba import njit
 
 # a distilled table's value of a position its full table lacks (read as unknown, never played)
 from ai2048.tables.kernels import MISSING as UNKNOWN
+from ai2048.tables.kernels import walls_of
 
 OK = 0
 NO_WALLS = 1
@@ -27,7 +29,7 @@ WRONG_LAYER = 3
 OUT_OF_ORDER = 4
 
 KEY_PROBLEMS = {
-    NO_WALLS: "lacks the wall nibble 0xF in a fixed cell",
+    NO_WALLS: "does not hold its walls (the nibble 0xF) in a placement of the formation",
     LARGE_TILE: "holds a free tile as large as the target",
     WRONG_LAYER: "is not in the layer of its tile sum",
     OUT_OF_ORDER: "is not above the key before it (keys increase within a layer)",
@@ -44,7 +46,7 @@ SUMS16 = _sums16()
 
 
 @njit(cache=True)
-def first_bad_key(keys: np.ndarray, offsets: np.ndarray, first_layer: np.int64, fixed_mask: np.uint64,
+def first_bad_key(keys: np.ndarray, offsets: np.ndarray, first_layer: np.int64, places: np.ndarray,
                   target: np.int64, sums16: np.ndarray) -> tuple:
     """(problem, index) of the first key that breaks the rules above, or (``OK``, -1). ``sums16`` is
     :data:`SUMS16`; a free tile of ``target`` or more shows as a carry out of a byte lane (each nibble
@@ -58,11 +60,15 @@ def first_bad_key(keys: np.ndarray, offsets: np.ndarray, first_layer: np.int64, 
         lo = offsets[j]
         for i in range(lo, offsets[j + 1]):
             key = keys[i]
-            if (key & fixed_mask) != fixed_mask:
+            walls = walls_of(key)
+            placed = False
+            for p in range(places.size):
+                placed |= walls == places[p] and walls != 0
+            if not placed:
                 return NO_WALLS, i
             if i > lo and key <= keys[i - 1]:
                 return OUT_OF_ORDER, i
-            x = key & ~fixed_mask
+            x = key & ~walls
             if (((x & lanes) + add) | (((x >> np.uint64(4)) & lanes) + add)) & carry:
                 return LARGE_TILE, i
             s = (sums16[x & part] + sums16[(x >> np.uint64(16)) & part] + sums16[(x >> np.uint64(32)) & part]
@@ -82,11 +88,12 @@ def first_bad_value(values: np.ndarray, unknown_ok: bool) -> np.int64:
     return np.int64(-1)
 
 
-def key_problem(keys: np.ndarray, offsets: np.ndarray, first_layer: int, fixed_mask: int,
+def key_problem(keys: np.ndarray, offsets: np.ndarray, first_layer: int, places: np.ndarray,
                 target: int) -> str | None:
-    """What is wrong with ``keys`` (in words, naming the index), or None."""
+    """What is wrong with ``keys`` (in words, naming the index), or None; ``places`` is the formation's
+    placements (``Formation.places``)."""
     code, i = first_bad_key(keys, np.asarray(offsets, dtype=np.int64), np.int64(first_layer),
-                            np.uint64(fixed_mask), np.int64(target), SUMS16)
+                            np.asarray(places, dtype=np.uint64), np.int64(target), SUMS16)
     if code == OK:
         return None
     return f"key {int(keys[i]):#018x} at index {i:,} {KEY_PROBLEMS[int(code)]}"
@@ -113,13 +120,13 @@ def offsets_problem(offsets: np.ndarray, size: int) -> str | None:
     return None
 
 
-def table_problem(keys: np.ndarray, values: np.ndarray, offsets: np.ndarray, fixed_mask: int, target: int,
+def table_problem(keys: np.ndarray, values: np.ndarray, offsets: np.ndarray, places: np.ndarray, target: int,
                   unknown_ok: bool = False) -> tuple[str, str] | None:
     """(the file's name, what is wrong) for arrays that break the rules above, or None."""
     problem = offsets_problem(offsets, keys.size)
     if problem:
         return "offsets.npy", problem
-    problem = key_problem(keys, offsets, 0, fixed_mask, target)
+    problem = key_problem(keys, offsets, 0, places, target)
     if problem:
         return "keys.npy", problem
     problem = value_problem(values, unknown_ok)

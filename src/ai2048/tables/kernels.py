@@ -10,7 +10,9 @@ above it (game-difficulty/2048EndgameTablebase's help, section 6.2, describes th
 code here is our own).
 
 Every kernel reads what it needs of a table's spec from one record,
-:class:`ai2048.tables.formations.TableRules`.
+:class:`ai2048.tables.formations.TableRules`. A transport formation's walls may stand in other
+placements too (``slide1`` ... ``slide3``); which cells a key's walls hold is read from the key itself
+(:func:`walls_of`), so a key names its placement.
 """
 
 from __future__ import annotations
@@ -35,11 +37,29 @@ MISSING = -1.0
 table stores it for a position it does not hold (``store.distill``)."""
 
 
+_NIBBLE_LOW_BITS = np.uint64(0x1111111111111111)
+
+
 @njit(cache=True, inline="always")
-def free_sum(key: np.uint64, fixed_mask: np.uint64) -> np.int64:
-    """Sum of the tile values in the free cells of ``key``."""
+def walls_of(key: np.uint64) -> np.uint64:
+    """The mask of the nibbles of ``key`` that hold the wall ``0xF`` (a free tile is never 15: the
+    targets lie below 2**15)."""
+    x = key & (key >> np.uint64(1)) & (key >> np.uint64(2)) & (key >> np.uint64(3)) & _NIBBLE_LOW_BITS
+    return x * np.uint64(15)
+
+
+@njit(cache=True, inline="always")
+def placed(walls: np.uint64, rules: TableRules) -> bool:
+    """Whether ``walls`` (a mask) is one of the formation's placements: home or a slide."""
+    return walls != 0 and (walls == rules.fixed_mask or walls == rules.slide1 or walls == rules.slide2
+                           or walls == rules.slide3)
+
+
+@njit(cache=True, inline="always")
+def free_sum(key: np.uint64) -> np.int64:
+    """Sum of the tile values in the free cells of ``key`` (every cell but its walls)."""
     s = np.int64(0)
-    x = key & ~fixed_mask
+    x = key & ~walls_of(key)
     while x:
         e = np.int64(x & np.uint64(15))
         if e:
@@ -49,10 +69,12 @@ def free_sum(key: np.uint64, fixed_mask: np.uint64) -> np.int64:
 
 
 @njit(cache=True, inline="always")
-def classify(key: np.uint64, rules: TableRules) -> int:
-    """``GOAL``, ``BROKEN`` or ``INSIDE`` for a board whose fixed cells are intact: the target on a
-    goal cell is the goal even if the move made another target elsewhere. A position past a bound of
-    ``rules`` (the free sum, the small tiles' sum, a large tile repeated) counts as broken: lost."""
+def classify(key: np.uint64, rules: TableRules, walls: np.uint64) -> int:
+    """``GOAL``, ``BROKEN`` or ``INSIDE`` for a key whose walls stand in the placement ``walls``: the
+    target on a goal cell with the walls at home is the goal, even if the move made another target
+    elsewhere. A position past a bound of ``rules`` (the free sum, the small tiles' sum, a large tile
+    repeated) counts as broken: lost."""
+    goal_mask = rules.goal_mask if walls == rules.fixed_mask else np.uint64(0)
     goal = False
     broken = False
     s = np.int64(0)
@@ -61,14 +83,14 @@ def classify(key: np.uint64, rules: TableRules) -> int:
     twice = np.int64(0)  # bit e: two of them
     for q in range(16):
         bit = np.uint64(15) << np.uint64(4 * q)
-        if rules.fixed_mask & bit:
+        if walls & bit:
             continue
         e = np.int64((key >> np.uint64(4 * q)) & np.uint64(15))
         if e == 0:
             continue
         s += np.int64(1) << e
         if e >= rules.target:
-            if e == rules.target and (rules.goal_mask & bit):
+            if e == rules.target and (goal_mask & bit):
                 goal = True
             else:
                 broken = True
@@ -93,9 +115,10 @@ def move_kind(b: np.uint64, r: np.uint64, rules: TableRules) -> int:
     """The outcome of the move that turned ``b`` (a key with a spawned tile) into ``r``."""
     if r == b:
         return ILLEGAL
-    if (r & rules.fixed_mask) != rules.fixed_mask:  # a wall moved: the formation broke
+    walls = walls_of(r)
+    if not placed(walls, rules):  # a wall moved off the formation's placements: it broke
         return BROKEN
-    return classify(r, rules)
+    return classify(r, rules, walls)
 
 
 @njit(cache=True)

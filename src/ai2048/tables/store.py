@@ -260,7 +260,7 @@ def _contents(keys: np.ndarray, values: np.ndarray, offsets: np.ndarray, table: 
               unknown_ok: bool = False) -> tuple[str, str] | None:
     from ai2048.tables.invariants import table_problem
 
-    return table_problem(keys, values, offsets, int(table.formation.fixed_mask), table.target, unknown_ok)
+    return table_problem(keys, values, offsets, table.formation.places, table.target, unknown_ok)
 
 
 @dataclass
@@ -353,9 +353,8 @@ def distill(table: Table, looked: np.ndarray) -> tuple[np.ndarray, np.ndarray, n
     decides as the full one wherever it holds every key a decision looks up."""
     from ai2048.tables.kernels import find, free_sum
 
-    fixed = np.uint64(table.spec.formation.fixed_mask)
     keys = np.unique(looked[looked != 0].astype(np.uint64))
-    layer = np.array([free_sum(k, fixed) // 2 for k in keys], dtype=np.int64)
+    layer = np.array([free_sum(k) // 2 for k in keys], dtype=np.int64)
     order = np.lexsort((keys, layer))
     keys, layer = keys[order], layer[order]
     inside = layer + 1 < table.offsets.size  # beyond the table's layers move_values looks nothing up
