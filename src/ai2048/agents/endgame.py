@@ -200,11 +200,14 @@ class EndgameAgent(BaseAgent):
                 if table is not None:
                     yield table, s, t, self.rules[table.spec.name]
 
-    def table_values(self, board: int) -> np.ndarray | None:
-        """[4] the best applicable table's value of each move (NaN: illegal or unknown), or None when
-        the board is in no table's formation."""
+    def decision(self, board: int) -> tuple[str | None, np.ndarray | None]:
+        """(the name of the table that plays ``board``, or None where the network's search does; the
+        best applicable table's value of each move, NaN: illegal or unknown, or None when the board is
+        in no table's formation). The one spelling of the rule: a table plays when the best of its
+        values is above ``min_value``, and ``dispatch`` picks among the tables that apply."""
         b = np.uint64(board)
         best: np.ndarray | None = None
+        name: str | None = None
         best_rank = (-2, -1.0)
         legal: np.ndarray | None = None
         for table, s, t, rules in self._matches(b):
@@ -218,8 +221,18 @@ class EndgameAgent(BaseAgent):
             # further one: 443-512 over 442-256 on the same board); "value": the highest value
             rank = (t if self.dispatch == "target" and top > self.min_value else -1, top)
             if best is None or rank > best_rank:
-                best, best_rank = v, rank
-        return best
+                best, best_rank, name = v, rank, table.spec.name
+        return (name if best_rank[1] > self.min_value else None), best
+
+    def table_values(self, board: int) -> np.ndarray | None:
+        """[4] the best applicable table's value of each move (NaN: illegal or unknown), or None when
+        the board is in no table's formation."""
+        return self.decision(board)[1]
+
+    def decider(self, board: int) -> str | None:
+        """The name of the table whose move ``act`` plays on ``board``, or None for the network's search
+        (no table applies, or none has a move above ``min_value``)."""
+        return self.decision(board)[0]
 
     def looked_up(self, board: int) -> dict[str, np.ndarray]:
         """The keys each table reads to decide ``board`` (:func:`ai2048.tables.lookup.looked_up`), by
@@ -237,8 +250,8 @@ class EndgameAgent(BaseAgent):
     def act(self, board: int) -> Action:
         b = playable(board)
         self.moves += 1
-        v = self.table_values(int(b))
-        if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
+        name, v = self.decision(int(b))
+        if name is not None and v is not None:
             self.table_moves += 1
             return self._table_move(int(b), v)
         return self.searcher(int(b)).act(int(b))
@@ -253,7 +266,7 @@ class EndgameAgent(BaseAgent):
         return Action(int(np.argmax(np.where(tied, searched, -np.inf))))
 
     def explain(self, board: int) -> dict[str, float]:
-        v = self.table_values(int(playable(board)))
-        if v is not None and np.nanmax(v, initial=-1.0) > self.min_value:
+        name, v = self.decision(int(playable(board)))
+        if name is not None and v is not None:
             return named(np.where(np.isnan(v), -np.inf, v))
         return self.searcher(int(playable(board))).explain(board)
