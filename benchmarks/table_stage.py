@@ -82,7 +82,8 @@ def main() -> None:
     lo, hi = wilson(wins, runs)
     decisions = sum(n for _, n in results)
     print(f"{table.spec.name}: the target built at home in {wins} of {runs} runs: {100 * wins / runs:.1f}% "
-          f"({100 * lo:.1f}-{100 * hi:.1f}); the table's value of the empty region {float(table.values[0]):.4f}; "
+          f"({100 * lo:.1f}-{100 * hi:.1f}); the table's value of the empty region "
+          f"{float(table.values[0]):.4f}; "
           f"{decisions / runs:.0f} decisions a run")
     print(f"speed: {decisions / cpu:,.0f} table decisions a CPU second")
 

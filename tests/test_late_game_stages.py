@@ -61,7 +61,8 @@ def test_late_game_stages__a_result_replayed_and_bad_files_refused(tmp_path):
     assert "boards replayed and read a second" in run.stdout
     foreign = tmp_path / "f.json"
     foreign.write_text(json.dumps({"format": "something else"}))
-    for bad, says in ((tmp_path / "missing.json", "missing.json"), (foreign, "not an ai2048 evaluation result")):
+    for bad, says in ((tmp_path / "missing.json", "missing.json"),
+                      (foreign, "not an ai2048 evaluation result")):
         run = subprocess.run([sys.executable, str(BENCH / "late_game_stages.py"), str(bad)],
                              capture_output=True, text=True)
         assert run.returncode == 2 and says in run.stderr
@@ -85,6 +86,7 @@ def test_table_stage__bad_input_is_named(tmp_path):
     for args, says in ((["442-64", "--dir", str(tmp_path)], "442-64 is not built"),
                        (["nope-1", "--dir", str(tmp_path)], "unknown table"),
                        (["442-64", "--runs", "0"], "--runs")):
-        run = subprocess.run([sys.executable, str(BENCH / "table_stage.py"), *args], capture_output=True, text=True)
+        run = subprocess.run([sys.executable, str(BENCH / "table_stage.py"), *args],
+                             capture_output=True, text=True)
         assert run.returncode == 2 and says in run.stderr, run.stderr
     assert formations.spec("442t-256").formation is formations.F442T

@@ -144,9 +144,10 @@ def test_an_agent_plays_a_slid_board_from_the_transport_table(tmp_path, monkeypa
 def test_transport_is_the_tables_identity(built, tmp_path):
     fixed, transport = built
     assert "slides" in TRANSPORT.describe()["formation"] and "slides" not in FIXED.describe()["formation"]
-    assert TRANSPORT.name == "tinyt-16" and formations.TABLES["442t-512-s616"][0].formation is formations.F442T
+    assert TRANSPORT.name == "tinyt-16"
+    assert formations.TABLES["442t-512-s616"][0].formation is formations.F442T
     build(FIXED, tmp_path)
-    (tmp_path / "tiny-16").rename(tmp_path / "tinyt-16")  # a fixed table passed off as the transport one
+    (tmp_path / "tiny-16").rename(tmp_path / "tinyt-16")  # a fixed table passed off as a transport one
     with pytest.raises(store.TableError, match="built for"):
         store.load(TRANSPORT, tmp_path)
     # a key whose walls stand in no placement is refused by the one key check

@@ -369,12 +369,14 @@ def unnamed_cap(table: TableSpec, fwd: Path, layers: int, chunks: int) -> None:
     loose = table.rules()._replace(max_half_sum=NO_BOUND)
     free = np.int64(len(table.formation.free))
     for k in range(max(0, top - 1), min(layers, top + 1)):
-        u2, u4 = kernels.expand_layer(_load_layer(_layer_path(fwd, k), table, k), loose, free, np.int64(chunks))
+        layer = _load_layer(_layer_path(fwd, k), table, k)
+        u2, u4 = kernels.expand_layer(layer, loose, free, np.int64(chunks))
         if (u2.size and k + 1 > top) or (u4.size and k + 2 > top):
             raise ValueError(
-                f"table {table.name}: max_sum {table.max_sum} bound its enumeration (layer {k} has successors "
-                f"past it) but is not in its name; give a max_sum below {2 ** (table.target + 1)} (the name "
-                f"then says -s<max_sum>) or one above every reachable sum (e.g. {2 ** 12})")
+                f"table {table.name}: max_sum {table.max_sum} bound its enumeration (layer {k} has "
+                f"successors past it) but is not in its name; give a max_sum below "
+                f"{2 ** (table.target + 1)} (the name then says -s<max_sum>) or one above every reachable "
+                f"sum (e.g. {2 ** 12})")
 
 
 def _read_seconds(clock: Path, work: Path) -> float:
