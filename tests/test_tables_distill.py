@@ -186,3 +186,14 @@ def test_cli_distills_from_built_tables_only(tiny_tables, spec, tmp_path, capsys
     with pytest.raises(ValueError, match="is not built"):
         distill.collect({"tables": spec.name, "tables_dir": str(tmp_path), "depth": 1}, games=1, seed=0,
                         progress=False)
+
+
+def test_every_shipped_distillate__loads_as_its_registered_table_within_the_package_budget():
+    files = sorted(store.DISTILLED_DIR.glob("*.npz"))
+    names = [p.stem for p in files]
+    assert set(formations.DEFAULT) <= set(names)  # the default agent plays straight after install
+    assert {"442-512-s616", "443-256-s360", "443-512-s616"} <= set(names)  # and `tables=large`, weaker
+    for p in files:
+        table = store.load_distilled(p.stem)
+        assert table is not None and table.meta["distilled"] and table.keys.size > 100_000, p.name
+    assert sum(p.stat().st_size for p in files) < 16 * 10 ** 6  # issue 42's bound on the package
