@@ -72,7 +72,7 @@ def test_table_stage__a_table_builds_its_target_as_often_as_its_value_says(tiny_
     table = store.load(tiny_table_spec(), tiny_tables)
     b = stage.start_board(table)
     f = table.spec.formation
-    assert match(np.uint64(b), np.int64(0), f.places, np.int64(f.anchor_rank)) == table.spec.target
+    assert match(np.uint64(b), np.int64(0), f.places, f.anchors) == table.spec.target
     rng = np.random.default_rng(3)
     runs = [stage.play_stage(table, rng) for _ in range(400)]
     wins = sum(ok for ok, _ in runs)

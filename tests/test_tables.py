@@ -147,7 +147,7 @@ def _board_in_formation(table: store.Table, i: int, rng: random.Random) -> int:
 def test_lookup_under_every_symmetry_matches_and_is_legal(t442):
     f = formations.F442
     rng = random.Random(3)
-    places, anchor = f.places, np.int64(f.anchor_rank)
+    places, anchor = f.places, f.anchors
     rules = t442.spec.rules()
     checked = 0
     for i in np.random.default_rng(5).choice(t442.keys.size, size=300, replace=False):
@@ -188,7 +188,7 @@ def test_symmetry_is_the_eight_transforms():
 
 def test_match_refuses_boards_out_of_formation():
     f = formations.F442
-    places, anchor = f.places, np.int64(f.anchor_rank)
+    places, anchor = f.places, f.anchors
     # top row 16384 8192 4096 2048, then 1024 512 leftwards; free tiles below 512
     cells = [14, 13, 12, 11, 0, 3, 9, 10, 1, 2, 0, 0, 0, 0, 1, 0]
     assert match(np.uint64(_key(cells)), np.int64(0), places, anchor) == 9

@@ -113,7 +113,7 @@ def test_lookup__matches_every_placement_under_every_symmetry_with_the_brute_for
             turned = b
             while int(symmetry(np.uint64(turned), np.int64(s))) != b:
                 turned = int(symmetry(np.uint64(turned), np.int64(s)))
-            assert match(np.uint64(turned), np.int64(s), TINY_T.places, np.int64(TINY_T.anchor_rank)) == 4
+            assert match(np.uint64(turned), np.int64(s), TINY_T.places, TINY_T.anchors) == 4
             got = move_values(np.uint64(turned), np.int64(s), rules, table.keys, table.values, table.offsets)
             assert sorted(np.nan_to_num(got, nan=-1).tolist()) == pytest.approx(
                 sorted(np.nan_to_num(base, nan=-1).tolist()), abs=1e-7)
@@ -121,7 +121,7 @@ def test_lookup__matches_every_placement_under_every_symmetry_with_the_brute_for
     assert checked == 480
     # the fixed formation does not see a slid board at all
     b = _board(int(table.keys[slid[0]]), rng)
-    assert match(np.uint64(b), np.int64(0), TINY.places, np.int64(TINY.anchor_rank)) == 0
+    assert match(np.uint64(b), np.int64(0), TINY.places, TINY.anchors) == 0
 
 
 def test_an_agent_plays_a_slid_board_from_the_transport_table(tmp_path, monkeypatch):

@@ -166,7 +166,7 @@ class EndgameAgent(BaseAgent):
             self.by_target[(t.spec.formation.name, t.spec.target)] = t
         self.rules = {t.spec.name: t.spec.rules() for t in self.tables}
         forms = {t.spec.formation.name: t.spec.formation for t in self.tables}
-        self.formations = [(f, f.places, np.int64(f.anchor_rank)) for f in forms.values()]
+        self.formations = [(f, f.places, f.anchors) for f in forms.values()]
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled as its settings and network search; the tables are loaded again by name on
@@ -193,9 +193,9 @@ class EndgameAgent(BaseAgent):
 
     def _matches(self, b: np.uint64) -> Iterator[tuple[Any, int, int, Any]]:
         """(table, symmetry, target, the table's rules) of every table whose formation ``b`` is in."""
-        for f, places, anchor_rank in self.formations:
+        for f, places, anchors in self.formations:
             for s in range(8):
-                t = int(match(b, np.int64(s), places, anchor_rank))
+                t = int(match(b, np.int64(s), places, anchors))
                 table = self.by_target.get((f.name, t)) if t else None
                 if table is not None:
                     yield table, s, t, self.rules[table.spec.name]

@@ -100,6 +100,14 @@ class Formation:
         return sorted(self.fixed).index(self.anchor)
 
     @property
+    def anchors(self) -> np.ndarray:
+        """int64 [MAX_PLACES]: the anchor's cell in each placement (:attr:`places`), -1 after the last."""
+        out = np.full(MAX_PLACES, -1, dtype=np.int64)
+        for k, cells in enumerate((self.fixed, *self.slides)):
+            out[k] = sorted(cells)[self.anchor_rank]
+        return out
+
+    @property
     def places(self) -> np.ndarray:
         """uint64 [MAX_PLACES]: the walls' placements as masks, home first, ``NO_PLACE`` after the last."""
         out = np.full(MAX_PLACES, NO_PLACE, dtype=np.uint64)

@@ -25,47 +25,37 @@ def symmetry(b: np.uint64, s: np.int64) -> np.uint64:
 
 
 @njit(cache=True, inline="always")
-def _anchor_cell(mask: np.uint64, rank: np.int64) -> np.int64:
-    """The cell of the ``rank``-th wall of placement ``mask``, read row by row."""
-    n = 0
+def _match_at(x: np.uint64, mask: np.uint64, anchor: np.int64) -> int:
+    """:func:`match` in one placement: the walls in the cells of ``mask``, the anchor in ``anchor``."""
+    t = int((x >> np.uint64(4 * anchor)) & np.uint64(15))
+    if t == 0:
+        return 0
+    seen = 0
     for q in range(16):
+        e = int((x >> np.uint64(4 * q)) & np.uint64(15))
         if mask & (np.uint64(15) << np.uint64(4 * q)):
-            if n == rank:
-                return np.int64(q)
-            n += 1
-    return np.int64(-1)
+            if e < t or (seen >> e) & 1:
+                return 0
+            seen |= 1 << e
+        elif e >= t:
+            return 0
+    return t
 
 
 @njit(cache=True)
-def match(b: np.uint64, s: np.int64, places: np.ndarray, anchor_rank: np.int64) -> int:
+def match(b: np.uint64, s: np.int64, places: np.ndarray, anchors: np.ndarray) -> int:
     """The target exponent of the formation that ``b`` under symmetry ``s`` is in, or 0: in one of its
-    placements (``Formation.places``; a fixed formation has one) the anchor holds ``2**t``, every other
-    wall cell a larger tile, no two wall tiles alike, and every free tile is below ``2**t`` (a table
-    applies to any such board, whichever the large tiles are)."""
+    placements (``Formation.places``, with the anchor's cell in each in ``Formation.anchors``; a fixed
+    formation has one) the anchor holds ``2**t``, every other wall cell a larger tile, no two wall
+    tiles alike, and every free tile is below ``2**t`` (a table applies to any such board, whichever
+    the large tiles are)."""
     x = symmetry(b, s)
-    for p in range(places.size):
-        mask = places[p]
-        if mask == 0:
-            break
-        anchor = _anchor_cell(mask, anchor_rank)
-        t = int((x >> np.uint64(4 * anchor)) & np.uint64(15))
-        if t == 0:
-            continue
-        seen = 0
-        ok = True
-        for q in range(16):
-            e = int((x >> np.uint64(4 * q)) & np.uint64(15))
-            if mask & (np.uint64(15) << np.uint64(4 * q)):
-                if e < t or (seen >> e) & 1:
-                    ok = False
-                    break
-                seen |= 1 << e
-            elif e >= t:
-                ok = False
-                break
-        if ok:
-            return t
-    return 0
+    t = _match_at(x, places[0], anchors[0])
+    p = 1
+    while t == 0 and p < places.size and places[p] != 0:
+        t = _match_at(x, places[p], anchors[p])
+        p += 1
+    return t
 
 
 @njit(cache=True, inline="always")
@@ -89,27 +79,42 @@ def _large_cells(x: np.uint64, t: np.int64) -> np.uint64:
 
 
 @njit(cache=True, inline="always")
-def _move_key(b: np.uint64, r: np.uint64, s: np.int64, base: np.uint64, rules: kernels.TableRules) -> tuple:
+def _inside(rs: np.uint64, mask: np.uint64, rules: kernels.TableRules) -> tuple:
+    """The outcome and key of ``rs`` (a board after a move) with the walls in placement ``mask``."""
+    key = (rs & ~mask) | mask
+    kind = kernels.classify(key, rules, mask)
+    return kind, (key if kind == kernels.INSIDE else np.uint64(0))
+
+
+@njit(cache=True, inline="always")
+def _move_key(b: np.uint64, r: np.uint64, s: np.int64, home: np.uint64, at_home: bool, base: np.uint64,
+              rules: kernels.TableRules) -> tuple:
     """The outcome of the move that turned ``b`` into ``r`` (``kernels.ILLEGAL``, ``BROKEN``,
-    ``GOAL`` or ``INSIDE``) and, for a position of the table, its key (else 0). ``base`` is the large
-    tiles of ``b`` read row by row (:func:`_wall_tiles`): the formation holds where a placement of
-    the walls holds the same tiles in the same order after the move."""
+    ``GOAL`` or ``INSIDE``) and, for a position of the table, its key (else 0). The formation holds
+    where a placement of the walls holds the same large tiles in the same order after the move
+    (:func:`_before`): with ``b``'s walls at home, the home cells unchanged (``home``); else, and for
+    the slides, the tiles read row by row (``base``)."""
     if r == b:
         return kernels.ILLEGAL, np.uint64(0)
     rs = symmetry(r, s)
-    for mask in (rules.fixed_mask, rules.slide1, rules.slide2, rules.slide3):
+    fixed = rules.fixed_mask
+    if ((rs & fixed) == home) if at_home else (_wall_tiles(rs, fixed) == base):
+        return _inside(rs, fixed, rules)
+    for mask in (rules.slide1, rules.slide2, rules.slide3):
         if mask != 0 and _wall_tiles(rs, mask) == base:
-            key = (rs & ~mask) | mask
-            kind = kernels.classify(key, rules, mask)
-            return kind, (key if kind == kernels.INSIDE else np.uint64(0))
+            return _inside(rs, mask, rules)
     return kernels.BROKEN, np.uint64(0)
 
 
 @njit(cache=True, inline="always")
-def _base(b: np.uint64, s: np.int64, rules: kernels.TableRules) -> np.uint64:
-    """The large tiles of ``b`` (in the table's formation under ``s``) read row by row."""
+def _before(b: np.uint64, s: np.int64, rules: kernels.TableRules) -> tuple:
+    """Of ``b`` (in the table's formation under ``s``): its home cells' tiles, whether its walls stand at
+    home, and its large tiles read row by row (a fixed formation's board is at home: no reading)."""
     x = symmetry(b, s)
-    return _wall_tiles(x, _large_cells(x, rules.target))
+    if rules.slide1 == 0:
+        return x & rules.fixed_mask, True, np.uint64(0)
+    walls = _large_cells(x, rules.target)
+    return x & rules.fixed_mask, walls == rules.fixed_mask, _wall_tiles(x, walls)
 
 
 @njit(cache=True)
@@ -121,9 +126,9 @@ def move_values(b: np.uint64, s: np.int64, rules: kernels.TableRules, keys: np.n
     does not hold."""
     out = np.full(4, np.nan)
     m = four_moves(b)
-    base = _base(b, s, rules)
+    home, at_home, base = _before(b, s, rules)
     for a in range(4):
-        kind, key = _move_key(b, m[a], s, base, rules)
+        kind, key = _move_key(b, m[a], s, home, at_home, base, rules)
         if kind == kernels.GOAL:
             out[a] = 1.0
         elif kind == kernels.BROKEN:
@@ -143,8 +148,8 @@ def looked_up(b: np.uint64, s: np.int64, rules: kernels.TableRules) -> np.ndarra
     the positions a distilled table must hold for this decision (``ai2048 tables distill``)."""
     out = np.zeros(4, np.uint64)
     m = four_moves(b)
-    base = _base(b, s, rules)
+    home, at_home, base = _before(b, s, rules)
     for a in range(4):
-        kind, key = _move_key(b, m[a], s, base, rules)
+        kind, key = _move_key(b, m[a], s, home, at_home, base, rules)
         out[a] = key
     return out
