@@ -613,7 +613,9 @@ def test_agent__pickles_and_plays_the_same_moves(depth: int, downgrade: str) -> 
 
     from ai2048.agents.ntuple import NTupleAgent
 
-    net = Network(SMALL, stages=(12,))
+    # the training tests' pattern set: its 1-ply kernels are compiled once for the file (a round trip
+    # needs no pattern set of its own)
+    net = Network("0123,4567", stages=(12,))
     net.w[:] = np.random.default_rng(5).standard_normal(net.w.size).astype(np.float32)
     agent = NTupleAgent(weights=net, depth=depth, downgrade=downgrade, tie_order="004")
     back = pickle.loads(pickle.dumps(agent))
