@@ -83,8 +83,11 @@ def reference_kernel(path: str, agent: Any) -> Any:
         from ai2048.agents.ntuple import KINDS
 
         n = agent.net
-        k = getattr(agent, "k", n.k)  # the agent's kernels module (its tie order), else the network's
-        return mod.ntuple_kernel(k, KINDS.index(n.kind), agent.p_two, n.data(), agent.downgrade)
+        if "rules" not in inspect.signature(mod.ntuple_kernel).parameters:
+            sys.exit(f"{path} predates the kernels' rules argument: its game loop cannot play this "
+                     "revision's n-tuple kernels (compare a revision from after it)")
+        kind = KINDS.index(n.kind)
+        return mod.ntuple_kernel(n.k, kind, agent.p_two, n.data(), agent.downgrade, agent.rules)
     return mod.greedy_kernel(agent.order)
 
 

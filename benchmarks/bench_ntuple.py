@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import os
 import re
 import resource
@@ -61,7 +62,7 @@ import numpy as np
 
 from ai2048 import engine
 from ai2048.engine.rng import seed_state
-from ai2048.ntuple.codegen import import_generated
+from ai2048.ntuple.codegen import DEFAULT_RULES, import_generated
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import Network
 from ai2048.ntuple.patterns import isomorphic_patterns, parse_patterns
@@ -237,12 +238,28 @@ def speed(args: argparse.Namespace) -> None:
             print(line, flush=True)
 
 
-def load_kernels(path: str) -> ModuleType:
+class CompiledInRules:
+    """A kernels module of a revision that compiled its rule variant in (no ``rules`` argument): its
+    ``train_worker`` called without the trailing ``rules``, which are the default ones here."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.__file__ = module.__file__
+
+    def train_worker(self, *args: object) -> None:
+        assert args[-1] == DEFAULT_RULES, "the other revision's module plays the default rules only"
+        self.module.train_worker(*args[:-1])
+
+
+def load_kernels(path: str) -> ModuleType | CompiledInRules:
     """Another revision's generated kernels module from its file (its numba cache is reused)."""
     file = Path(path).expanduser()
     if not file.is_file() or not file.stem.startswith("kernels_"):
         sys.exit(f"--against {path}: not a generated kernels file (~/.cache/ai2048/ntuple/kernels_<key>.py)")
-    return import_generated(file)
+    module = import_generated(file)
+    if "rules" not in inspect.signature(module.train_worker.py_func).parameters:
+        return CompiledInRules(module)
+    return module
 
 
 def against(args: argparse.Namespace) -> None:
@@ -295,7 +312,7 @@ def sharing_run(
             games // n, tabs[min(i, len(tabs) - 1)], e, e, np.ones(1, np.int64), net.runs, net.nruns,
             net.tbase, net.stage_arr, 0, False, False, False, 0.1 / net.features, 0.0, 0.9,
             states[i * step : i * step + 1], buf_b[i], buf_r[i], pools[i], pool_n[i * 8 : i * 8 + 1], 15, 0.0,
-            o[0], o[1], o[2], o[3], 0, 0.5, np.zeros(games, np.int64),
+            o[0], o[1], o[2], o[3], 0, 0.5, np.zeros(games, np.int64), 0, DEFAULT_RULES,
         )
 
     t0, c0 = time.perf_counter(), time.process_time()

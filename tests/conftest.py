@@ -57,12 +57,13 @@ HEAVY_FIRST = (
     "test_ntuple_eval_compile.py",
     "test_models.py",
 )
-"""The test files that take longest from a cold cache (``--durations``: n-tuple kernels of their own to
-compile, ``ai2048 serve``'s warm-up in a subprocess, a trained network): the workers get them first,
-the two that compile different kernels (n-tuple rule variants, the web agents) side by side. A
-worker takes whole files (``--dist loadfile``) in collection order (``--no-loadscope-reorder``);
-xdist's own order, most tests first, handed these out in the second half of the run, which could
-then end with one worker busy on one of them and the other idle."""
+"""The test files that take longest from a cold cache (``--durations``: the n-tuple trainer's kernels,
+which later files load, ``ai2048 serve``'s warm-up in a subprocess, a cold compile in a child, a
+trained network): the workers get them first, the two that compile different kernels (the n-tuple
+trainer's, the web agents') side by side. A worker takes whole files (``--dist loadfile``) in
+collection order (``--no-loadscope-reorder``); xdist's own order, most tests first, handed these out
+in the second half of the run, which could then end with one worker busy on one of them and the
+other idle."""
 
 
 def run_order(nodeids: list[str]) -> list[str]:

@@ -22,6 +22,7 @@ import pytest
 from ai2048.checkpoint import read_jsonl
 from ai2048.cli import main
 from ai2048.engine.spawn import new_board, spawn
+from ai2048.ntuple.codegen import DEFAULT_RULES
 from ai2048.ntuple.hogwild import train_chunk
 from ai2048.ntuple.network import Network, load_file
 from ai2048.train.ntuple import MAX_MOVES, NTupleConfig, run
@@ -88,7 +89,7 @@ def _worker(online: bool, games: int, chain: int, at: float = 0.5) -> tuple:
     net.k.train_worker(
         games, net.w, f32, f32, ready, net.runs, net.nruns, net.tbase, net.stage_arr, 0, online, False, False,
         0.1 / net.features, 0.0, 0.9, state, buf_b, buf_r, pool, pool_n, 15, 0.0,
-        outs[0], outs[1], outs[2], np.zeros(games, np.bool_), chain, at, outs[3], 0,
+        outs[0], outs[1], outs[2], np.zeros(games, np.bool_), chain, at, outs[3], 0, DEFAULT_RULES,
     )
     return net.w, state, *outs
 
@@ -100,7 +101,7 @@ def test_kernel__restarts_from_the_midpoint_after_state_plus_one_spawn(online: b
     w, st, score, tile, moves, chained = _worker(online, 1, 10)
     net, state, buf_b, buf_r, pool, pool_n, ready, f32 = _setup()
     args = (net.w, f32, f32, ready, net.runs, net.nruns, net.tbase, net.stage_arr, 0, online, False, False,
-            0.1 / net.features, 0.0, 0.9, state, buf_b, buf_r, pool, pool_n, 15, True, 0)
+            0.1 / net.features, 0.0, 0.9, state, buf_b, buf_r, pool, pool_n, 15, True, 0, DEFAULT_RULES)
     b = np.uint64(new_board(state, 0.9))  # numba hands a uint64 back as a Python int
     sc, mx, n = net.k.play_game_train(b, *args)
     assert (sc, mx, n) == (score[0], tile[0], moves[0])

@@ -122,7 +122,7 @@ def test_first_run_with_eval__child_compiles_the_eval_kernel_trainer_only_loads(
 
     assert len(children) == 1 and SMALL in children[0]
     assert evaluated == [True]  # the marker existed before the trainer evaluated
-    k = codegen.specialized(parse_patterns(SMALL), train_ntuple.kernel_options(cfg))
+    k = codegen.specialized(parse_patterns(SMALL))
     assert Path(str(k.__file__)).parent == empty_cache
     for call in kernel_calls(cfg):
         dispatcher = call.kernel

@@ -15,6 +15,7 @@ from ai2048 import engine
 from ai2048.engine.board import max_exponent
 from ai2048.engine.rng import seed_state
 from ai2048.ntuple import kernels as generic
+from ai2048.ntuple.codegen import DEFAULT_RULES
 from ai2048.ntuple.network import Network, load_file, read_into
 
 PATTERNS = "0123,4567"  # the pattern set test_ntuple_network trains on (kernels shared)
@@ -110,7 +111,7 @@ def _kernel_game(
         np.uint64(b0), w, e, a, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0,
         online,
         True, False, alpha_f, 0.0, 0.9, state, np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64),
-        np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
+        np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0, DEFAULT_RULES,
     )
     return int(score)
 

@@ -22,7 +22,7 @@ from ai2048.ntuple import codegen, memory
 from ai2048.ntuple.codegen import specialized
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import parse_patterns
-from ai2048.train.ntuple import NTupleConfig, _warm_args, compile_kernels, kernel_options
+from ai2048.train.ntuple import NTupleConfig, _warm_args, compile_kernels
 
 HEAVY = ("torch", "gymnasium", "matplotlib", "pandas", "tensorboard")
 """Packages the n-tuple trainer does not use: importing one costs tens of MiB of resident memory."""
@@ -220,7 +220,7 @@ def cache_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``$AI2048_CACHE`` in ``tmp_path`` holding numba's cache of the SMALL kernels (copied from the
     user's cache, warmed there first) but no marker; this process imports the module afresh."""
     cfg = NTupleConfig(patterns=SMALL)
-    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
+    k = specialized(parse_patterns(cfg.patterns))
     k.train_worker(*_warm_args(cfg))  # loads (or compiles) into the user's cache
     src = Path(str(k.__file__))
     dst = tmp_path / "ntuple"

@@ -16,7 +16,7 @@ from ai2048 import engine
 from ai2048.engine.intrinsics import HAS_PEXT, pext
 from ai2048.engine.rng import seed_state
 from ai2048.ntuple import kernels as generic
-from ai2048.ntuple.codegen import KernelOptions, feature_source
+from ai2048.ntuple.codegen import DEFAULT_RULES, KernelOptions, feature_source
 from ai2048.ntuple.network import Network, load_file
 from ai2048.ntuple.patterns import PRESETS, isomorphic_patterns, parse_patterns, tuple_runs
 
@@ -329,7 +329,7 @@ def test_train_game__late_stage_read_downgraded_equals_slow_reference(online: bo
             np.uint64(start), fast.w, e, e, np.ones(2, np.int64), fast.runs, fast.nruns, fast.tbase,
             fast.stage_arr, 0, online, False, False, 0.1 / fast.features, 0.0, 0.9, s1,
             np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64), np.zeros(4, np.uint64),
-            np.zeros(1, np.int64), 15, False, dg,
+            np.zeros(1, np.int64), 15, False, dg, DEFAULT_RULES,
         )
         assert score == ref_train_game(slow, s2, "after", online, start=start, dg=dg)[0]
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
@@ -379,6 +379,7 @@ def test_train_game__equals_slow_reference(kind: str, online: bool, quirk: bool)
             15,
             False,
             0,
+            DEFAULT_RULES,
         )
         assert score == ref_train_game(slow, s2, kind, online, quirk)[0]
         assert np.allclose(fast.w, slow.w, rtol=1e-5, atol=1e-6)
@@ -612,11 +613,14 @@ def test_agent__pickles_and_plays_the_same_moves(depth: int, downgrade: str) -> 
 
     from ai2048.agents.ntuple import NTupleAgent
 
-    net = Network(SMALL, stages=(12,))
+    # the training tests' pattern set: its 1-ply kernels are compiled once for the file (a round trip
+    # needs no pattern set of its own)
+    net = Network("0123,4567", stages=(12,))
     net.w[:] = np.random.default_rng(5).standard_normal(net.w.size).astype(np.float32)
     agent = NTupleAgent(weights=net, depth=depth, downgrade=downgrade, tie_order="004")
     back = pickle.loads(pickle.dumps(agent))
     assert back.net is not net and np.array_equal(back.net.w, net.w) and back.order == agent.order
+    assert back.rules == agent.rules
     rng = np.random.default_rng(9)
     for _ in range(30):
         cells = rng.integers(0, 15, 16)

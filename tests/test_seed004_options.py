@@ -23,9 +23,8 @@ from ai2048.engine.rng import seed_state
 from ai2048.evaluate import EvalError, evaluate, game_seeds, play_game
 from ai2048.evaluate.kernel import kernel_of
 from ai2048.ntuple import kernels as generic
-from ai2048.ntuple.codegen import KernelOptions, specialized
+from ai2048.ntuple.codegen import DEFAULT_RULES, KernelOptions
 from ai2048.ntuple.network import Network, load_file
-from ai2048.ntuple.patterns import parse_patterns
 from ai2048.rules import SEED_ORDERS, Action
 from ai2048.train import get_trainer
 from ai2048.train.ntuple import (
@@ -54,10 +53,6 @@ def vectors() -> list[dict]:
     return json.loads((DATA / "seed_vectors.json").read_text())["vectors"]
 
 
-def kernels(options: KernelOptions) -> object:
-    return specialized(parse_patterns(PATTERNS), options)
-
-
 # ---------------------------------------------------------------- known answers from seed_vectors.json
 
 
@@ -71,11 +66,10 @@ def test_raw_return__moporgic_vectors_under_the_penalty_rule(vectors: list[dict]
     """With zero weights a move's value is its reward: moporgic's return (-1 for an unchanged
     board) under ``illegal_action=penalty``; the default rule marks the same moves unplayable."""
     net = Network(PATTERNS)
-    k = kernels(SEED004)
-    args = (0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False)
+    args = (0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, 0)
     for v in vectors:
         b = np.uint64(ai2048.encode(v["board"]))
-        seed, ours = k.move_values(b, *args), net.k.move_values(b, *args)
+        seed, ours = net.k.move_values(b, *args, SEED004.rules), net.k.move_values(b, *args, DEFAULT_RULES)
         for name in VECTOR_ORDER:
             a, m = int(Action[name.upper()]), v["moves"][name]
             assert seed[a] == m["moporgic_raw_return"], (v["id"], name)
@@ -86,13 +80,13 @@ def test_end_on_full_board__a_full_vector_board_with_merges_ends_at_once(vectors
     v = next(v for v in vectors if v["seed004_end_flag"] and not v["terminal"])
     b = np.uint64(ai2048.encode(v["board"]))
     moves = {}
-    for name, k in (("seed004", kernels(SEED004)), ("default", Network(PATTERNS).k)):
+    for name, opts in (("seed004", SEED004), ("default", KernelOptions())):
         net = Network(PATTERNS)
         e = np.zeros(1, np.float32)
-        _, _, moves[name] = k.play_game_train(
+        _, _, moves[name] = net.k.play_game_train(
             b, net.w, e, e, np.ones(1, np.int64), net.runs, net.nruns, net.tbase, net.stage_arr, 0, False,
             False, False, 0.1 / net.features, 0.0, 0.9, seed_state(1), np.zeros(4096, np.uint64),
-            np.zeros(4096, np.int64), np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
+            np.zeros(4096, np.int64), np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0, opts.rules,
         )
     assert moves["seed004"] == 0 and moves["default"] >= 1
 
@@ -112,12 +106,11 @@ def test_tie_order__known_answers_with_equal_values(tmp_path: Path) -> None:
     zero = str(tmp_path / "zero.npz")
     agents = {o: make_agent("ntuple", weights=zero, tie_order=o) for o in ("clockwise", "004")}
     net = Network(PATTERNS)
-    trainer_k = kernels(SEED004)
     for cells, default, seed in cases:
         b = ai2048.encode([cells.get(i, 0) for i in range(16)])
         assert agents["clockwise"].act(b) == default and agents["004"].act(b) == seed
-        a, *_ = trainer_k.greedy_move(
-            np.uint64(b), 0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False
+        a, *_ = net.k.greedy_move(
+            np.uint64(b), 0, 0.9, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, 0, SEED004.rules
         )
         assert a == seed  # the trainer's move under seed004-exact
         for order, agent in agents.items():
@@ -174,7 +167,6 @@ def test_tie_order__eval_cli_takes_the_option(tmp_path: Path, capsys: pytest.Cap
 def test_train_game__equals_slow_reference(opts: KernelOptions, kind: str, online: bool) -> None:
     """Three games from random weights (so unchanged-board moves get chosen under the penalty):
     the kernel's score, recorded rewards and weights equal the slow reference's."""
-    k = kernels(opts)
     fast, slow = Network(PATTERNS, kind=kind), Network(PATTERNS, kind=kind)
     fast.w[:] = slow.w[:] = np.random.default_rng(4).normal(0.0, 30.0, fast.w.size).astype(np.float32)
     start = fast.w.copy()
@@ -184,10 +176,11 @@ def test_train_game__equals_slow_reference(opts: KernelOptions, kind: str, onlin
         b0 = np.uint64(engine.new_board(s1, 0.9))
         e = np.zeros(1, np.float32)
         buf_r = np.zeros(1 << 14, np.int64)
-        score, _, moves = k.play_game_train(
+        score, _, moves = fast.k.play_game_train(
             b0, fast.w, e, e, np.ones(1, np.int64), fast.runs, fast.nruns, fast.tbase, fast.stage_arr,
             0 if kind == "after" else 1, online, False, False, 0.1 / fast.features, 0.0, 0.9, s1,
             np.zeros(1 << 14, np.uint64), buf_r, np.zeros(4, np.uint64), np.zeros(1, np.int64), 15, False, 0,
+            opts.rules,
         )
         ref_score, rewards = ref_train_game(slow, s2, kind, online, opts=opts)
         assert (score, moves) == (ref_score, len(rewards))
@@ -206,11 +199,11 @@ def test_gamma__discounted_weights_differ_from_undiscounted() -> None:
         net = Network(PATTERNS)
         net.w[:] = np.random.default_rng(4).normal(0.0, 30.0, net.w.size).astype(np.float32)
         e = np.zeros(1, np.float32)
-        kernels(opts).play_game_train(
+        net.k.play_game_train(
             np.uint64(engine.new_board(seed_state(3), 0.9)), net.w, e, e, np.ones(1, np.int64), net.runs,
             net.nruns, net.tbase, net.stage_arr, 0, False, False, False, 0.1 / net.features, 0.0, 0.9,
             seed_state(4), np.zeros(1 << 14, np.uint64), np.zeros(1 << 14, np.int64), np.zeros(4, np.uint64),
-            np.zeros(1, np.int64), 15, False, 0,
+            np.zeros(1, np.int64), 15, False, 0, opts.rules,
         )
         got[opts.gamma] = net.w
     assert not np.array_equal(got[0.9], got[1.0])

@@ -15,9 +15,7 @@ Without ``weights`` it plays a shipped network (:mod:`ai2048.models`): ``model=N
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -75,16 +73,14 @@ MODEL = Option("a shipped network's name (see `ai2048 models`)", source="this to
                allowed="a name, or None for the default one (only without weights)")
 
 
-def play_kernels(tuples: Sequence[Sequence[int]], tie_order: str = "clockwise",
-                 illegal_action: str = "mask") -> ModuleType:
-    """The kernels module an agent with these settings plays ``tuples`` with: the network's own
-    (:func:`ai2048.ntuple.codegen.specialized` with no options) unless another tie order or seed 004's
-    unmasked moves make it a variant (compiled once; the trainer's seed004-exact runs use the same)."""
+def play_rules(tie_order: str = "clockwise", illegal_action: str = "mask") -> tuple:
+    """The kernels' ``rules`` (:attr:`ai2048.ntuple.codegen.KernelOptions.rules`) an agent with these
+    settings plays with: its tie order, and seed 004's unmasked moves (with its full-board end, as
+    the trainer's seed004-exact runs play them) for ``illegal_action="penalty"``."""
     order = tuple(int(a) for a in check_order(tie_order))
     if illegal_action == "penalty":
-        return specialized(tuples, KernelOptions(end_on_full_board=True, illegal_penalty=True,
-                                                 tie_order=order))
-    return specialized(tuples, KernelOptions(tie_order=order))
+        return KernelOptions(end_on_full_board=True, illegal_penalty=True, tie_order=order).rules
+    return KernelOptions(tie_order=order).rules
 
 
 class NTupleAgent(BaseAgent):
@@ -170,7 +166,8 @@ class NTupleAgent(BaseAgent):
     def _build(self) -> None:
         """The compiled parts: the kernels the network plays with and, at depth >= 2, its search."""
         tie_order, illegal_action, prob_cutoff, tt_bits = self._built
-        self.k = play_kernels(self.net.tuples, tie_order, illegal_action)
+        self.k = specialized(self.net.tuples)  # the network's own kernels (every rule variant's)
+        self.rules = play_rules(tie_order, illegal_action)
         self.search: Expectimax | None = None
         if self.depth >= 2:
             k = self.net.k
@@ -214,7 +211,7 @@ class NTupleAgent(BaseAgent):
             return self.search.search(int(b), depth=self.depth).values
         n = self.net
         v = self.k.move_values(np.uint64(b), KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase,
-                               n.stage_arr, self.downgrade)
+                               n.stage_arr, self.downgrade, self.rules)
         return np.where(np.isnan(v), -np.inf, v)
 
     def act(self, board: int) -> Action:
@@ -222,7 +219,8 @@ class NTupleAgent(BaseAgent):
         if self.search is None:
             n = self.net
             a, _, _, _, _ = self.k.greedy_move(
-                b, KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase, n.stage_arr, self.downgrade
+                b, KINDS.index(n.kind), self.p_two, n.w, n.runs, n.nruns, n.tbase, n.stage_arr,
+                self.downgrade, self.rules,
             )
             return Action(int(a))
         return best_in_order(self.values(int(b)), self.order)
@@ -237,4 +235,4 @@ class NTupleAgent(BaseAgent):
         if self.search is not None:
             return expectimax_kernel(self.search, self.depth, tuple(int(a) for a in self.order))
         n = self.net
-        return ntuple_kernel(self.k, KINDS.index(n.kind), self.p_two, n.data(), self.downgrade)
+        return ntuple_kernel(self.k, KINDS.index(n.kind), self.p_two, n.data(), self.downgrade, self.rules)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ai2048 import engine
+from ai2048.ntuple.codegen import DEFAULT_RULES
 from ai2048.ntuple.network import KINDS, Network
 from ai2048.ntuple.patterns import isomorphic_patterns
 from ai2048.rules import P_TWO
@@ -36,7 +37,8 @@ def greedy_moves(
     out = np.empty(len(boards), np.int8)
     k = net.k
     for i, b in enumerate(np.asarray(boards, dtype=np.uint64)):
-        a, _, _, _, _ = k.greedy_move(b, kind, p_two, w, net.runs, net.nruns, net.tbase, net.stage_arr, False)
+        a, _, _, _, _ = k.greedy_move(b, kind, p_two, w, net.runs, net.nruns, net.tbase, net.stage_arr, 0,
+                                      DEFAULT_RULES)
         out[i] = a
     return out
 
@@ -59,7 +61,7 @@ def game_positions(net: Network, n: int, seed: int, p_two: float = P_TWO, min_ga
         boards = []
         while True:
             a, nb, _, _, _ = k.greedy_move(
-                b, kind, p_two, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, False
+                b, kind, p_two, net.w, net.runs, net.nruns, net.tbase, net.stage_arr, 0, DEFAULT_RULES
             )
             if a < 0:
                 break

@@ -16,9 +16,11 @@ inlined by numba: numba interprets, copies and types every inlined copy again, w
 first compilation (docs/ntuple-lab.md).
 
 A rule variant (:class:`KernelOptions`: seed 004's full-board end, its -1 for unchanged-board
-moves, a discount, a tie order) is a module of its own with the block between ``# <options>`` and
-``# </options>`` rewritten: numba freezes those globals, so the default module's code holds no
-branch for any variant and a variant compiles only the functions it calls.
+moves, a discount, a tie order) is the kernels' last argument (:attr:`KernelOptions.rules`), of one
+numba type for every variant: a pattern set's kernels compile once for all of them. (Each variant
+was once a module of its own with the options as frozen globals, and compiling a variant's move
+choice took 20 to 35 CPU-seconds; the flags and tie ranks read at run time cost under 3% of
+training or 1-ply play speed, docs/ntuple-lab.md.)
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ chosen (mask), or are scored -1 and followed by a spawn as seed 004's unmasked a
 
 @dataclass(frozen=True)
 class KernelOptions:
-    """Rule variants compiled into a kernels module (the kernels' ``# <options>`` block).
+    """Rule variants of the kernels, handed to them as :attr:`rules`.
 
     Attributes:
         end_on_full_board: seed 004's ``board.end()``: a full board or a 32768 ends the game.
@@ -86,14 +88,19 @@ class KernelOptions:
                 "board an unchanged move spawns nothing and could repeat forever"
             )
 
-    def source(self) -> str:
-        """The ``# <options>`` block's assignments for these options."""
-        return (
-            f"END_ON_FULL_BOARD = {bool(self.end_on_full_board)}\n"
-            f"ILLEGAL_PENALTY = {bool(self.illegal_penalty)}\n"
-            f"GAMMA = {float(self.gamma)!r}\n"
-            f"TIE_ORDER = {self.tie_order!r}\n"
-        )
+    @property
+    def rules(self) -> tuple[bool, bool, float, tuple[int, ...], tuple[int, ...]]:
+        """The kernels' ``rules`` argument: (end_on_full_board, illegal_penalty, gamma, tie order,
+        each action's rank in it), always of the same Python types, so every variant calls the
+        kernels compiled for the first."""
+        rank = tuple(self.tie_order.index(a) for a in range(4))
+        return (bool(self.end_on_full_board), bool(self.illegal_penalty), float(self.gamma),
+                tuple(int(a) for a in self.tie_order), rank)
+
+
+DEFAULT_RULES = KernelOptions().rules
+"""The kernels' ``rules`` under the standard rules (no full-board end, no penalty, no discount, the
+default tie order)."""
 
 
 def _u64(v: int) -> str:
@@ -211,20 +218,13 @@ def _cache_dir() -> Path:
     return Path(root) / "ntuple"
 
 
-def specialized(tuples: Sequence[Sequence[int]], options: KernelOptions | None = None) -> ModuleType:
-    """The kernels module specialised for ``tuples`` and the rule variant ``options`` (default:
-    none), generated, cached and imported once."""
+def specialized(tuples: Sequence[Sequence[int]]) -> ModuleType:
+    """The kernels module specialised for ``tuples``, generated, cached and imported once (every
+    rule variant plays it, with its :attr:`KernelOptions.rules`)."""
     name = pattern_name(tuples)
-    options = options or KernelOptions()
     template = Path(kernels.__file__).read_text()
     engine_dir = Path(kernels.__file__).parent.parent / "engine"
     digest = hashlib.sha256(f"{name} pext={HAS_PEXT}".encode())
-    if options != KernelOptions():
-        digest.update(repr(options).encode())
-        head, rest = template.split("# <options>", 1)
-        _, tail = rest.split("# </options>", 1)
-        block = f"# <options> written by ntuple.codegen for {options}\n{options.source()}# </options>"
-        template = head + block + tail
     digest.update(template.encode())
     digest.update(feature_source(tuples).encode())  # a change to this generator is a new module too
     for f in _ENGINE_FILES:

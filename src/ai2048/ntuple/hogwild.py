@@ -13,6 +13,8 @@ from types import ModuleType
 
 import numpy as np
 
+from ai2048.ntuple.codegen import DEFAULT_RULES
+
 
 def train_chunk(
     k: ModuleType, counts: np.ndarray, w: np.ndarray, e_acc: np.ndarray, a_acc: np.ndarray, ready: np.ndarray,
@@ -22,12 +24,14 @@ def train_chunk(
     pool_n: np.ndarray, restart_tile: int, restart_prob: float, out_score: np.ndarray, out_tile: np.ndarray,
     out_moves: np.ndarray, out_restart: np.ndarray,
     chain_min: int = 0, chain_at: float = 0.5, out_chain: np.ndarray | None = None, dg: int = 0,
+    rules: tuple = DEFAULT_RULES,
 ) -> None:
     """Worker ``i`` plays ``counts[i]`` games with kernels ``k`` (``Network.k``), using ``states[i]``,
     ``buf_b[i]``, ``buf_r[i]``, ``pools[i]`` and ``pool_n[i]``; game ``j`` of worker ``i`` writes
     its results at ``sum(counts[:i]) + j`` of the ``out_*`` arrays. ``chain_min`` > 0 adds chained
     midpoint restarts (``train_worker``), whose moves go to ``out_chain`` (int64, like ``out_moves``);
-    ``dg`` is how boards are read (``kernels.view``)."""
+    ``dg`` is how boards are read (``kernels.view``); ``rules`` the rule variant
+    (``codegen.KernelOptions.rules``)."""
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     if out_chain is None:
         out_chain = np.zeros(out_moves.size, dtype=np.int64)
@@ -39,7 +43,7 @@ def train_chunk(
             alpha_f, lam, p_two,
             states[i : i + 1], buf_b[i], buf_r[i], pools[i], pool_n[i : i + 1], restart_tile, restart_prob,
             out_score[lo:hi], out_tile[lo:hi], out_moves[lo:hi], out_restart[lo:hi],
-            int(chain_min), float(chain_at), out_chain[lo:hi], int(dg),
+            int(chain_min), float(chain_at), out_chain[lo:hi], int(dg), rules,
         )
 
     if counts.size == 1:

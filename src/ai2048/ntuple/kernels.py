@@ -47,21 +47,16 @@ _NEG = -1.0e300
 AFTER = 0
 BEFORE = 1
 
-# <options> rule variants as compile-time constants: numba freezes globals, so a variant's code has
-# no branch for the others. These are the defaults; ntuple.codegen.KernelOptions writes this block
-# for a variant module.
-END_ON_FULL_BOARD = False
-"""Seed 004's board.end(): a game ends at a full board (or a 32768) even if merges remain."""
-ILLEGAL_PENALTY = False
-"""Seed 004's unmasked moves: a move that leaves the board unchanged may be chosen; it scores -1
-(moporgic's board.<dir>() return) and a tile still spawns."""
-GAMMA = 1.0
-"""Discount of the TD targets (seed 004's eq. 1; its code uses 1)."""
-TIE_ORDER = (0, 1, 2, 3)
-"""Actions in the order ties between equal values are broken (the first wins)."""
-# </options>
-DISCOUNTED = GAMMA != 1.0
-T0, T1, T2, T3 = TIE_ORDER
+# Rule variants are the kernels' last argument, ``rules``: (end_on_full_board, illegal_penalty, gamma,
+# order, rank), built by ntuple.codegen.KernelOptions.rules (one type for every variant, so they share
+# one compilation).
+#   end_on_full_board (bool): seed 004's board.end(): a game ends at a full board (or a 32768) even
+#       if merges remain.
+#   illegal_penalty (bool): seed 004's unmasked moves: a move that leaves the board unchanged may be
+#       chosen; it scores -1 (moporgic's board.<dir>() return) and a tile still spawns.
+#   gamma (float): discount of the TD targets (seed 004's eq. 1; its code uses 1).
+#   order (4 ints): the actions in the order ties between equal values are broken (the first wins);
+#   rank (4 ints): each action's place in ``order``.
 
 
 @intrinsic
@@ -128,12 +123,13 @@ def _index(x: np.uint64, runs: np.ndarray, nr: int, k: int) -> int:
 
 
 @njit(cache=True, inline="always")
-def scored_move(b: np.uint64, a: int) -> tuple:
+def scored_move(b: np.uint64, a: int, penalty: bool) -> tuple:
     """Move ``a``: (after-state, reward, playable). Playable means the board changed, or, with
-    ``ILLEGAL_PENALTY``, any move: an unchanged board then scores -1 as moporgic's board does."""
+    ``penalty`` (the rules' illegal_penalty), any move: an unchanged board then scores -1 as
+    moporgic's board does."""
     nb, r = move(b, a)
     ok = nb != b
-    if ILLEGAL_PENALTY and not ok:
+    if penalty and not ok:
         r = np.int64(-1)
         ok = True
     return nb, r, ok
@@ -555,13 +551,13 @@ def ntuple_value_before(b: np.uint64, data: tuple) -> float:
 
 @njit(cache=True, inline="always")
 def _after(
-    b: np.uint64, a: int, stages: np.ndarray, table: int, dg: int, w: np.ndarray,
+    b: np.uint64, a: int, penalty: bool, stages: np.ndarray, table: int, dg: int, w: np.ndarray,
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray,
 ) -> tuple:
     """Move ``a`` from ``b``: (after-state, reward, playable (:func:`scored_move`), the board whose
     features value it and their stage offset (:func:`view`)); the features' weights are
     prefetched when playable. The indices are not kept (:func:`opaque`)."""
-    nb, r, ok = scored_move(b, a)
+    nb, r, ok = scored_move(b, a, penalty)
     x = np.uint64(0)
     off = np.int64(0)
     if ok:
@@ -585,59 +581,63 @@ def _sum_again(
 @njit(cache=True, **HOT)
 def greedy_choice(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: int,
+    tbase: np.ndarray, stages: np.ndarray, dg: int, rules: tuple,
 ) -> tuple[int, np.uint64, int, float, np.uint64, int]:
     """1-ply choice: argmax over legal moves of ``r + V(after-state)`` (after-state network) or of
-    ``r + E[V(next state)]`` (before-state network). Ties go to the first action of ``TIE_ORDER``
-    (the lower action number by default; seed 004: up, down, left, right).
+    ``r + E[V(next state)]`` (before-state network). Ties go to the first action of the rules' order
+    (the lower action number by default; seed 004: up, down, left, right); with the rules'
+    illegal_penalty a move that changes nothing is playable (:func:`scored_move`).
 
     An after-state network's four after-states have their weights prefetched together before
     any is summed, so the four sets of table reads overlap; the sums compute the indices again
-    rather than keep them (:func:`opaque`).
+    rather than keep them (:func:`opaque`). They are taken in action order, a tie going to the
+    action of lower rank (the default order's ranks rise with the action, so a tie keeps the first).
 
     Returns (action or -1 if the game is over, after-state, reward, chosen value, the board and
     stage offset whose features value the chosen after-state (after-state networks; 0 and 0
     otherwise)).
     """
+    _, penalty, _, order, rank = rules
     table = w.size // (stages.size + 1)
     best = _NEG
     zero = np.uint64(0)
     dg = rooted(b, dg)
     if kind == AFTER:  # written out: a loop over a tuple of the four results plays slower in numba
-        n0, r0, k0, x0, o0 = _after(b, T0, stages, table, dg, w, runs, nruns, tbase)
-        n1, r1, k1, x1, o1 = _after(b, T1, stages, table, dg, w, runs, nruns, tbase)
-        n2, r2, k2, x2, o2 = _after(b, T2, stages, table, dg, w, runs, nruns, tbase)
-        n3, r3, k3, x3, o3 = _after(b, T3, stages, table, dg, w, runs, nruns, tbase)
+        n0, r0, k0, x0, o0 = _after(b, 0, penalty, stages, table, dg, w, runs, nruns, tbase)
+        n1, r1, k1, x1, o1 = _after(b, 1, penalty, stages, table, dg, w, runs, nruns, tbase)
+        n2, r2, k2, x2, o2 = _after(b, 2, penalty, stages, table, dg, w, runs, nruns, tbase)
+        n3, r3, k3, x3, o3 = _after(b, 3, penalty, stages, table, dg, w, runs, nruns, tbase)
         j = -1
+        rj = 4
         if k0:
-            best, j = r0 + _sum_again(w, x0, o0, dg, runs, nruns, tbase), 0
+            best, j, rj = r0 + _sum_again(w, x0, o0, dg, runs, nruns, tbase), 0, rank[0]
         if k1:
             v = r1 + _sum_again(w, x1, o1, dg, runs, nruns, tbase)
-            if v > best:
-                best, j = v, 1
+            if v > best or (v == best and rank[1] < rj):
+                best, j, rj = v, 1, rank[1]
         if k2:
             v = r2 + _sum_again(w, x2, o2, dg, runs, nruns, tbase)
-            if v > best:
-                best, j = v, 2
+            if v > best or (v == best and rank[2] < rj):
+                best, j, rj = v, 2, rank[2]
         if k3:
             v = r3 + _sum_again(w, x3, o3, dg, runs, nruns, tbase)
-            if v > best:
-                best, j = v, 3
+            if v > best or (v == best and rank[3] < rj):
+                best, j, rj = v, 3, rank[3]
         if j == 0:
-            return np.int64(T0), n0, r0, best, x0, o0
+            return np.int64(0), n0, r0, best, x0, o0
         if j == 1:
-            return np.int64(T1), n1, r1, best, x1, o1
+            return np.int64(1), n1, r1, best, x1, o1
         if j == 2:
-            return np.int64(T2), n2, r2, best, x2, o2
+            return np.int64(2), n2, r2, best, x2, o2
         if j == 3:
-            return np.int64(T3), n3, r3, best, x3, o3
+            return np.int64(3), n3, r3, best, x3, o3
         return np.int64(-1), b, np.int64(0), best, zero, np.int64(0)
     best_a = np.int64(-1)
     best_b = b
     best_r = np.int64(0)
     for j in range(4):
-        a = TIE_ORDER[j]
-        nb, r, ok = scored_move(b, a)
+        a = order[j]
+        nb, r, ok = scored_move(b, a, penalty)
         if not ok:
             continue
         v = r + _before_value(nb, p_two, stages, table, w, runs, nruns, tbase)
@@ -652,27 +652,28 @@ def greedy_choice(
 @njit(cache=True, **HOT)
 def greedy_move(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: int,
+    tbase: np.ndarray, stages: np.ndarray, dg: int, rules: tuple,
 ) -> tuple[int, np.uint64, int, float]:
     """:func:`greedy_choice`'s (action or -1, after-state, reward, chosen value) and the feature
     indices of the chosen after-state (after-state networks; online TD updates it next move), or
     of the empty board."""
-    a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+    a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg, rules)
     return a, nb, r, best, features(x, off, runs, nruns, tbase)
 
 
 @njit(cache=True)
 def move_values(
     b: np.uint64, kind: int, p_two: float, w: np.ndarray, runs: np.ndarray, nruns: np.ndarray,
-    tbase: np.ndarray, stages: np.ndarray, dg: int,
+    tbase: np.ndarray, stages: np.ndarray, dg: int, rules: tuple,
 ) -> np.ndarray:
     """[4] float64: ``r + V`` of each move as :func:`greedy_move` scores it; NaN for a move it
-    cannot play (an illegal one, unless ``ILLEGAL_PENALTY``)."""
+    cannot play (an illegal one, unless the rules' illegal_penalty)."""
+    penalty = rules[1]
     table = w.size // (stages.size + 1)
     out = np.full(4, np.nan)
     dg = rooted(b, dg)
     for a in range(4):
-        nb, r, ok = scored_move(b, a)
+        nb, r, ok = scored_move(b, a, penalty)
         if not ok:
             continue
         if kind == AFTER:
@@ -690,7 +691,7 @@ def play_game_train(
     runs: np.ndarray, nruns: np.ndarray, tbase: np.ndarray, stages: np.ndarray,
     kind: int, online: bool, tc: bool, quirk: bool, alpha_f: float, lam: float,
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
-    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, keep: bool, dg: int,
+    pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, keep: bool, dg: int, rules: tuple,
 ) -> tuple[int, int, int]:
     """Play one self-play game from ``b`` with 1-ply greedy moves and learn from it.
 
@@ -700,9 +701,9 @@ def play_game_train(
     ``online`` updates after every move; otherwise the episode is swept backwards at its end
     (seed 004, TDL2048), with λ-returns ``G_t = r + (1-λ) V(next) + λ G_{t+1}`` when ``lam > 0``.
     Boards whose largest tile first reaches ``restart_tile`` are saved to the worker's ``pool``.
-    The module's options (compile-time) add seed 004's rules: the game ends at a full board
-    (``END_ON_FULL_BOARD``), unchanged-board moves score -1 and spawn (``ILLEGAL_PENALTY``), and
-    targets are discounted, ``r + GAMMA * V(next)`` (λ-returns ``r + GAMMA ((1-λ) V + λ G)``).
+    ``rules`` add seed 004's rules: the game ends at a full board (end_on_full_board), unchanged-board
+    moves score -1 and spawn (illegal_penalty), and targets are discounted, ``r + gamma * V(next)``
+    (λ-returns ``r + gamma ((1-λ) V + λ G)``); moves are chosen by :func:`greedy_choice` under them.
     Backward updates keep the episode in ``buf_b``/``buf_r``; online after-state updates keep the
     after-states in ``buf_b`` too when ``keep`` (chained restarts read them, :func:`train_worker`).
 
@@ -710,6 +711,8 @@ def play_game_train(
 
     Returns (score, largest exponent, moves).
     """
+    end_on_full_board, _, gamma, _, _ = rules
+    discounted = gamma != 1.0
     table = w.size // (stages.size + 1)
     multistage = stages.size > 0
     score = np.int64(0)
@@ -722,7 +725,7 @@ def play_game_train(
     have_prev = False
     saved = reaches(b, restart_tile)
     while True:
-        if END_ON_FULL_BOARD and seed004_end(b):
+        if end_on_full_board and seed004_end(b):
             break
         need = False  # a move makes at most a tile one above the largest: only then can it open a stage
         if multistage and dg != RESIDUAL:  # a residual stage starts at zero, not as a copy
@@ -735,15 +738,15 @@ def play_game_train(
                 s = stage_of(nb, stages)
                 if s > 0 and ready[s] == 0:
                     _promote(s, table, w, e_acc, a_acc, ready, tc)
-        a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg)
+        a, nb, r, best, x, off = greedy_choice(b, kind, p_two, w, runs, nruns, tbase, stages, dg, rules)
         if a < 0:
             break
         if kind == AFTER:
             if online:  # V(s'_{t-1}) += α (r_t + V(s'_t) - V(s'_{t-1})), its features read again
                 if have_prev:
                     goal = best
-                    if DISCOUNTED:
-                        goal = r + GAMMA * (fsum(w, features(x, off, runs, nruns, tbase))
+                    if discounted:
+                        goal = r + gamma * (fsum(w, features(x, off, runs, nruns, tbase))
                                             + base_value(x, off, dg, w, runs, nruns, tbase))
                     prev_i = features(prev_x, prev_off, runs, nruns, tbase)
                     prev_v = fsum(w, prev_i) + base_value(prev_x, prev_off, dg, w, runs, nruns, tbase)
@@ -763,8 +766,8 @@ def play_game_train(
             if online:
                 if have_prev:
                     vb = value_at(b, stage_of(b, stages) * table, w, runs, nruns, tbase)
-                    if DISCOUNTED:
-                        vb = GAMMA * vb
+                    if discounted:
+                        vb = gamma * vb
                     _td(prev, prev_r + vb, stages, table, dg, alpha_f, tc, w, e_acc, a_acc, runs, nruns,
                         tbase)
                 prev = b
@@ -806,12 +809,12 @@ def play_game_train(
                 base = base_value(x, o, dg, w, runs, nruns, tbase)
                 _update(cur, target - base - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 vnew = fsum(w, cur) + base
-                if DISCOUNTED:
-                    target = buf_r[t] + GAMMA * ((1.0 - lam) * vnew + lam * target)
+                if discounted:
+                    target = buf_r[t] + gamma * ((1.0 - lam) * vnew + lam * target)
                 else:
                     target = buf_r[t] + (1.0 - lam) * vnew + lam * target
             else:
-                goal = buf_r[t] + (GAMMA * target if DISCOUNTED else target)
+                goal = buf_r[t] + (gamma * target if discounted else target)
                 vnew = _learn(cur, goal - fsum(w, cur), alpha_f, tc, w, e_acc, a_acc)
                 target = (1.0 - lam) * vnew + lam * goal
                 if quirk:
@@ -827,7 +830,7 @@ def train_worker(
     p_two: float, state: np.ndarray, buf_b: np.ndarray, buf_r: np.ndarray,
     pool: np.ndarray, pool_n: np.ndarray, restart_tile: int, restart_prob: float,
     out_score: np.ndarray, out_tile: np.ndarray, out_moves: np.ndarray, out_restart: np.ndarray,
-    chain_min: int, chain_at: float, out_chain: np.ndarray, dg: int,
+    chain_min: int, chain_at: float, out_chain: np.ndarray, dg: int, rules: tuple,
 ) -> None:
     """One Hogwild worker: ``count`` self-play games (:func:`play_game_train`) on the shared
     weights. It releases the GIL, so the trainer runs one per thread.
@@ -843,7 +846,7 @@ def train_worker(
     most L moves. ``out_score``/``out_tile``/``out_moves`` are the fresh game's; ``out_chain[j]``
     counts the moves of its restarted episodes (their scores and tiles are not reported).
     ``dg`` is how every board is read (:func:`view`): 0 as it is, 2 a late stage through
-    :func:`downgrade_top` (after-state networks).
+    :func:`downgrade_top` (after-state networks); ``rules`` as :func:`play_game_train`'s.
     """
     w, e_acc, a_acc, ready = unowned(w), unowned(e_acc), unowned(a_acc), unowned(ready)
     runs, nruns, tbase, stages = unowned(runs), unowned(nruns), unowned(tbase), unowned(stages)
@@ -860,7 +863,7 @@ def train_worker(
             b = new_board(state, p_two)
         sc, mx, mv = play_game_train(
             b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f, lam,
-            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg,
+            p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg, rules,
         )
         out_score[j] = sc
         out_tile[j] = mx
@@ -873,7 +876,7 @@ def train_worker(
                 b = spawn(buf_b[np.int64(chain_at * n)], state, p_two)
                 _, _, n = play_game_train(
                     b, w, e_acc, a_acc, ready, runs, nruns, tbase, stages, kind, online, tc, quirk, alpha_f,
-                    lam, p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg,
+                    lam, p_two, state, buf_b, buf_r, pool, pool_n, restart_tile, keep, dg, rules,
                 )
                 extra += n
             out_chain[j] = extra

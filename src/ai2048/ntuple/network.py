@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ai2048.checkpoint import atomic_write, check_regular_file
-from ai2048.ntuple.codegen import specialized
+from ai2048.ntuple.codegen import DEFAULT_RULES, specialized
 from ai2048.ntuple.patterns import parse_patterns, pattern_name, tuple_runs
 from ai2048.rules import P_TWO, RULES_VERSION, RULES_VERSIONS
 
@@ -144,7 +144,7 @@ class Network:
         the kernels' mode (``agents.ntuple.DOWNGRADES``)."""
         return self.k.move_values(
             np.uint64(board), KINDS.index(self.kind), p_two, self.w, self.runs, self.nruns, self.tbase,
-            self.stage_arr, np.int64(downgrade),
+            self.stage_arr, np.int64(downgrade), DEFAULT_RULES,
         )
 
     def header(self) -> dict[str, np.ndarray]:

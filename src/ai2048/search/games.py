@@ -195,9 +195,10 @@ def choose_random(b: np.uint64, ctx: tuple) -> int:
 
 
 def choose_ntuple(b: np.uint64, ctx: tuple) -> int:  # template: GREEDY is bound by ``bind``
-    """An n-tuple network's 1-ply move: ``ctx = (kind, p_two, w, runs, nruns, tbase, stages, downgrade)``."""
-    kind, p_two, w, runs, nruns, tbase, stages, dg = ctx
-    return GREEDY(b, kind, p_two, w, runs, nruns, tbase, stages, dg)[0]
+    """An n-tuple network's 1-ply move: ``ctx = (kind, p_two, w, runs, nruns, tbase, stages, downgrade,
+    rules)``."""
+    kind, p_two, w, runs, nruns, tbase, stages, dg, rules = ctx
+    return GREEDY(b, kind, p_two, w, runs, nruns, tbase, stages, dg, rules)[0]
 
 
 def choose_expectimax(b: np.uint64, ctx: tuple) -> int:  # template: ROOT is bound by ``bind``
@@ -291,12 +292,14 @@ def random_kernel() -> GameKernel:
                       per_game=True)
 
 
-def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: int) -> GameKernel:
+def ntuple_kernel(module: Any, kind: int, p_two: float, data: tuple, downgrade: int,
+                  rules: tuple) -> GameKernel:
     """1-ply games of an n-tuple network: the ``greedy_choice`` of its kernels ``module``
-    (:mod:`ai2048.ntuple.codegen`, the move ``act`` plays), ``kind`` (0 after-state, 1 before-state
+    (:mod:`ai2048.ntuple.codegen`, the move ``act`` plays) under ``rules``
+    (:attr:`ai2048.ntuple.codegen.KernelOptions.rules`), ``kind`` (0 after-state, 1 before-state
     values) and ``data = (w, runs, nruns, tbase, stages)``."""
     choose = bind(choose_ntuple, GREEDY=module.greedy_choice)
-    ctx = (np.int64(kind), float(p_two), *data, np.int64(downgrade))
+    ctx = (np.int64(kind), float(p_two), *data, np.int64(downgrade), rules)
     return GameKernel(bind(play_batch, CHOOSE=choose), lambda seed: ctx)
 
 

@@ -422,7 +422,8 @@ def _init_network(cfg: NTupleConfig) -> Network:
 
 
 def kernel_options(cfg: NTupleConfig) -> KernelOptions:
-    """The rule variant ``cfg`` trains under (the default module when every option is at its default)."""
+    """The rule variant ``cfg`` trains under; its :attr:`~KernelOptions.rules` are the kernels' last
+    argument."""
     return KernelOptions(
         end_on_full_board=cfg.end_on_full_board,
         illegal_penalty=cfg.illegal_action == "penalty",
@@ -445,7 +446,7 @@ def _warm_args(cfg: NTupleConfig) -> tuple[Any, ...]:
         cfg.seed004_double_reward, 0.1, cfg.lam, cfg.p_two, u64.copy(), u64.copy(), i64.copy(), u64.copy(),
         i64.copy(), cfg.restart_tile, cfg.restart_prob, i64.copy(),
         i64.copy(), i64.copy(), np.zeros(1, np.bool_), cfg.chain_restarts, cfg.chain_at, i64.copy(),
-        DG[cfg.downgrade],
+        DG[cfg.downgrade], kernel_options(cfg).rules,
     )
 
 
@@ -511,18 +512,18 @@ def kernel_calls(cfg: NTupleConfig) -> list[KernelCall]:
     the end (``eval_games``) the ``ntuple`` agent's whole-game loop (:func:`final_evaluation`), typed
     as the evaluation calls it on a C-contiguous float32 table (TC's records are evaluated as a copy)."""
     tuples = parse_patterns(cfg.patterns)
-    k = specialized(tuples, kernel_options(cfg))
+    k = specialized(tuples)
     calls = [KernelCall(Path(str(k.__file__)), "train_worker", k.train_worker, _warm_args(cfg))]
     if cfg.eval_games:
-        from ai2048.agents.ntuple import play_kernels
+        from ai2048.agents.ntuple import play_rules
         from ai2048.evaluate.kernel import load_args
         from ai2048.search.games import ntuple_kernel
 
-        plays = play_kernels(tuples, cfg.tie_order, cfg.illegal_action)  # the agent's module
+        rules = play_rules(cfg.tie_order, cfg.illegal_action)  # the agent's
         runs, nruns, tbase, _ = tuple_runs(tuples)
         data = (np.zeros(1, np.float32), runs, nruns, tbase, np.array(cfg.stages, np.int64))
-        game = ntuple_kernel(plays, KINDS.index(cfg.state), cfg.p_two, data, False)
-        calls.append(KernelCall(Path(str(plays.__file__)), game.play.py_func.__qualname__, game.play,
+        game = ntuple_kernel(k, KINDS.index(cfg.state), cfg.p_two, data, 0, rules)
+        calls.append(KernelCall(Path(str(k.__file__)), game.play.py_func.__qualname__, game.play,
                                 load_args(game, cfg.p_two), indexed=False))
     return calls
 
@@ -553,7 +554,7 @@ def compile_kernels(cfg: NTupleConfig) -> ModuleType:
         "n-tuple kernels: loading (the first run of a pattern set compiles them; cached after)",
         file=sys.stderr,
     )
-    k = specialized(parse_patterns(cfg.patterns), kernel_options(cfg))
+    k = specialized(parse_patterns(cfg.patterns))
     calls = kernel_calls(cfg)
     module = Path(str(k.__file__))
     cached = all(memory.is_compiled(c.module, c.function, memory.kernel_signature(c.args), indexed=c.indexed)
@@ -585,7 +586,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False, opened: RunDir | 
     src = _init_network(cfg) if cfg.init and not resume else None  # a wrong --init fails before any write
     pool = restart_pool(cfg) if cfg.restart_pool and not resume else None  # a wrong pool too
     resumed = start(out, cfg, TRAINER, resume, opened)
-    k = compile_kernels(cfg)  # under the default rules Network(...) below gets this module, compiled
+    k = compile_kernels(cfg)  # Network(...) below gets this module, compiled
     st = TrainState(cfg, None if resumed else new_network(cfg, src))  # resumed: read from the checkpoint
     if pool is not None and not resumed:
         st.fill_pools(pool)
@@ -601,6 +602,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False, opened: RunDir | 
     buf_b = np.zeros((w, MAX_MOVES), dtype=np.uint64)
     buf_r = np.zeros((w, MAX_MOVES), dtype=np.int64)
     alpha_f = cfg.alpha / net.features
+    rules = kernel_options(cfg).rules
 
     def play(g: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, int]:
         """Play up to ``g`` games in kernel calls of at most STOP_GAMES a worker, looking at the stop
@@ -621,7 +623,7 @@ def run(config: NTupleConfig, out: Path, resume: bool = False, opened: RunDir | 
                 cfg.lam,
                 cfg.p_two, st.states, buf_b, buf_r, st.pools, st.pool_n, cfg.restart_tile, cfg.restart_prob,
                 score[part], tile[part], moves[part], restarted[part], cfg.chain_restarts, cfg.chain_at,
-                chained[part], DG[cfg.downgrade],
+                chained[part], DG[cfg.downgrade], rules,
             )
             done += n
         return (score[:done], tile[:done], moves[:done], restarted[:done], chained[:done],
