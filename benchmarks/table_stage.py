@@ -68,7 +68,7 @@ def main() -> None:
     p.add_argument("--dir", default=None, help="the tables folder (default: $AI2048_TABLES or the cache)")
     args = p.parse_args()
     try:
-        runs = checks.whole("--runs", args.runs, 1)
+        runs = checks.whole("--runs", args.runs, 1, 10 ** 6)
         table = store.load(args.table, args.dir)
     except (ValueError, TypeError, store.TableError, store.TableNotBuilt) as e:
         p.error(str(e))

@@ -85,7 +85,7 @@ def test_table_stage__a_table_builds_its_target_as_often_as_its_value_says(tiny_
 def test_table_stage__bad_input_is_named(tmp_path):
     for args, says in ((["442-64", "--dir", str(tmp_path)], "442-64 is not built"),
                        (["nope-1", "--dir", str(tmp_path)], "unknown table"),
-                       (["442-64", "--runs", "0"], "--runs")):
+                       (["442-64", "--runs", "0"], "--runs"), (["442-64", "--runs", "10000000"], "--runs")):
         run = subprocess.run([sys.executable, str(BENCH / "table_stage.py"), *args],
                              capture_output=True, text=True)
         assert run.returncode == 2 and says in run.stderr, run.stderr
